@@ -1,0 +1,71 @@
+// Package consult holds the defaults, limits and unit types shared by every part of the
+// consult MCP server. Each constant carries the reason for its value.
+package consult
+
+import "time"
+
+// Version is the release of this build; `consult version` prints it.
+var Version = "0.1.0-dev"
+
+// Call deadlines.
+const (
+	// DefaultTimeout is the deadline of a call that names none: long enough for a small
+	// consultation, short enough to answer before MCP clients that give up near 25-30 s.
+	DefaultTimeout = 22 * time.Second
+	// MinTimeout is the shortest deadline a caller may set: below a second nothing useful finishes.
+	MinTimeout = 1 * time.Second
+	// MaxTimeout is the longest deadline a caller may set: ten minutes covers the slowest
+	// thinking models on a full context; beyond that a client is better served by a retry.
+	MaxTimeout = 600 * time.Second
+	// TimeoutWarnAt is the deadline from which the result carries a warning: many MCP clients
+	// abandon a call after about 25-60 s unless they reset their clock on progress.
+	TimeoutWarnAt = 25 * time.Second
+)
+
+// Liveness.
+const (
+	// DefaultHeartbeat is the interval between progress notifications: well under the
+	// 25-60 s after which clients give up, and rare enough not to flood the transport.
+	DefaultHeartbeat = 10 * time.Second
+	// MinHeartbeat bounds the heartbeat from below so a typo cannot flood the client.
+	MinHeartbeat = 100 * time.Millisecond
+	// MaxProgressMessage is the longest progress message we send, in characters: clients
+	// show it in one status line.
+	MaxProgressMessage = 200
+)
+
+// Gathering limits.
+const (
+	// MaxFileBytes is the per-file cap: a text file larger than 1 MiB (about 250k tokens) is
+	// almost always generated code, data or a bundle, not something to reason over.
+	MaxFileBytes Bytes = 1 << 20
+	// MaxTotalBytes is the cap on all gathered bytes: 16 MiB is about 4M tokens, above every
+	// model's context window, so the model's limit decides before this does; it bounds memory.
+	MaxTotalBytes Bytes = 16 << 20
+	// MaxFiles is the cap on the number of gathered files: beyond 20,000 the per-file headers
+	// alone crowd the context and the pattern is almost certainly too broad.
+	MaxFiles = 20000
+	// SniffBytes is how much of a file is inspected for a NUL byte (binary) or a private key
+	// block (secret): git uses the same 8 KiB window to decide a file is binary.
+	SniffBytes = 8 << 10
+	// SkipExamples is how many example paths the report lists for each reason a file was
+	// left out: enough to recognise the pattern, short enough to read.
+	SkipExamples = 3
+	// ReportTop is how many of the largest files and directories a report lists.
+	ReportTop = 5
+)
+
+// Argument limits.
+const (
+	// MaxPatternLength is the longest glob accepted, in bytes: real patterns are tens of
+	// characters; a longer one is a mistake or an attack on the matcher.
+	MaxPatternLength = 1024
+	// MaxQueryBytes is the longest question accepted: 256 KiB of question is already a
+	// document; put documents in files and gather them.
+	MaxQueryBytes Bytes = 256 << 10
+	// MaxModelLength is the longest model name accepted: provider ids are under 100 characters.
+	MaxModelLength = 200
+	// MaxThinkingBudget is the largest reasoning budget a `|thinking=N` suffix may ask for:
+	// no current model accepts more than 128k reasoning tokens.
+	MaxThinkingBudget Tokens = 128_000
+)

@@ -1,0 +1,3 @@
+module github.com/consultmcp/consult
+
+go 1.26.8

@@ -1,0 +1,51 @@
+package consult
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Bytes is a size in bytes. It prints as a short human figure ("12.3 KiB").
+type Bytes int64
+
+// String formats b with a binary unit: "512 B", "12.3 KiB", "4.0 MiB".
+func (b Bytes) String() string {
+	const unit = 1024
+	if b < unit && b > -unit {
+		return fmt.Sprintf("%d B", int64(b))
+	}
+	f := float64(b)
+	for _, u := range []string{"KiB", "MiB", "GiB"} {
+		f /= unit
+		if f < unit && f > -unit {
+			return fmt.Sprintf("%.1f %s", f, u)
+		}
+	}
+	return fmt.Sprintf("%.1f TiB", f/unit)
+}
+
+// Tokens is a count of model tokens. It prints with thousands separators ("12,345").
+type Tokens int64
+
+// String formats t with thousands separators.
+func (t Tokens) String() string { return Thousands(int64(t)) }
+
+// Thousands formats n with commas between groups of three digits: 1234567 -> "1,234,567".
+func Thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := false
+	if n < 0 {
+		neg, s = true, s[1:]
+	}
+	out := make([]byte, 0, len(s)+len(s)/3+1)
+	if neg {
+		out = append(out, '-')
+	}
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
+}
