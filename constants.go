@@ -69,3 +69,10 @@ const (
 	// no current model accepts more than 128k reasoning tokens.
 	MaxThinkingBudget Tokens = 128_000
 )
+
+// Model limits.
+const (
+	// AnswerReserve is the part of a context window kept free for the answer and any
+	// reasoning when deciding whether a request fits: most answers are well under 16k tokens.
+	AnswerReserve Tokens = 16_000
+)

@@ -1,0 +1,36 @@
+# consult: build, test, benchmark, lint.
+GO        ?= go
+BIN       ?= bin/consult
+PKGS      ?= ./...
+BENCHTIME ?= 5x
+
+.PHONY: all build test lint vet fmt-check bench bench-quick install clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/consult
+
+install:
+	$(GO) install ./cmd/consult
+
+# What CI runs: static checks, then every test with the race detector.
+test: lint
+	$(GO) test -race -count=1 $(PKGS)
+
+lint: vet fmt-check
+
+vet:
+	$(GO) vet $(PKGS)
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+
+# Benchmarks behind the figures in README (GOROOT/src as the corpus).
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime=$(BENCHTIME) -count=3 ./files/
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime=1x -count=3 ./tokens/
+
+clean:
+	rm -rf bin

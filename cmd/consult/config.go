@@ -1,0 +1,188 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	consult "github.com/consultmcp/consult"
+)
+
+// providerSpec is what main knows of a provider before building it.
+type providerSpec struct {
+	// envKeys are the environment variables holding the API key, first found wins.
+	envKeys []string
+	// defaultModel is used when neither --model nor the call names one.
+	defaultModel string
+}
+
+// providerSpecs is the explicit map of providers; no init() registration.
+var providerSpecs = map[string]providerSpec{
+	"openrouter": {envKeys: []string{"OPENROUTER_API_KEY"}, defaultModel: "google/gemini-2.5-flash"},
+	"openai":     {envKeys: []string{"OPENAI_API_KEY"}, defaultModel: "gpt-4.1"},
+	"gemini":     {envKeys: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}, defaultModel: "gemini-2.5-flash"},
+}
+
+// config is the server's configuration after flags, environment and defaults.
+type config struct {
+	provider       string
+	apiKey         string
+	baseURL        string
+	model          string
+	defaultTimeout time.Duration
+	heartbeat      time.Duration
+	idleTimeout    time.Duration
+	logLevel       slog.Level
+	httpAddr       string
+}
+
+// durationValue is a flag.Value for durations written as Go durations or plain seconds.
+type durationValue struct{ d *time.Duration }
+
+func (v durationValue) String() string {
+	if v.d == nil {
+		return ""
+	}
+	return v.d.String()
+}
+
+func (v durationValue) Set(s string) error {
+	d, err := parseDuration(s)
+	if err != nil {
+		return err
+	}
+	*v.d = d
+	return nil
+}
+
+func parseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return time.Duration(f * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration: write 30s, 2m or a number of seconds", s)
+	}
+	return d, nil
+}
+
+// errUsage marks a command-line mistake; the message was printed with the usage.
+var errUsage = errors.New("usage")
+
+// parseServe reads `<provider> [api-key] [flags]` with flags taking precedence over
+// CONSULT_* variables, which take precedence over defaults.
+func parseServe(provider string, args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	spec := providerSpecs[provider]
+	cfg := config{
+		provider:       provider,
+		model:          spec.defaultModel,
+		defaultTimeout: consult.DefaultTimeout,
+		heartbeat:      consult.DefaultHeartbeat,
+		logLevel:       slog.LevelInfo,
+	}
+	level := "info"
+	// Environment first, so flags override it.
+	envs := []struct {
+		name string
+		set  func(string) error
+	}{
+		{"CONSULT_BASE_URL", func(s string) error { cfg.baseURL = s; return nil }},
+		{"CONSULT_MODEL", func(s string) error { cfg.model = s; return nil }},
+		{"CONSULT_DEFAULT_TIMEOUT", durationValue{&cfg.defaultTimeout}.Set},
+		{"CONSULT_HEARTBEAT", durationValue{&cfg.heartbeat}.Set},
+		{"CONSULT_IDLE_TIMEOUT", durationValue{&cfg.idleTimeout}.Set},
+		{"CONSULT_LOG_LEVEL", func(s string) error { level = s; return nil }},
+		{"CONSULT_HTTP", func(s string) error { cfg.httpAddr = s; return nil }},
+	}
+	for _, e := range envs {
+		if v := getenv(e.name); v != "" {
+			if err := e.set(v); err != nil {
+				return cfg, fmt.Errorf("%s: %w", e.name, err)
+			}
+		}
+	}
+
+	fs := flag.NewFlagSet("consult "+provider, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.baseURL, "base-url", cfg.baseURL, "provider endpoint URL")
+	fs.StringVar(&cfg.model, "model", cfg.model, "default model when a call names none")
+	fs.Var(durationValue{&cfg.defaultTimeout}, "default-timeout", "deadline of a call that sets none")
+	fs.Var(durationValue{&cfg.heartbeat}, "heartbeat", "interval between progress notifications")
+	fs.Var(durationValue{&cfg.idleTimeout}, "idle-timeout", "cancel a call whose upstream is silent this long (0 = off)")
+	fs.StringVar(&level, "log-level", level, "debug, info, warn or error")
+	fs.StringVar(&cfg.httpAddr, "http", cfg.httpAddr, "serve streamable HTTP at this address")
+	positional, err := parseInterspersed(fs, args)
+	if err != nil {
+		return cfg, errUsage
+	}
+	switch len(positional) {
+	case 0:
+	case 1:
+		cfg.apiKey = positional[0]
+	default:
+		return cfg, fmt.Errorf("too many arguments: %d after the provider; expected at most an API key", len(positional))
+	}
+	if cfg.apiKey == "" {
+		for _, k := range spec.envKeys {
+			if v := getenv(k); v != "" {
+				cfg.apiKey = v
+				break
+			}
+		}
+	}
+	if err := cfg.logLevel.UnmarshalText([]byte(level)); err != nil {
+		return cfg, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
+	}
+	if cfg.defaultTimeout < consult.MinTimeout || cfg.defaultTimeout > consult.MaxTimeout {
+		return cfg, fmt.Errorf("--default-timeout %s: must be from %s to %s", cfg.defaultTimeout, consult.MinTimeout, consult.MaxTimeout)
+	}
+	if cfg.heartbeat < consult.MinHeartbeat {
+		return cfg, fmt.Errorf("--heartbeat %s: must be at least %s", cfg.heartbeat, consult.MinHeartbeat)
+	}
+	if cfg.idleTimeout < 0 {
+		cfg.idleTimeout = 0 // DESIGN: negative values are 0 (off)
+	}
+	return cfg, nil
+}
+
+// parseInterspersed parses flags that may come before or after positional arguments.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return positional, nil
+		}
+		if args[0] == "--" {
+			return append(positional, args[1:]...), nil
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+}
+
+// versionString is the release plus the module version or VCS revision when known.
+func versionString() string {
+	v := consult.Version
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			return bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				v += " (" + s.Value[:12] + ")"
+			}
+		}
+	}
+	return v
+}

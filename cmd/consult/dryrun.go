@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+
+	consult "github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/tokens"
+)
+
+// runDryRun gathers and counts like a consultation with dry_run: true and prints the report.
+// It needs no key and no network. Exit status 1 means the report is a failure (e.g. nothing
+// matched), 2 a usage mistake.
+func runDryRun(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("consult dry-run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := fs.String("path", "", "absolute directory to gather from (required)")
+	pattern := fs.String("pattern", "", "glob relative to path, e.g. '**/*.go' (required)")
+	exclude := fs.String("exclude", "", "glob of files to leave out")
+	model := fs.String("model", getenv("CONSULT_MODEL"), "model whose context window to check against")
+	query := fs.String("query", "What does this code do?", "the question, counted as part of the prompt")
+	timeout := consult.DefaultTimeout
+	fs.Var(durationValue{&timeout}, "timeout", "deadline for gathering and counting")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	if _, err := parseInterspersed(fs, args); err != nil {
+		return exitCode(2)
+	}
+	if *path == "" || *pattern == "" {
+		fmt.Fprintln(stderr, "consult dry-run: --path and --pattern are required, e.g.\n  consult dry-run --path \"$PWD\" --pattern '**/*.go'")
+		return exitCode(2)
+	}
+	svc := &consultation.Service{Counter: tokens.NewCounter()}
+	raw := map[string]any{
+		consultation.ArgPath: *path, consultation.ArgPattern: *pattern, consultation.ArgQuery: *query,
+		consultation.ArgDryRun: true, consultation.ArgTimeout: timeout.Seconds(),
+	}
+	if *exclude != "" {
+		raw[consultation.ArgExclude] = *exclude
+	}
+	if *model != "" {
+		raw[consultation.ArgModel] = *model
+	}
+	res := svc.Consult(ctx, raw)
+	if *asJSON && res.Structured != nil {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res.Structured); err != nil {
+			return err
+		}
+	} else if res.IsError {
+		fmt.Fprintln(stderr, res.Text)
+	} else {
+		fmt.Fprintln(stdout, res.Text)
+	}
+	if res.IsError {
+		return exitCode(1)
+	}
+	return nil
+}

@@ -1,0 +1,81 @@
+// Command consult is an MCP server that answers questions about a codebase by sending the
+// matching files to a large-context model on OpenRouter, OpenAI or Gemini.
+//
+//	consult <provider> [api-key] [flags]      serve MCP over stdio
+//	consult <provider> [api-key] --http ADDR  serve MCP over streamable HTTP at ADDR (/mcp)
+//	consult dry-run --path DIR --pattern GLOB gather and count, print the report
+//	consult version
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	if err != nil {
+		if code, ok := err.(exitCode); ok {
+			os.Exit(int(code))
+		}
+		fmt.Fprintln(os.Stderr, "consult:", err)
+		os.Exit(1)
+	}
+}
+
+// exitCode is an error that carries only an exit status: the message was printed already.
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// run is the whole program with its environment passed in, so tests can call it.
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitCode(2)
+	}
+	switch args[0] {
+	case "version", "--version", "-version":
+		fmt.Fprintf(stdout, "consult %s\n", versionString())
+		return nil
+	case "help", "-h", "--help", "-help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	case "dry-run":
+		return runDryRun(ctx, args[1:], getenv, stdout, stderr)
+	}
+	if _, ok := providerSpecs[args[0]]; ok {
+		return runServe(ctx, args[0], args[1:], getenv, stdin, stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "consult: unknown command or provider %q\n\n%s", args[0], usage)
+	return exitCode(2)
+}
+
+const usage = `consult: ask a large-context model about a codebase, as an MCP server.
+
+Usage:
+  consult <provider> [api-key] [flags]      serve MCP over stdio (what MCP clients launch)
+  consult <provider> [api-key] --http ADDR  serve MCP over streamable HTTP at ADDR, path /mcp
+  consult dry-run --path DIR --pattern GLOB [--exclude GLOB] [--model M] [--json]
+                                            gather and count, print the report; no model, no key
+  consult version
+
+Providers: openrouter, openai, gemini. The API key comes from the argument or from
+OPENROUTER_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY (then GOOGLE_API_KEY).
+
+Server flags (each also an environment variable CONSULT_<NAME>, e.g. CONSULT_BASE_URL):
+  --base-url URL          provider endpoint (a proxy, a local model server, a test fake)
+  --model ID              default model when a call names none
+  --default-timeout DUR   deadline of a call that sets none (default 22s; 1s-600s)
+  --heartbeat DUR         interval between progress notifications (default 10s)
+  --idle-timeout DUR      cancel a call whose upstream sent nothing for this long (default 0 = off)
+  --log-level LEVEL       debug, info, warn or error (default info); logs go to stderr
+  --http ADDR             serve streamable HTTP at ADDR instead of stdio
+Durations take Go syntax (90s, 2m) or plain seconds (90).
+`

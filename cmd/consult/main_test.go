@@ -1,0 +1,214 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// binary is the consult command built once for the tests that drive it over stdio.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "consult-bin")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "consult")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		panic("go build: " + err.Error() + "\n" + string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func runCmd(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var o, e bytes.Buffer
+	err = run(context.Background(), args, env(nil), strings.NewReader(""), &o, &e)
+	return o.String(), e.String(), err
+}
+
+func fixture(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"main.go":           "package main\n\nfunc main() {}\n",
+		"lib/lib.go":        "package lib\n\n// Add adds.\nfunc Add(a, b int) int { return a + b }\n",
+		"lib/lib_test.go":   "package lib\n",
+		"package-lock.json": "{}\n",
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestVersion(t *testing.T) {
+	out, _, err := runCmd(t, "version")
+	if err != nil || !strings.HasPrefix(out, "consult ") {
+		t.Errorf("version: %q, %v", out, err)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{}, {"bogus"}, {"dry-run"}, {"dry-run", "--path", "/tmp"}, {"openai", "--nope"}, {"openai", "k1", "k2"}} {
+		_, stderr, err := runCmd(t, args...)
+		if code, ok := err.(exitCode); !ok || code != 2 {
+			t.Errorf("run(%q) = %v, want exit status 2", args, err)
+		}
+		if stderr == "" {
+			t.Errorf("run(%q) printed nothing to stderr", args)
+		}
+	}
+}
+
+func TestDryRunCommand(t *testing.T) {
+	dir := fixture(t)
+	out, stderr, err := runCmd(t, "dry-run", "--path", dir, "--pattern", "**/*.go", "--exclude", "**/*_test.go", "--model", "gpt-4.1")
+	if err != nil {
+		t.Fatalf("dry-run: %v\n%s", err, stderr)
+	}
+	for _, frag := range []string{"2 files", "exact (o200k_base)", "fits", "lib/lib.go", "excluding"} {
+		if !strings.Contains(out, frag) {
+			t.Errorf("dry-run output lacks %q:\n%s", frag, out)
+		}
+	}
+	jsonOut, _, err := runCmd(t, "dry-run", "--path", dir, "--pattern", "**/*.go", "--json")
+	if err != nil || !strings.Contains(jsonOut, `"files": 3`) {
+		t.Errorf("dry-run --json: %v\n%s", err, jsonOut)
+	}
+	_, stderr, err = runCmd(t, "dry-run", "--path", dir, "--pattern", "**/*.rs")
+	if code, ok := err.(exitCode); !ok || code != 1 || !strings.Contains(stderr, "No files matched") {
+		t.Errorf("dry-run with no match: err=%v stderr=%q, want exit 1 and an explanation", err, stderr)
+	}
+}
+
+func TestParseServePrecedence(t *testing.T) {
+	e := env(map[string]string{
+		"OPENAI_API_KEY": "env-key", "CONSULT_MODEL": "env-model", "CONSULT_DEFAULT_TIMEOUT": "30",
+		"CONSULT_HEARTBEAT": "5s", "CONSULT_IDLE_TIMEOUT": "-3s", "CONSULT_BASE_URL": "http://env",
+	})
+	var stderr bytes.Buffer
+	cfg, err := parseServe("openai", []string{"--model", "flag-model", "arg-key", "--heartbeat", "2s"}, e, &stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.apiKey != "arg-key" {
+		t.Errorf("api key = %q, want the argument to win over the environment", cfg.apiKey)
+	}
+	if cfg.model != "flag-model" || cfg.heartbeat != 2*time.Second {
+		t.Errorf("flags should win: model %q heartbeat %v", cfg.model, cfg.heartbeat)
+	}
+	if cfg.defaultTimeout != 30*time.Second || cfg.baseURL != "http://env" {
+		t.Errorf("environment should apply: timeout %v base %q", cfg.defaultTimeout, cfg.baseURL)
+	}
+	if cfg.idleTimeout != 0 {
+		t.Errorf("negative idle timeout = %v, want 0 (off)", cfg.idleTimeout)
+	}
+	cfg, err = parseServe("gemini", nil, env(map[string]string{"GOOGLE_API_KEY": "g"}), &stderr)
+	if err != nil || cfg.apiKey != "g" || cfg.model != "gemini-2.5-flash" {
+		t.Errorf("gemini falls back to GOOGLE_API_KEY and its default model: %+v %v", cfg, err)
+	}
+	for _, bad := range [][]string{{"--default-timeout", "0"}, {"--default-timeout", "601"}, {"--heartbeat", "1ms"}, {"--log-level", "loud"}, {"--default-timeout", "soon"}} {
+		if _, err := parseServe("openai", bad, env(nil), &stderr); err == nil {
+			t.Errorf("parseServe(%q) accepted a bad value", bad)
+		}
+	}
+}
+
+// stdioClient launches the built binary as an MCP server over stdio, as MCP clients do.
+func stdioClient(t *testing.T, args ...string) *client.Client {
+	t.Helper()
+	c, err := client.NewStdioMCPClient(binary, []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "consult-e2e", Version: "1"}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	return c
+}
+
+func TestStdioBinaryDryRunAndValidation(t *testing.T) {
+	dir := fixture(t)
+	c := stdioClient(t, "openrouter")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "consultation"
+	req.Params.Arguments = map[string]any{"path": dir, "pattern": "**/*.go", "query": "q", "dry_run": true}
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError || !strings.Contains(resultText(res), "3 files") {
+		t.Errorf("dry run over stdio: error=%v %s", res.IsError, resultText(res))
+	}
+	req.Params.Arguments = map[string]any{"path": dir, "pattern": "**/*.go", "query": "q", "timeout": -1}
+	res, err = c.CallTool(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || !strings.Contains(resultText(res), "got -1") {
+		t.Errorf("timeout -1 over stdio: error=%v %s", res.IsError, resultText(res))
+	}
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func TestStdioEndsWhenStdinCloses(t *testing.T) {
+	cmd := exec.Command(binary, "openai")
+	cmd.Stdin = strings.NewReader("")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("exit: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("server did not exit after stdin closed")
+	}
+	if !strings.Contains(stderr.String(), "no API key") {
+		t.Errorf("stderr should warn that no key is set:\n%s", stderr.String())
+	}
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/mcpserver"
+	"github.com/consultmcp/consult/tokens"
+)
+
+// runServe serves MCP for one provider over stdio, or over streamable HTTP with --http.
+func runServe(ctx context.Context, provider string, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cfg, err := parseServe(provider, args, getenv, stderr)
+	if errors.Is(err, errUsage) {
+		return exitCode(2)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "consult %s: %v\n", provider, err)
+		return exitCode(2)
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
+	if cfg.apiKey == "" {
+		logger.Warn("no API key: dry runs work, model calls will be refused",
+			"provider", provider, "set", providerSpecs[provider].envKeys[0])
+	}
+	svc := &consultation.Service{
+		Counter:        tokens.NewCounter(),
+		DefaultTimeout: cfg.defaultTimeout,
+		DefaultModel:   cfg.model,
+		Logger:         logger,
+	}
+	s := mcpserver.New(mcpserver.Config{Service: svc, Logger: logger})
+	logger.Info("consult serving", "provider", provider, "model", cfg.model, "transport", transportName(cfg),
+		"default_timeout", cfg.defaultTimeout, "heartbeat", cfg.heartbeat, "idle_timeout", cfg.idleTimeout)
+	if cfg.httpAddr != "" {
+		return serveHTTP(ctx, s, cfg.httpAddr, logger)
+	}
+	err = mcpserver.ServeStdio(ctx, s, stdin, stdout, stderr)
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+func transportName(cfg config) string {
+	if cfg.httpAddr != "" {
+		return "http " + cfg.httpAddr
+	}
+	return "stdio"
+}
+
+// serveHTTP serves streamable HTTP at addr under /mcp until ctx ends.
+func serveHTTP(ctx context.Context, s *server.MCPServer, addr string, logger *slog.Logger) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("--http %s: %w", addr, err)
+	}
+	httpSrv := &http.Server{ReadHeaderTimeout: 10 * time.Second}
+	h := server.NewStreamableHTTPServer(s,
+		server.WithEndpointPath("/mcp"),
+		server.WithStreamableHTTPServer(httpSrv),
+		server.WithStreamableHTTPLogger(logger),
+	)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	httpSrv.Handler = mux
+	logger.Info("listening", "url", "http://"+ln.Addr().String()+"/mcp")
+	errc := make(chan error, 1)
+	go func() { errc <- httpSrv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = httpSrv.Shutdown(shutdownCtx)
+		return nil
+	}
+}

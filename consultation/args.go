@@ -1,0 +1,319 @@
+package consultation
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	consult "github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/files"
+	"github.com/consultmcp/consult/models"
+)
+
+// ErrInvalidArgument is wrapped by every error ParseArgs returns: the caller's arguments
+// break a rule, and nothing was read or sent.
+var ErrInvalidArgument = errors.New("invalid argument")
+
+// ArgError names the argument at fault and says what is wrong and how to fix it.
+type ArgError struct {
+	// Arg is the argument's name as the tool declares it.
+	Arg string
+	// Msg is a complete human sentence: the value given, the rule, the fix.
+	Msg string
+}
+
+func (e *ArgError) Error() string { return e.Msg }
+
+// Unwrap lets errors.Is(err, ErrInvalidArgument) hold.
+func (e *ArgError) Unwrap() error { return ErrInvalidArgument }
+
+func argErr(arg, format string, a ...any) error {
+	return &ArgError{Arg: arg, Msg: fmt.Sprintf(format, a...)}
+}
+
+// Argument names, as the tool declares them.
+const (
+	ArgPath       = "path"
+	ArgPattern    = "pattern"
+	ArgQuery      = "query"
+	ArgModel      = "model"
+	ArgExclude    = "exclude_pattern"
+	ArgTimeout    = "timeout"
+	ArgOutputFile = "output_file"
+	ArgDryRun     = "dry_run"
+)
+
+var knownArgs = []string{ArgPath, ArgPattern, ArgQuery, ArgModel, ArgExclude, ArgTimeout, ArgOutputFile, ArgDryRun}
+
+// Request is a validated consultation.
+type Request struct {
+	// Path is the absolute, cleaned directory to gather from.
+	Path string
+	// Pattern and Exclude are validated doublestar globs relative to Path (Exclude may be empty).
+	Pattern, Exclude string
+	// Query is the question, non-empty valid UTF-8.
+	Query string
+	// Model is the parsed model argument; a zero ID means the server's default.
+	Model models.Spec
+	// Timeout is the deadline of the whole call.
+	Timeout time.Duration
+	// OutputFile is an absolute path the answer is written to, or empty.
+	OutputFile string
+	// DryRun asks for gathering and counting only.
+	DryRun bool
+	// Warnings are notes about accepted arguments the caller should see (e.g. a long timeout).
+	Warnings []string
+}
+
+// ParseArgs validates raw tool arguments (as decoded from JSON) and returns the request.
+// It reads no file: it only stats path and output_file's parent. Every failure is an
+// *ArgError wrapping ErrInvalidArgument whose message names the value and the rule.
+func ParseArgs(raw map[string]any, defaultTimeout time.Duration) (Request, error) {
+	var req Request
+	var unknown []string
+	for k := range raw {
+		if !slices.Contains(knownArgs, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return req, argErr(unknown[0], "unknown argument %s: consultation takes %s", quoteList(unknown), strings.Join(knownArgs, ", "))
+	}
+
+	var err error
+	if req.Path, err = requiredString(raw, ArgPath, "the absolute directory to gather files from, e.g. \"/home/me/project\""); err != nil {
+		return req, err
+	}
+	if req.Pattern, err = requiredString(raw, ArgPattern, "a glob relative to path, e.g. \"**/*.go\""); err != nil {
+		return req, err
+	}
+	if req.Query, err = requiredString(raw, ArgQuery, "the question to ask about the files"); err != nil {
+		return req, err
+	}
+	modelRaw, err := optionalString(raw, ArgModel)
+	if err != nil {
+		return req, err
+	}
+	if req.Exclude, err = optionalString(raw, ArgExclude); err != nil {
+		return req, err
+	}
+	if req.OutputFile, err = optionalString(raw, ArgOutputFile); err != nil {
+		return req, err
+	}
+	if req.DryRun, err = optionalBool(raw, ArgDryRun); err != nil {
+		return req, err
+	}
+	if req.Timeout, err = parseTimeout(raw, defaultTimeout); err != nil {
+		return req, err
+	}
+	if req.Timeout >= consult.TimeoutWarnAt {
+		req.Warnings = append(req.Warnings, fmt.Sprintf(
+			"timeout %s accepted, but many MCP clients give up on a tool call after about 25-60 s unless they reset their clock on progress notifications; if this call is cut off, retry with a smaller pattern or a shorter timeout",
+			formatSeconds(req.Timeout)))
+	}
+
+	if err := checkQuery(req.Query); err != nil {
+		return req, err
+	}
+	if req.Model, err = models.ParseSpec(modelRaw); err != nil {
+		return req, argErr(ArgModel, "%s", strings.TrimPrefix(err.Error(), models.ErrBadModel.Error()+": "))
+	}
+	if err := files.CheckPattern(req.Pattern); err != nil {
+		return req, argErr(ArgPattern, "%s", err)
+	}
+	if req.Exclude != "" {
+		if err := files.CheckExclude(req.Exclude); err != nil {
+			return req, argErr(ArgExclude, "%s", err)
+		}
+	}
+	if req.Path, err = checkDir(req.Path); err != nil {
+		return req, err
+	}
+	if req.OutputFile != "" {
+		if req.OutputFile, err = checkOutputFile(req.OutputFile); err != nil {
+			return req, err
+		}
+	}
+	return req, nil
+}
+
+func requiredString(raw map[string]any, name, what string) (string, error) {
+	v, ok := raw[name]
+	if !ok || v == nil {
+		return "", argErr(name, "missing required argument %q: give %s", name, what)
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", argErr(name, "argument %q must be a string (%s); got %s", name, what, describe(v))
+	}
+	if strings.TrimSpace(s) == "" {
+		return "", argErr(name, "argument %q is empty: give %s", name, what)
+	}
+	return s, nil
+}
+
+func optionalString(raw map[string]any, name string) (string, error) {
+	v, ok := raw[name]
+	if !ok || v == nil {
+		return "", nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", argErr(name, "argument %q must be a string; got %s", name, describe(v))
+	}
+	return s, nil
+}
+
+func optionalBool(raw map[string]any, name string) (bool, error) {
+	v, ok := raw[name]
+	if !ok || v == nil {
+		return false, nil
+	}
+	b, ok := v.(bool)
+	if !ok {
+		return false, argErr(name, "argument %q must be true or false; got %s", name, describe(v))
+	}
+	return b, nil
+}
+
+func parseTimeout(raw map[string]any, def time.Duration) (time.Duration, error) {
+	v, ok := raw[ArgTimeout]
+	if !ok || v == nil {
+		return def, nil
+	}
+	lo, hi := consult.MinTimeout.Seconds(), consult.MaxTimeout.Seconds()
+	rule := fmt.Sprintf("timeout must be a number of seconds from %g to %g (default %s)", lo, hi, formatSeconds(def))
+	var f float64
+	switch n := v.(type) {
+	case float64:
+		f = n
+	case float32:
+		f = float64(n)
+	case int:
+		f = float64(n)
+	case int64:
+		f = float64(n)
+	default:
+		return 0, argErr(ArgTimeout, "%s; got %s", rule, describe(v))
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) || f < lo || f > hi {
+		return 0, argErr(ArgTimeout, "%s; got %s", rule, describe(v))
+	}
+	return time.Duration(f * float64(time.Second)), nil
+}
+
+func checkQuery(q string) error {
+	if !utf8.ValidString(q) {
+		return argErr(ArgQuery, "query is not valid UTF-8 text: send the question as plain text")
+	}
+	if n := consult.Bytes(len(q)); n > consult.MaxQueryBytes {
+		return argErr(ArgQuery, "query is %s; the limit is %s: put long material in a file under path and gather it with pattern instead", n, consult.MaxQueryBytes)
+	}
+	return nil
+}
+
+// pseudoFS are trees that are not source code: their files are generated by the kernel,
+// can block or be endless, and reading them can leak machine secrets.
+var pseudoFS = []string{"/proc", "/sys", "/dev"}
+
+func checkDir(p string) (string, error) {
+	if strings.ContainsRune(p, 0) {
+		return "", argErr(ArgPath, "path %q contains a NUL byte: give an absolute directory", p)
+	}
+	if !filepath.IsAbs(p) {
+		hint := ""
+		if strings.HasPrefix(p, "~") {
+			hint = " (\"~\" is not expanded: write the home directory out)"
+		}
+		return "", argErr(ArgPath, "path %q is not absolute%s: give the full directory path, e.g. \"/home/me/project\"", p, hint)
+	}
+	clean := filepath.Clean(p)
+	if clean == string(filepath.Separator) {
+		return "", argErr(ArgPath, "path %q is the filesystem root: give the project directory to gather from", p)
+	}
+	for _, fs := range pseudoFS {
+		if clean == fs || strings.HasPrefix(clean, fs+"/") {
+			return "", argErr(ArgPath, "path %q is inside %s, a system pseudo-filesystem, not source code: give a project directory", p, fs)
+		}
+	}
+	info, err := os.Stat(clean)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", argErr(ArgPath, "path %q does not exist: give an existing directory", p)
+	case errors.Is(err, os.ErrPermission):
+		return "", argErr(ArgPath, "path %q cannot be read (permission denied)", p)
+	case err != nil:
+		return "", argErr(ArgPath, "path %q cannot be used: %v", p, unwrapPathError(err))
+	case !info.IsDir():
+		return "", argErr(ArgPath, "path %q is a file, not a directory: give its directory %q and a pattern that matches %q", p, filepath.Dir(clean), filepath.Base(clean))
+	}
+	return clean, nil
+}
+
+func checkOutputFile(p string) (string, error) {
+	if strings.ContainsRune(p, 0) || !filepath.IsAbs(p) {
+		return "", argErr(ArgOutputFile, "output_file %q is not an absolute path: give the full path of a new file, e.g. \"/tmp/answer.md\"", p)
+	}
+	clean := filepath.Clean(p)
+	if info, err := os.Stat(clean); err == nil && info.IsDir() {
+		return "", argErr(ArgOutputFile, "output_file %q is a directory: give a file path inside it, e.g. %q", p, filepath.Join(clean, "answer.md"))
+	}
+	dir := filepath.Dir(clean)
+	info, err := os.Stat(dir)
+	if err != nil || !info.IsDir() {
+		return "", argErr(ArgOutputFile, "output_file %q: its directory %q does not exist; create it first or choose another place", p, dir)
+	}
+	return clean, nil
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// describe renders a JSON-decoded value for an error message: its type and a short form.
+func describe(v any) string {
+	switch x := v.(type) {
+	case string:
+		if len(x) > 40 {
+			x = x[:40] + "…"
+		}
+		return fmt.Sprintf("the string %q", x)
+	case bool:
+		return fmt.Sprintf("the boolean %v", x)
+	case float64:
+		return fmt.Sprintf("%g", x)
+	case float32, int, int64:
+		return fmt.Sprintf("%v", x)
+	case nil:
+		return "null"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("a %T", v)
+}
+
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}
+
+func formatSeconds(d time.Duration) string {
+	return fmt.Sprintf("%g s", d.Seconds())
+}

@@ -1,0 +1,237 @@
+// Package consultation is the use case behind the `consultation` tool: validate the
+// arguments, gather the files, count their tokens, check the budget, and (unless it is a dry
+// run) ask the model — all under one deadline per call. It knows nothing of MCP: the server
+// adapts to it, so it is tested without one.
+package consultation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	consult "github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/files"
+	"github.com/consultmcp/consult/models"
+	"github.com/consultmcp/consult/tokens"
+)
+
+// Phase names what a call is doing; timeouts and progress messages report it.
+type Phase string
+
+// The phases of a call, in order.
+const (
+	PhaseValidating Phase = "validating arguments"
+	PhaseGathering  Phase = "gathering files"
+	PhaseCounting   Phase = "counting tokens"
+	PhaseWaiting    Phase = "waiting for the first token"
+	PhaseReceiving  Phase = "receiving the answer"
+)
+
+// ErrCallTimeout is the cause of a call's context when its own deadline passes.
+var ErrCallTimeout = errors.New("consultation deadline passed")
+
+// Result is what a call returns to the caller: text for people and agents, structured
+// figures for programs, and whether it is a failure.
+type Result struct {
+	// Text is the answer, the dry-run report, or the failure explained.
+	Text string
+	// IsError marks a failed call: bad arguments, timeout, too large, upstream failure.
+	IsError bool
+	// Structured holds the same figures as Text in machine-readable form (may be nil).
+	Structured any
+}
+
+// Service runs consultations. The zero value is not usable: set Counter.
+type Service struct {
+	// Counter counts tokens; one per process so its cache is shared by all calls.
+	Counter *tokens.Counter
+	// DefaultTimeout is the deadline of a call that sets none (consult.DefaultTimeout if 0).
+	DefaultTimeout time.Duration
+	// DefaultModel is used when a call names no model.
+	DefaultModel string
+	// Logger receives one line per call; nil discards.
+	Logger *slog.Logger
+	// Limits bound gathering; zero fields take the defaults in constants.go.
+	Limits Limits
+
+	// gather is files.Gather; tests replace it to observe or slow the gathering phase.
+	gather func(context.Context, files.Options) (*files.Gathered, error)
+}
+
+// Limits bound what one call may gather.
+type Limits struct {
+	MaxFileBytes  consult.Bytes
+	MaxTotalBytes consult.Bytes
+	MaxFiles      int
+}
+
+func (s *Service) logger() *slog.Logger {
+	if s.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.Logger
+}
+
+func (s *Service) defaultTimeout() time.Duration {
+	if s.DefaultTimeout > 0 {
+		return s.DefaultTimeout
+	}
+	return consult.DefaultTimeout
+}
+
+// Consult runs one call with raw JSON-decoded arguments. The deadline starts now and covers
+// everything; when it passes, work stops at once and the result says what was collected.
+// Bad arguments are refused before any file is read.
+func (s *Service) Consult(ctx context.Context, raw map[string]any) Result {
+	start := time.Now()
+	req, err := ParseArgs(raw, s.defaultTimeout())
+	if err != nil {
+		s.logger().Info("consultation refused", "reason", err.Error())
+		return Result{Text: err.Error(), IsError: true}
+	}
+	if req.Model.ID == "" && s.DefaultModel != "" {
+		if req.Model, err = models.ParseSpec(s.DefaultModel); err != nil {
+			return Result{Text: "the server's default model is invalid: " + err.Error(), IsError: true}
+		}
+	}
+	ctx, cancel := context.WithDeadlineCause(ctx, start.Add(req.Timeout), ErrCallTimeout)
+	defer cancel()
+	c := &call{svc: s, req: req, start: start}
+	res := c.run(ctx)
+	if len(req.Warnings) > 0 {
+		res.Text = res.Text + "\n\nWarning: " + strings.Join(req.Warnings, "\nWarning: ")
+	}
+	s.logger().Info("consultation done", "path", req.Path, "pattern", req.Pattern, "dry_run", req.DryRun,
+		"error", res.IsError, "elapsed", time.Since(start).Round(time.Millisecond))
+	return res
+}
+
+// call is the state of one consultation.
+type call struct {
+	svc   *Service
+	req   Request
+	start time.Time
+	phase Phase
+
+	gathered *files.Gathered
+	counts   []consult.Tokens
+	overhead consult.Tokens
+}
+
+func (c *call) run(ctx context.Context) Result {
+	if err := ctx.Err(); err != nil { // cancelled while queued: do nothing at all
+		return c.stopped(ctx)
+	}
+	c.phase = PhaseGathering
+	gather := c.svc.gather
+	if gather == nil {
+		gather = files.Gather
+	}
+	g, err := gather(ctx, files.Options{
+		Root: c.req.Path, Pattern: c.req.Pattern, Exclude: c.req.Exclude,
+		MaxFileBytes: c.svc.Limits.MaxFileBytes, MaxTotalBytes: c.svc.Limits.MaxTotalBytes, MaxFiles: c.svc.Limits.MaxFiles,
+	})
+	c.gathered = g
+	if ctx.Err() != nil {
+		return c.stopped(ctx)
+	}
+	if err != nil {
+		return Result{Text: fmt.Sprintf("Could not gather files from %s: %v", c.req.Path, err), IsError: true}
+	}
+	c.phase = PhaseCounting
+	contents := make([][]byte, len(g.Files))
+	for i, f := range g.Files {
+		contents[i] = f.Content
+	}
+	c.counts, err = c.svc.Counter.CountAll(ctx, contents)
+	if ctx.Err() != nil {
+		return c.stopped(ctx)
+	}
+	if err != nil {
+		return Result{Text: "Could not count tokens: " + err.Error(), IsError: true}
+	}
+	c.overhead = c.svc.Counter.CountString(files.Layout(headersOnly(g.Files), c.req.Query))
+	rep := c.report()
+	if len(g.Files) == 0 {
+		return Result{Text: "No files matched. " + rep.Text() + noMatchHint(c.req), IsError: true, Structured: rep}
+	}
+	if c.req.DryRun {
+		return Result{Text: "Dry run (nothing sent to a model).\n" + rep.Text(), Structured: rep}
+	}
+	return Result{
+		Text:    "No model call is implemented yet in this build: only dry runs work. Call again with dry_run: true to gather and count.\n" + rep.Text(),
+		IsError: true, Structured: rep,
+	}
+}
+
+// report sizes what the call has gathered and counted so far.
+func (c *call) report() *Report {
+	rep := buildReport(c.req, c.gathered, c.counts, c.overhead)
+	rep.Counting = tokens.Label(c.req.Model.ID)
+	if w, ok := models.KnownWindow(c.req.Model.ID); ok && c.req.Model.ID != "" {
+		rep.setWindow(w, c.gathered, c.counts)
+	}
+	return rep
+}
+
+// stopped explains a call whose context ended: its own deadline, or the client cancelling.
+func (c *call) stopped(ctx context.Context) Result {
+	rep := c.report()
+	secs := formatWhole(c.req.Timeout)
+	if errors.Is(context.Cause(ctx), ErrCallTimeout) {
+		var b strings.Builder
+		fmt.Fprintf(&b, "Request timed out after %s while %s.\n", secs, c.phase)
+		if c.gathered == nil {
+			b.WriteString("Nothing had been gathered yet.\n")
+		} else {
+			b.WriteString("Collected so far: ")
+			b.WriteString(rep.Text())
+		}
+		b.WriteString(shrinkAdvice(c.req, rep))
+		return Result{Text: b.String(), IsError: true, Structured: rep}
+	}
+	return Result{Text: fmt.Sprintf("Cancelled by the client while %s after %s.", c.phase, time.Since(c.start).Round(time.Millisecond)), IsError: true}
+}
+
+// shrinkAdvice says how to make a request that timed out smaller or give it more time.
+func shrinkAdvice(req Request, rep *Report) string {
+	var b strings.Builder
+	b.WriteString("To finish in time: ")
+	var tips []string
+	if len(rep.LargestDirs) > 0 {
+		tips = append(tips, fmt.Sprintf("exclude the largest directories (e.g. exclude_pattern %q)", rep.LargestDirs[0].Path+"**"))
+	}
+	tips = append(tips, "narrow pattern to the files the question is about")
+	if req.Timeout < consult.MaxTimeout {
+		tips = append(tips, fmt.Sprintf("or raise timeout (now %s, at most %s)", formatWhole(req.Timeout), formatWhole(consult.MaxTimeout)))
+	}
+	b.WriteString(strings.Join(tips, ", "))
+	b.WriteString(".\n")
+	return b.String()
+}
+
+func noMatchHint(req Request) string {
+	return fmt.Sprintf("Check that pattern %q is relative to path (e.g. \"**/*.go\" for every Go file, \"src/**/*.{ts,tsx}\"), and that the files are not listed in .gitignore.", req.Pattern)
+}
+
+// headersOnly returns the files without their contents, so the prompt layout of it is the
+// per-file headers plus the query: the tokens a request adds to the files themselves.
+func headersOnly(fs []files.File) []files.File {
+	out := make([]files.File, len(fs))
+	for i, f := range fs {
+		out[i] = files.File{Path: f.Path, Size: f.Size}
+	}
+	return out
+}
+
+// formatWhole prints a duration in seconds the way a person says it: "22 seconds", "1.5 seconds".
+func formatWhole(d time.Duration) string {
+	s := d.Seconds()
+	if s == 1 {
+		return "1 second"
+	}
+	return fmt.Sprintf("%g seconds", s)
+}

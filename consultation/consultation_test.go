@@ -1,0 +1,246 @@
+package consultation
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	consult "github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/files"
+	"github.com/consultmcp/consult/tokens"
+)
+
+var counter = tokens.NewCounter()
+
+// writeTree creates files (path -> content) under a new temporary directory.
+func writeTree(t *testing.T, tree map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for p, content := range tree {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func sampleTree(t *testing.T) string {
+	t.Helper()
+	return writeTree(t, map[string]string{
+		"main.go":               "package main\n\nfunc main() { println(\"hello\") }\n",
+		"internal/big/big.go":   "package big\n\n" + strings.Repeat("// a comment line that adds tokens\n", 200),
+		"internal/small/s.go":   "package small\n",
+		"README.md":             "# sample\n",
+		".gitignore":            "generated/\n",
+		"generated/gen.go":      "package generated\n",
+		"node_modules/x/x.go":   "package x\n",
+		"go.sum":                "example.com/x v1.0.0 h1:abc=\n",
+		".env":                  "TOKEN=secret\n",
+		"internal/bin/blob.go":  "pack\x00age\n",
+		"internal/small/s2.txt": "not go\n",
+	})
+}
+
+// countingGather wraps files.Gather and counts its calls.
+func countingGather(n *atomic.Int32) func(context.Context, files.Options) (*files.Gathered, error) {
+	return func(ctx context.Context, o files.Options) (*files.Gathered, error) {
+		n.Add(1)
+		return files.Gather(ctx, o)
+	}
+}
+
+func TestDryRunReport(t *testing.T) {
+	dir := sampleTree(t)
+	svc := &Service{Counter: counter}
+	res := svc.Consult(context.Background(), map[string]any{
+		"path": dir, "pattern": "**/*.go", "query": "What is here?", "dry_run": true, "model": "gpt-4.1",
+	})
+	if res.IsError {
+		t.Fatalf("dry run failed: %s", res.Text)
+	}
+	rep, ok := res.Structured.(*Report)
+	if !ok {
+		t.Fatalf("structured = %T, want *Report", res.Structured)
+	}
+	if rep.Files != 3 {
+		t.Errorf("files = %d, want 3 (main.go, big.go, s.go): %s", rep.Files, res.Text)
+	}
+	want := counter.Count([]byte("package main\n\nfunc main() { println(\"hello\") }\n")) +
+		counter.Count([]byte("package big\n\n"+strings.Repeat("// a comment line that adds tokens\n", 200))) +
+		counter.Count([]byte("package small\n"))
+	if rep.Tokens != want {
+		t.Errorf("tokens = %d, want %d (sum of exact counts)", rep.Tokens, want)
+	}
+	if rep.PromptTokens <= rep.Tokens {
+		t.Errorf("prompt tokens %d should exceed file tokens %d (headers and query)", rep.PromptTokens, rep.Tokens)
+	}
+	if len(rep.LargestFiles) == 0 || rep.LargestFiles[0].Path != "internal/big/big.go" {
+		t.Errorf("largest file = %+v, want internal/big/big.go first", rep.LargestFiles)
+	}
+	if rep.ContextWindow != 1_047_576 || rep.Fits == nil || !*rep.Fits {
+		t.Errorf("window = %d fits = %v, want 1,047,576 and fits", rep.ContextWindow, rep.Fits)
+	}
+	if !strings.Contains(rep.Counting, "exact") {
+		t.Errorf("counting label %q should say exact for gpt-4.1", rep.Counting)
+	}
+	reasons := map[string]int{}
+	for _, s := range rep.Skipped {
+		reasons[s.Reason] = s.Count
+	}
+	if len(reasons) < 3 {
+		t.Errorf("skipped reasons = %v: want at least ignored, default-excluded and binary", reasons)
+	}
+	for _, frag := range []string{"Dry run", "3 files", "Largest files", "internal/big/big.go", "Left out", "fits"} {
+		if !strings.Contains(res.Text, frag) {
+			t.Errorf("report text lacks %q:\n%s", frag, res.Text)
+		}
+	}
+}
+
+func TestDryRunTooLargeSuggestsExclude(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"a/huge.txt":  strings.Repeat("alpha beta gamma delta ", 30000),
+		"b/small.txt": "small file\n",
+	})
+	svc := &Service{Counter: counter}
+	res := svc.Consult(context.Background(), map[string]any{
+		"path": dir, "pattern": "**/*.txt", "query": "q", "dry_run": true, "model": "gpt-4o",
+	})
+	rep := res.Structured.(*Report)
+	if rep.Fits == nil || *rep.Fits {
+		t.Fatalf("fits = %v, want false for %d tokens in a 128k window", rep.Fits, rep.PromptTokens)
+	}
+	if rep.Shrink != "a/**" && rep.Shrink != "a/huge.txt" {
+		t.Errorf("suggested exclude = %q, want the huge directory or file", rep.Shrink)
+	}
+	if !strings.Contains(res.Text, "does NOT fit") || !strings.Contains(res.Text, rep.Shrink) {
+		t.Errorf("text should say it does not fit and suggest %q:\n%s", rep.Shrink, res.Text)
+	}
+}
+
+func TestNoMatchIsError(t *testing.T) {
+	dir := sampleTree(t)
+	svc := &Service{Counter: counter}
+	res := svc.Consult(context.Background(), map[string]any{"path": dir, "pattern": "**/*.rs", "query": "q", "dry_run": true})
+	if !res.IsError || !strings.Contains(res.Text, "No files matched") {
+		t.Errorf("want a no-match error, got error=%v %q", res.IsError, res.Text)
+	}
+}
+
+func TestNotImplementedWithoutDryRun(t *testing.T) {
+	dir := sampleTree(t)
+	svc := &Service{Counter: counter}
+	res := svc.Consult(context.Background(), map[string]any{"path": dir, "pattern": "**/*.go", "query": "q"})
+	if !res.IsError || !strings.Contains(res.Text, "No model call is implemented yet") {
+		t.Errorf("want a plain not-implemented error, got error=%v %q", res.IsError, res.Text)
+	}
+}
+
+func TestBadArgumentsReadNothing(t *testing.T) {
+	dir := sampleTree(t)
+	var calls atomic.Int32
+	svc := &Service{Counter: counter, gather: countingGather(&calls)}
+	for _, args := range []map[string]any{
+		{"path": dir, "pattern": "**/*.go", "query": "q", "timeout": 0.0},
+		{"path": dir, "pattern": "../**", "query": "q"},
+		{"path": "relative", "pattern": "**", "query": "q"},
+		{"path": dir, "pattern": "**", "query": ""},
+	} {
+		res := svc.Consult(context.Background(), args)
+		if !res.IsError {
+			t.Errorf("args %v: want an error result, got %q", args, res.Text)
+		}
+	}
+	if n := calls.Load(); n != 0 {
+		t.Errorf("gather ran %d times for invalid arguments, want 0", n)
+	}
+}
+
+func TestCancelledBeforeStartDoesNothing(t *testing.T) {
+	dir := sampleTree(t)
+	var calls atomic.Int32
+	svc := &Service{Counter: counter, gather: countingGather(&calls)}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res := svc.Consult(ctx, map[string]any{"path": dir, "pattern": "**/*.go", "query": "q", "dry_run": true})
+	if !res.IsError || !strings.Contains(res.Text, "Cancelled") {
+		t.Errorf("want a cancelled result, got %q", res.Text)
+	}
+	if calls.Load() != 0 {
+		t.Error("gather ran for a call cancelled before it started")
+	}
+}
+
+func TestTimeoutWhileGathering(t *testing.T) {
+	dir := sampleTree(t)
+	synctest.Test(t, func(t *testing.T) {
+		svc := &Service{Counter: counter, gather: func(ctx context.Context, o files.Options) (*files.Gathered, error) {
+			g := &files.Gathered{Files: []files.File{
+				{Path: "internal/big/big.go", Size: 1000, Content: []byte("package big")},
+				{Path: "main.go", Size: 10, Content: []byte("package main")},
+			}, Bytes: 1010}
+			<-ctx.Done() // a tree so slow to walk that the deadline passes first
+			return g, ctx.Err()
+		}}
+		start := time.Now()
+		res := svc.Consult(context.Background(), map[string]any{"path": dir, "pattern": "**/*.go", "query": "q", "timeout": 3.0})
+		if got := time.Since(start); got != 3*time.Second {
+			t.Errorf("returned after %v, want exactly the 3 s deadline", got)
+		}
+		for _, frag := range []string{"Request timed out after 3 seconds", "while gathering files", "2 files", "1010 B", "tokens not counted yet", "internal/big/big.go", "raise timeout"} {
+			if !strings.Contains(res.Text, frag) {
+				t.Errorf("timeout text lacks %q:\n%s", frag, res.Text)
+			}
+		}
+		if !res.IsError {
+			t.Error("a timeout must be an error result")
+		}
+	})
+}
+
+func TestTimeoutWarningInResult(t *testing.T) {
+	dir := sampleTree(t)
+	svc := &Service{Counter: counter}
+	res := svc.Consult(context.Background(), map[string]any{"path": dir, "pattern": "**/*.go", "query": "q", "dry_run": true, "timeout": 120.0})
+	if res.IsError {
+		t.Fatal(res.Text)
+	}
+	if !strings.Contains(res.Text, "Warning: timeout 120 s accepted") {
+		t.Errorf("result lacks the long-timeout warning:\n%s", res.Text)
+	}
+}
+
+func TestDefaultTimeoutUsed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		svc := &Service{Counter: counter, DefaultTimeout: 7 * time.Second, gather: func(ctx context.Context, o files.Options) (*files.Gathered, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}}
+		start := time.Now()
+		res := svc.Consult(context.Background(), map[string]any{"path": t.TempDir(), "pattern": "**", "query": "q"})
+		if got := time.Since(start); got != 7*time.Second {
+			t.Errorf("deadline after %v, want the service default 7s", got)
+		}
+		if !strings.Contains(res.Text, "Request timed out after 7 seconds") || !strings.Contains(res.Text, "Nothing had been gathered yet") {
+			t.Errorf("unexpected text:\n%s", res.Text)
+		}
+	})
+}
+
+func TestBytesInReport(t *testing.T) {
+	dir := writeTree(t, map[string]string{"a.txt": strings.Repeat("x", 2048)})
+	res := (&Service{Counter: counter}).Consult(context.Background(), map[string]any{"path": dir, "pattern": "*.txt", "query": "q", "dry_run": true})
+	rep := res.Structured.(*Report)
+	if rep.Bytes != consult.Bytes(2048) || !strings.Contains(res.Text, "2.0 KiB") {
+		t.Errorf("bytes = %d, text:\n%s", rep.Bytes, res.Text)
+	}
+}

@@ -1,0 +1,279 @@
+package consultation
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	consult "github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/files"
+)
+
+// Entry is one file or directory in a size report.
+type Entry struct {
+	// Path is relative to the consulted directory; directories end in "/".
+	Path string `json:"path"`
+	// Files is the number of gathered files under a directory (absent for a file).
+	Files int `json:"files,omitempty"`
+	// Bytes and Tokens are the sizes of the entry.
+	Bytes  consult.Bytes  `json:"bytes"`
+	Tokens consult.Tokens `json:"tokens"`
+}
+
+// Skipped is one reason files were left out, with how many and a few examples.
+type Skipped struct {
+	Reason   string   `json:"reason"`
+	Count    int      `json:"count"`
+	Examples []string `json:"examples"`
+}
+
+// Report says what a consultation gathered and how big it is. It is the body of a dry run,
+// and of every failure that depends on size (timeouts, a request over the context window).
+type Report struct {
+	Path    string `json:"path"`
+	Pattern string `json:"pattern"`
+	Exclude string `json:"exclude_pattern,omitempty"`
+	Model   string `json:"model,omitempty"`
+	// Files, Bytes and Tokens cover the gathered files' contents.
+	Files  int            `json:"files"`
+	Bytes  consult.Bytes  `json:"bytes"`
+	Tokens consult.Tokens `json:"tokens"`
+	// PromptTokens adds the per-file headers and the query: what the model is sent.
+	PromptTokens consult.Tokens `json:"prompt_tokens"`
+	// Counting says how tokens were counted and whether that is exact for Model.
+	Counting string `json:"token_counting"`
+	// ContextWindow is the model's context size, when known.
+	ContextWindow consult.Tokens `json:"context_window,omitempty"`
+	// Fits says whether PromptTokens plus room for the answer fits ContextWindow (nil: unknown).
+	Fits         *bool     `json:"fits,omitempty"`
+	LargestFiles []Entry   `json:"largest_files"`
+	LargestDirs  []Entry   `json:"largest_directories"`
+	Skipped      []Skipped `json:"skipped"`
+	// Shrink is an exclude_pattern that would bring the request down to the target size,
+	// when one is needed; empty otherwise.
+	Shrink string `json:"suggested_exclude_pattern,omitempty"`
+	// Counted is false when counting did not finish (tokens are then partial).
+	Counted bool `json:"counted"`
+}
+
+// buildReport sizes the gathered files. tokens[i] belongs to g.Files[i]; it may be shorter
+// than g.Files when counting stopped early, and then Counted is false.
+func buildReport(req Request, g *files.Gathered, tok []consult.Tokens, overhead consult.Tokens) *Report {
+	r := &Report{
+		Path: req.Path, Pattern: req.Pattern, Exclude: req.Exclude, Model: req.Model.ID,
+		LargestFiles: []Entry{}, LargestDirs: []Entry{}, Skipped: []Skipped{},
+	}
+	if g == nil {
+		return r
+	}
+	r.Files, r.Bytes = len(g.Files), g.Bytes
+	r.Counted = len(tok) == len(g.Files)
+	for _, s := range g.Skipped {
+		r.Skipped = append(r.Skipped, Skipped{Reason: s.Reason.String(), Count: s.Count, Examples: s.Examples})
+	}
+	entries := make([]Entry, len(g.Files))
+	dirs := map[string]*Entry{}
+	for i, f := range g.Files {
+		var t consult.Tokens
+		if i < len(tok) {
+			t = tok[i]
+		}
+		r.Tokens += t
+		entries[i] = Entry{Path: f.Path, Bytes: f.Size, Tokens: t}
+		for d := path.Dir(f.Path); d != "."; d = path.Dir(d) {
+			e := dirs[d]
+			if e == nil {
+				e = &Entry{Path: d + "/"}
+				dirs[d] = e
+			}
+			e.Files++
+			e.Bytes += f.Size
+			e.Tokens += t
+		}
+	}
+	r.PromptTokens = r.Tokens + overhead
+	r.LargestFiles = top(entries, consult.ReportTop)
+	dirList := make([]Entry, 0, len(dirs))
+	for _, e := range dirs {
+		if e.Files < r.Files || len(dirs) == 1 { // a directory holding everything says nothing
+			dirList = append(dirList, *e)
+		}
+	}
+	r.LargestDirs = top(dirList, consult.ReportTop)
+	return r
+}
+
+// top returns the n largest entries by tokens (then bytes, then path), largest first.
+func top(list []Entry, n int) []Entry {
+	sorted := append([]Entry(nil), list...)
+	sort.Slice(sorted, func(i, j int) bool {
+		a, b := sorted[i], sorted[j]
+		if a.Tokens != b.Tokens {
+			return a.Tokens > b.Tokens
+		}
+		if a.Bytes != b.Bytes {
+			return a.Bytes > b.Bytes
+		}
+		return a.Path < b.Path
+	})
+	if len(sorted) > n {
+		sorted = sorted[:n]
+	}
+	return sorted
+}
+
+// setWindow records the model's context window and whether the request fits it, and
+// suggests an exclude pattern when it does not.
+func (r *Report) setWindow(window consult.Tokens, g *files.Gathered, tok []consult.Tokens) {
+	if window <= 0 {
+		return
+	}
+	r.ContextWindow = window
+	fits := r.PromptTokens+consult.AnswerReserve <= window
+	r.Fits = &fits
+	if !fits && r.Counted {
+		r.Shrink = shrinkPattern(r.Exclude, g, tok, r.PromptTokens+consult.AnswerReserve-window)
+	}
+}
+
+// shrinkPattern picks the largest directories and files whose removal saves at least need
+// tokens, never the whole tree, and returns them as one exclude_pattern (merged with the
+// caller's own exclude). It returns "" when need is not positive.
+func shrinkPattern(existing string, g *files.Gathered, tok []consult.Tokens, need consult.Tokens) string {
+	if need <= 0 || g == nil || len(tok) != len(g.Files) {
+		return ""
+	}
+	var total consult.Tokens
+	var cands []Entry
+	dirs := map[string]*Entry{}
+	for i, f := range g.Files {
+		total += tok[i]
+		cands = append(cands, Entry{Path: f.Path, Tokens: tok[i], Bytes: f.Size})
+		for d := path.Dir(f.Path); d != "."; d = path.Dir(d) {
+			e := dirs[d]
+			if e == nil {
+				e = &Entry{Path: d + "/"}
+				dirs[d] = e
+			}
+			e.Files++
+			e.Tokens += tok[i]
+		}
+	}
+	for _, e := range dirs {
+		if e.Tokens < total {
+			cands = append(cands, *e)
+		}
+	}
+	cands = top(cands, len(cands))
+	var picked []string
+	var saved consult.Tokens
+	for _, c := range cands {
+		if saved >= need {
+			break
+		}
+		if saved+c.Tokens >= total || overlaps(picked, c.Path) {
+			continue
+		}
+		picked = append(picked, c.Path)
+		saved += c.Tokens
+	}
+	if len(picked) == 0 || saved < need {
+		return ""
+	}
+	globs := make([]string, 0, len(picked)+1)
+	if existing != "" {
+		globs = append(globs, existing)
+	}
+	for _, p := range picked {
+		if strings.HasSuffix(p, "/") {
+			p += "**"
+		}
+		globs = append(globs, p)
+	}
+	if len(globs) == 1 {
+		return globs[0]
+	}
+	return "{" + strings.Join(globs, ",") + "}"
+}
+
+// overlaps reports whether p is inside, or contains, one of the picked paths.
+func overlaps(picked []string, p string) bool {
+	for _, q := range picked {
+		if strings.HasPrefix(p, q) && strings.HasSuffix(q, "/") || strings.HasPrefix(q, p) && strings.HasSuffix(p, "/") {
+			return true
+		}
+	}
+	return false
+}
+
+// Text renders the report for a person or a calling agent to read.
+func (r *Report) Text() string {
+	var b strings.Builder
+	r.write(&b)
+	return b.String()
+}
+
+func (r *Report) write(b *strings.Builder) {
+	tokens := r.PromptTokens.String() + " tokens"
+	switch {
+	case !r.Counted && r.Tokens == 0:
+		tokens = "tokens not counted yet"
+	case !r.Counted:
+		tokens = "at least " + tokens + " (counting did not finish)"
+	}
+	fmt.Fprintf(b, "Gathered %s %s from %s matching %q", consult.Thousands(int64(r.Files)), plural(r.Files, "file", "files"), r.Path, r.Pattern)
+	if r.Exclude != "" {
+		fmt.Fprintf(b, " excluding %q", r.Exclude)
+	}
+	fmt.Fprintf(b, ": %s, %s with headers and query; token count %s.\n", r.Bytes, tokens, r.Counting)
+	switch {
+	case r.ContextWindow > 0 && r.Fits != nil && *r.Fits:
+		fmt.Fprintf(b, "Model %s: context window %s tokens; this request uses %d%% of it and fits with room for the answer.\n",
+			r.Model, r.ContextWindow, percent(r.PromptTokens, r.ContextWindow))
+	case r.ContextWindow > 0 && r.Fits != nil:
+		fmt.Fprintf(b, "Model %s: context window %s tokens; this request needs %s plus about %s for the answer, so it does NOT fit.\n",
+			r.Model, r.ContextWindow, r.PromptTokens, consult.AnswerReserve)
+	case r.Model != "":
+		fmt.Fprintf(b, "Model %s: context window unknown; the request is sent as is.\n", r.Model)
+	}
+	if len(r.LargestFiles) > 0 && r.Files > 1 {
+		b.WriteString("Largest files:\n")
+		for _, e := range r.LargestFiles {
+			fmt.Fprintf(b, "  %10s tokens  %9s  %s\n", e.Tokens, e.Bytes, e.Path)
+		}
+	}
+	if len(r.LargestDirs) > 0 {
+		b.WriteString("Largest directories:\n")
+		for _, e := range r.LargestDirs {
+			fmt.Fprintf(b, "  %10s tokens  %9s  %s (%s %s)\n", e.Tokens, e.Bytes, e.Path, consult.Thousands(int64(e.Files)), plural(e.Files, "file", "files"))
+		}
+	}
+	if len(r.Skipped) > 0 {
+		b.WriteString("Left out:\n")
+		for _, s := range r.Skipped {
+			fmt.Fprintf(b, "  %s: %s", s.Reason, consult.Thousands(int64(s.Count)))
+			if len(s.Examples) > 0 {
+				fmt.Fprintf(b, " (e.g. %s)", strings.Join(s.Examples, ", "))
+			}
+			b.WriteByte('\n')
+		}
+	}
+	if r.Shrink != "" {
+		fmt.Fprintf(b, "To fit, pass exclude_pattern %q, or narrow pattern to the directories the question is about.\n", r.Shrink)
+	}
+}
+
+func percent(part, whole consult.Tokens) int64 {
+	if whole <= 0 {
+		return 0
+	}
+	return int64((part*100 + whole - 1) / whole)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

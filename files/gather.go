@@ -1,0 +1,500 @@
+package files
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/consultmcp/consult"
+)
+
+// Options says what to gather.
+type Options struct {
+	// Root is the absolute directory to gather from; the caller has checked that it exists.
+	Root string
+	// Pattern is a doublestar glob relative to Root, slash-separated, braces allowed:
+	// "**/*.{go,md}". A leading "./" is ignored; a trailing "/" means everything below
+	// ("src/" is "src/**").
+	Pattern string
+	// Exclude is an optional doublestar glob, relative to Root, of files to leave out.
+	Exclude string
+	// MaxFileBytes is the per-file cap; 0 means consult.MaxFileBytes.
+	MaxFileBytes consult.Bytes
+	// MaxTotalBytes is the cap on all gathered bytes; 0 means consult.MaxTotalBytes.
+	MaxTotalBytes consult.Bytes
+	// MaxFiles is the cap on the number of gathered files; 0 means consult.MaxFiles.
+	MaxFiles int
+}
+
+// File is one gathered file.
+type File struct {
+	// Path is slash-separated and relative to Root.
+	Path string
+	// Size is len(Content).
+	Size consult.Bytes
+	// Content is the whole file.
+	Content []byte
+}
+
+// Gathered is the result of Gather.
+type Gathered struct {
+	// Files are the gathered files, sorted by Path (byte order).
+	Files []File
+	// Bytes is the sum of the sizes of Files.
+	Bytes consult.Bytes
+	// Skipped lists, in Reason order, the reasons something matching the pattern was left
+	// out, with counts and examples; reasons with nothing left out are absent.
+	Skipped []Skip
+}
+
+// window is how many files may be in flight between the walk and the in-order consumer. It
+// bounds memory beyond the kept files to window × the per-file cap, and is wide enough that
+// one slow file does not idle the readers.
+const window = 32
+
+// Gather walks opt.Root and returns the files matching opt.Pattern, with what was skipped
+// and why. A bad pattern gives an error wrapping ErrBadPattern. Problems with single files
+// or directories (permissions, links) are skips, not errors; only an unusable Root or the
+// end of ctx stop the walk, and ctx's end gives an error wrapping ctx.Err().
+func Gather(ctx context.Context, opt Options) (*Gathered, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("gathering files: %w", err)
+	}
+	if err := CheckPattern(opt.Pattern); err != nil {
+		return nil, err
+	}
+	g := &gatherer{
+		ctx:      ctx,
+		pattern:  compileGlob(normalize(opt.Pattern)),
+		maxFile:  int64(cmp.Or(max(opt.MaxFileBytes, 0), consult.MaxFileBytes)),
+		maxTotal: int64(cmp.Or(max(opt.MaxTotalBytes, 0), consult.MaxTotalBytes)),
+		maxFiles: cmp.Or(max(opt.MaxFiles, 0), consult.MaxFiles),
+	}
+	if opt.Exclude != "" {
+		if err := CheckExclude(opt.Exclude); err != nil {
+			return nil, err
+		}
+		g.exclude = compileGlob(normalize(opt.Exclude))
+	}
+	root, err := filepath.Abs(opt.Root)
+	if err == nil {
+		root, err = filepath.EvalSymlinks(root)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("gathering files: %w", err)
+	}
+	if fi, err := os.Stat(root); err != nil {
+		return nil, fmt.Errorf("gathering files: %w", err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("gathering files: %s is not a directory", opt.Root)
+	}
+	g.root = root
+	g.rootSlash = root
+	if !strings.HasSuffix(root, string(filepath.Separator)) {
+		g.rootSlash += string(filepath.Separator)
+	}
+	return g.run()
+}
+
+type gatherer struct {
+	ctx              context.Context
+	root, rootSlash  string // real path of Root, and with a trailing separator
+	pattern, exclude *glob  // exclude is nil when there is none
+	maxFile          int64
+	maxTotal         int64
+	maxFiles         int
+
+	// Owned by the walk.
+	prefix    string // Root relative to the top of its work tree, "" if it is the top or in none
+	walkSkips skipCounter
+	seq       int
+	jobs      chan job
+	tokens    chan struct{} // one per file in flight; the consumer releases them in order
+
+	capped atomic.Bool // set by the consumer once a cap is reached: readers stop reading
+}
+
+type job struct {
+	seq       int
+	rel, path string // path relative to Root; absolute path to read
+}
+
+type result struct {
+	seq     int
+	rel     string
+	content []byte
+	reason  Reason
+	dropped bool // not read: cancelled or over a cap
+}
+
+func (g *gatherer) run() (*Gathered, error) {
+	g.jobs = make(chan job, window)
+	g.tokens = make(chan struct{}, window)
+	results := make(chan result, window)
+
+	var walkErr error
+	walked := make(chan struct{})
+	go func() {
+		defer close(walked)
+		defer close(g.jobs)
+		walkErr = g.walk()
+	}()
+
+	var wg sync.WaitGroup
+	for range readers() {
+		wg.Go(func() { g.read(results) })
+	}
+	go func() {
+		wg.Wait()
+		close(results)
+	}()
+
+	// Take the results in walk order, which is path order.
+	var (
+		out     Gathered
+		skips   skipCounter
+		ring    [window]result
+		ready   [window]bool
+		next    int
+		reached bool
+	)
+	for r := range results {
+		ring[r.seq%window], ready[r.seq%window] = r, true
+		for ready[next%window] {
+			r := ring[next%window]
+			ring[next%window], ready[next%window] = result{}, false
+			next++
+			<-g.tokens
+			switch {
+			case reached || r.dropped:
+				// Past a cap (or cancelled: the result is discarded below).
+				skips.add(OverTotal, r.rel)
+			case r.reason != 0:
+				skips.add(r.reason, r.rel)
+			case len(out.Files) >= g.maxFiles || int64(out.Bytes)+int64(len(r.content)) > g.maxTotal:
+				reached = true
+				g.capped.Store(true)
+				skips.add(OverTotal, r.rel)
+			default:
+				out.Files = append(out.Files, File{Path: r.rel, Size: consult.Bytes(len(r.content)), Content: r.content})
+				out.Bytes += consult.Bytes(len(r.content))
+			}
+		}
+	}
+	<-walked
+	if err := g.ctx.Err(); err != nil {
+		return nil, fmt.Errorf("gathering files: %w", err)
+	}
+	if walkErr != nil {
+		return nil, fmt.Errorf("gathering files: %w", walkErr)
+	}
+	skips.merge(&g.walkSkips)
+	out.Skipped = skips.list()
+	return &out, nil
+}
+
+// readers is the size of the reading pool: reads from the page cache are CPU-bound, reads
+// from a disk wait, so a few more readers than CPUs.
+func readers() int { return min(max(2*runtime.GOMAXPROCS(0), 4), 16) }
+
+// read reads and classifies the files of the jobs until they run out.
+func (g *gatherer) read(results chan<- result) {
+	for j := range g.jobs {
+		r := result{seq: j.seq, rel: j.rel}
+		if g.ctx.Err() != nil || g.capped.Load() {
+			r.dropped = true
+		} else {
+			r.content, r.reason = readFile(j.path, g.maxFile)
+			if r.reason == 0 {
+				sniff := r.content[:min(len(r.content), consult.SniffBytes)]
+				switch {
+				case isBinary(sniff):
+					r.reason = Binary
+				case hasPrivateKey(sniff):
+					r.reason = Secret
+				}
+			}
+			if r.reason != 0 {
+				r.content = nil
+			}
+		}
+		results <- r
+	}
+}
+
+// errStop ends the walk early; it is never returned to the caller (the cause is ctx's).
+var errStop = errors.New("walk stopped")
+
+// walk lists the directories from the pattern's base down, sending each candidate file to
+// the readers in path order.
+func (g *gatherer) walk() error {
+	rules, prefix := outerRules(g.root)
+	g.prefix = prefix
+	dir, rel := g.root, ""
+	var comps []string
+	// Descend through the literal base of the pattern ("src/pkg" for "src/pkg/**/*.go"): it
+	// is named explicitly, so it is entered even if default-excluded, but not if ignored,
+	// excluded, missing or a symbolic link.
+	for _, name := range splitBase(g.pattern.raw) {
+		if err := g.ctx.Err(); err != nil {
+			return err
+		}
+		if dir != g.root {
+			rules = rules.with(readInfoExclude(dir, g.full(rel)))
+		}
+		rules = rules.with(readIgnoreFiles(dir, g.full(rel), true, true))
+		childRel, child := joinRel(rel, name), joinAbs(dir, name)
+		fi, err := os.Lstat(child)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil
+		case err != nil:
+			g.walkSkips.add(Unreadable, childRel+"/")
+			return nil
+		case fi.Mode()&fs.ModeSymlink != 0:
+			if target, err := filepath.EvalSymlinks(child); err == nil && !g.inside(target) {
+				g.walkSkips.add(Outside, childRel+"/")
+			}
+			return nil // symbolic links to directories are not followed
+		case !fi.IsDir():
+			return nil
+		case len(rules) > 0 && rules.excluded(g.full(childRel), name, true):
+			g.walkSkips.add(Ignored, childRel+"/")
+			return nil
+		case g.exclude != nil && g.exclude.coversSubtree(childRel):
+			g.walkSkips.add(ExcludedByPattern, childRel+"/")
+			return nil
+		}
+		dir, rel, comps = child, childRel, append(comps, name)
+	}
+	err := g.walkDir(dir, rel, comps, rules, true)
+	if errors.Is(err, errStop) {
+		return g.ctx.Err()
+	}
+	return err
+}
+
+// full returns the path of rel (relative to Root) relative to the top of the work tree.
+func (g *gatherer) full(rel string) string {
+	switch {
+	case g.prefix == "":
+		return rel
+	case rel == "":
+		return g.prefix
+	}
+	return g.prefix + "/" + rel
+}
+
+func (g *gatherer) inside(path string) bool {
+	return path == g.root || strings.HasPrefix(path, g.rootSlash)
+}
+
+// walkDir walks the directory dir, whose path relative to Root is rel and whose segments are
+// comps, under rules. named says the pattern names it, which overrides default exclusion.
+func (g *gatherer) walkDir(dir, rel string, comps []string, rules ignoreRules, named bool) error {
+	if g.ctx.Err() != nil {
+		return errStop
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		g.walkSkips.add(Unreadable, dirLabel(rel))
+		return nil
+	}
+	ents, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil && len(ents) == 0 {
+		g.walkSkips.add(Unreadable, dirLabel(rel))
+		return nil
+	}
+
+	var markers map[string]bool
+	for _, e := range ents {
+		if name := e.Name(); markerNames[name] {
+			if markers == nil {
+				markers = map[string]bool{}
+			}
+			markers[name] = true
+		}
+	}
+	if !named && (markers["pyvenv.cfg"] || markers["conda-meta"]) {
+		g.walkSkips.add(DefaultExcluded, dirLabel(rel))
+		return nil
+	}
+	if markers[".git"] && dir != g.root {
+		rules = rules.with(readInfoExclude(dir, g.full(rel))) // a nested repository
+	}
+	if markers[".gitignore"] || markers[".ignore"] {
+		rules = rules.with(readIgnoreFiles(dir, g.full(rel), markers[".gitignore"], markers[".ignore"]))
+	}
+
+	// Sort as whole paths sort: a directory's name is followed by "/", so "a.txt" (0x2e)
+	// comes before everything in "a/" (0x2f). Walking in this order visits files in path order.
+	slices.SortFunc(ents, func(a, b fs.DirEntry) int {
+		return compareEntries(a.Name(), a.IsDir(), b.Name(), b.IsDir())
+	})
+
+	for i, e := range ents {
+		if i&127 == 127 && g.ctx.Err() != nil {
+			return errStop
+		}
+		name := e.Name()
+		childRel := joinRel(rel, name)
+		child := joinAbs(dir, name)
+		var err error
+		switch t := e.Type(); {
+		case t.IsDir():
+			err = g.visitDir(child, childRel, name, append(comps, name), rules, markers)
+		case t&fs.ModeSymlink != 0:
+			err = g.visitLink(child, childRel, name, append(comps, name), rules)
+		case t.IsRegular():
+			if g.pattern.match(childRel) {
+				if r := g.fileRule(childRel, name, rules); r != 0 {
+					g.walkSkips.add(r, childRel)
+				} else {
+					err = g.emit(childRel, child)
+				}
+			}
+		default: // fifo, socket, device: never opened
+			if g.pattern.match(childRel) {
+				g.walkSkips.add(cmp.Or(g.fileRule(childRel, name, rules), Unreadable), childRel)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (g *gatherer) visitDir(dir, rel, name string, comps []string, rules ignoreRules, siblings map[string]bool) error {
+	switch {
+	case !g.pattern.couldContain(comps):
+		return nil
+	case len(rules) > 0 && rules.excluded(g.full(rel), name, true):
+		g.walkSkips.add(Ignored, rel+"/")
+		return nil
+	case g.exclude != nil && g.exclude.coversSubtree(rel):
+		g.walkSkips.add(ExcludedByPattern, rel+"/")
+		return nil
+	}
+	named := g.pattern.names(name)
+	if !named && isDefaultExcludedDir(name, siblings) {
+		g.walkSkips.add(DefaultExcluded, rel+"/")
+		return nil
+	}
+	return g.walkDir(dir, rel, comps, rules, named)
+}
+
+// visitLink handles a symbolic link: one to a regular file inside Root is read under the
+// link's path; one leading out of Root is Outside; one to a directory is never followed.
+func (g *gatherer) visitLink(link, rel, name string, comps []string, rules ignoreRules) error {
+	isMatch, could := g.pattern.match(rel), g.pattern.couldContain(comps)
+	if !isMatch && !could {
+		return nil
+	}
+	// Ignore rules and exclusions see a link as a file, as git does.
+	rule := g.fileRule(rel, name, rules)
+	target, err := filepath.EvalSymlinks(link)
+	var fi fs.FileInfo
+	if err == nil {
+		fi, err = os.Stat(target)
+	}
+	switch {
+	case err == nil && fi.IsDir():
+		switch {
+		case !could:
+		case rule == Ignored || rule == ExcludedByPattern:
+			g.walkSkips.add(rule, rel+"/")
+		case !g.inside(target):
+			g.walkSkips.add(Outside, rel+"/")
+		}
+		return nil
+	case !isMatch:
+		return nil
+	case rule != 0:
+		g.walkSkips.add(rule, rel)
+	case err != nil: // dangling, looping or inaccessible
+		g.walkSkips.add(Unreadable, rel)
+	case !g.inside(target):
+		g.walkSkips.add(Outside, rel)
+	case !fi.Mode().IsRegular():
+		g.walkSkips.add(Unreadable, rel)
+	default:
+		return g.emit(rel, target)
+	}
+	return nil
+}
+
+// fileRule returns why the file at rel, called name, is left out without being read, or 0.
+func (g *gatherer) fileRule(rel, name string, rules ignoreRules) Reason {
+	switch {
+	case len(rules) > 0 && rules.excluded(g.full(rel), name, false):
+		return Ignored
+	case g.exclude != nil && g.exclude.match(rel):
+		return ExcludedByPattern
+	case name == ".git": // the .git file of a worktree or submodule
+		return DefaultExcluded
+	case isLockFile(name):
+		return LockFile
+	case isSecretName(rel, name):
+		return Secret
+	}
+	return 0
+}
+
+// emit hands a file to the readers, waiting while the window is full.
+func (g *gatherer) emit(rel, path string) error {
+	select {
+	case g.tokens <- struct{}{}:
+	case <-g.ctx.Done():
+		return errStop
+	}
+	g.jobs <- job{seq: g.seq, rel: rel, path: path} // never blocks: as many slots as tokens
+	g.seq++
+	return nil
+}
+
+// joinAbs joins an absolute directory and a name; unlike filepath.Join it does not clean.
+func joinAbs(dir, name string) string {
+	if strings.HasSuffix(dir, string(filepath.Separator)) {
+		return dir + name
+	}
+	return dir + string(filepath.Separator) + name
+}
+
+func dirLabel(rel string) string {
+	if rel == "" {
+		return "./"
+	}
+	return rel + "/"
+}
+
+// compareEntries orders directory entries as their full paths order: a directory name as
+// if followed by "/".
+func compareEntries(a string, aDir bool, b string, bDir bool) int {
+	n := min(len(a), len(b))
+	if c := strings.Compare(a[:n], b[:n]); c != 0 {
+		return c
+	}
+	return cmp.Compare(keyAt(a, n, aDir), keyAt(b, n, bDir))
+}
+
+// keyAt is the byte at i of name, "/" just past a directory's name, -1 past a file's.
+func keyAt(name string, i int, isDir bool) int {
+	switch {
+	case i < len(name):
+		return int(name[i])
+	case isDir:
+		return '/'
+	}
+	return -1
+}

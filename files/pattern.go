@@ -1,0 +1,340 @@
+package files
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/consultmcp/consult"
+)
+
+// ErrBadPattern is wrapped by every error CheckPattern, CheckExclude and Gather return for a
+// pattern they refuse. Test for it with errors.Is.
+var ErrBadPattern = errors.New("bad pattern")
+
+// maxAlternatives bounds the brace expansion of a pattern. Real patterns have a handful of
+// alternatives; a pattern that expands to more is refused rather than expanded without bound.
+const maxAlternatives = 10_000
+
+// CheckPattern validates a user-supplied `pattern` argument: it must be non-empty, at most
+// consult.MaxPatternLength bytes, a valid doublestar glob, relative, and it may not leave the
+// directory (no ".." segment in any brace alternative). The error wraps ErrBadPattern and its
+// message names the value and the rule it breaks.
+func CheckPattern(pattern string) error { return checkPattern("pattern", pattern) }
+
+// CheckExclude is CheckPattern for the `exclude_pattern` argument: same rules, and its
+// messages name exclude_pattern. The caller skips it when no exclude was given.
+func CheckExclude(exclude string) error { return checkPattern("exclude_pattern", exclude) }
+
+func badPattern(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrBadPattern, fmt.Sprintf(format, args...))
+}
+
+func checkPattern(name, p string) error {
+	switch {
+	case p == "":
+		return badPattern(`%s is empty: give a glob relative to path, such as "**/*.go"`, name)
+	case len(p) > consult.MaxPatternLength:
+		return badPattern("%s is %s bytes long: the limit is %s bytes",
+			name, consult.Thousands(int64(len(p))), consult.Thousands(consult.MaxPatternLength))
+	case !doublestar.ValidatePattern(p):
+		return badPattern("%s %q is not a valid glob: check that every [ and { is closed and that it does not end in a lone \\", name, p)
+	case isAbsolute(p):
+		return badPattern("%s %q is absolute: patterns are relative to path; drop the leading %q", name, p, absPrefix(p))
+	case strings.HasPrefix(p, "~"):
+		return badPattern(`%s %q starts with "~": patterns are relative to path and "~" is not expanded`, name, p)
+	}
+	alts, ok := expandBraces(p, maxAlternatives)
+	if !ok {
+		return badPattern("%s %q expands to more than %s brace alternatives: simplify it",
+			name, truncate(p, 80), consult.Thousands(maxAlternatives))
+	}
+	for _, a := range alts {
+		if isAbsolute(a) {
+			return badPattern("%s %q has an absolute alternative %q: patterns are relative to path", name, p, a)
+		}
+		depth, dots := 0, false
+		for _, seg := range splitSegments(a) {
+			switch seg {
+			case "..":
+				dots, depth = true, depth-1
+				if depth < 0 {
+					return badPattern(`%s %q leaves the directory: patterns are relative to path and may not use ".."`, name, p)
+				}
+			case "", ".", "**": // "**" may match no directory at all
+			default:
+				depth++
+			}
+		}
+		if dots {
+			return badPattern(`%s %q uses "..": patterns are relative to path and may not use ".."; write the path without it`, name, p)
+		}
+	}
+	return nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// isAbsolute reports a Unix absolute path, a Windows drive path ("C:\x", "C:/x", "C:x") or a
+// UNC path ("\\server\x").
+func isAbsolute(p string) bool { return absPrefix(p) != "" }
+
+func absPrefix(p string) string {
+	switch {
+	case strings.HasPrefix(p, "/"):
+		return "/"
+	case strings.HasPrefix(p, `\\`):
+		return `\\`
+	case len(p) >= 2 && p[1] == ':' && (p[0]|0x20 >= 'a' && p[0]|0x20 <= 'z'):
+		return p[:2]
+	}
+	return ""
+}
+
+// normalize removes leading "./" segments, which doublestar would otherwise try to match
+// literally against clean relative paths, and turns a trailing "/" (a directory, which
+// would match no file) into "/**".
+func normalize(p string) string {
+	for strings.HasPrefix(p, "./") {
+		p = strings.TrimLeft(p[2:], "/")
+	}
+	if strings.HasSuffix(p, "/") && !strings.HasSuffix(p, `\/`) {
+		p += "**"
+	}
+	return cmpOr(p, "**")
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// glob is a validated doublestar pattern with the facts the walk needs precomputed.
+type glob struct {
+	raw string
+	// alts holds each brace alternative split into path segments; nil when the pattern
+	// expanded to too many alternatives, in which case every directory may hold a match.
+	alts [][]string
+	// literals are the segments of any alternative that contain no glob metacharacter,
+	// unescaped: the directory names the pattern spells out.
+	literals map[string]bool
+	// subtrees are the alternatives ending in "/**" with that suffix removed: a directory
+	// matching one of them has its whole subtree matched. all is set for a bare "**".
+	subtrees []string
+	all      bool
+}
+
+func compileGlob(p string) *glob {
+	g := &glob{raw: p, literals: map[string]bool{}}
+	alts, ok := expandBraces(p, maxAlternatives)
+	if !ok {
+		return g
+	}
+	for _, a := range alts {
+		segs := splitSegments(a)
+		g.alts = append(g.alts, segs)
+		for _, s := range segs {
+			if s != "" && !hasMeta(s) {
+				g.literals[unescape(s)] = true
+			}
+		}
+		switch {
+		case a == "**":
+			g.all = true
+		case strings.HasSuffix(a, "/**"):
+			g.subtrees = append(g.subtrees, a[:len(a)-3])
+		}
+	}
+	return g
+}
+
+// match reports whether the slash-separated relative path rel matches the whole pattern.
+func (g *glob) match(rel string) bool { return doublestar.MatchUnvalidated(g.raw, rel) }
+
+// couldContain reports whether a file somewhere below the directory whose path segments are
+// dir could match the pattern. It errs on the side of true.
+func (g *glob) couldContain(dir []string) bool {
+	if g.alts == nil {
+		return true
+	}
+	for _, segs := range g.alts {
+		if altCouldContain(segs, dir) {
+			return true
+		}
+	}
+	return false
+}
+
+func altCouldContain(segs, dir []string) bool {
+	for i, d := range dir {
+		if i >= len(segs) {
+			return false
+		}
+		s := segs[i]
+		if s == "**" {
+			return true
+		}
+		if !doublestar.MatchUnvalidated(s, d) {
+			return false
+		}
+	}
+	return len(segs) > len(dir)
+}
+
+// coversSubtree reports whether every path below directory rel matches the pattern (used for
+// the exclude pattern, to prune instead of walking).
+func (g *glob) coversSubtree(rel string) bool {
+	if g.all {
+		return true
+	}
+	for _, s := range g.subtrees {
+		if doublestar.MatchUnvalidated(s, rel) {
+			return true
+		}
+	}
+	return false
+}
+
+// names reports whether the pattern spells out name as a literal segment.
+func (g *glob) names(name string) bool { return g.literals[name] }
+
+// expandBraces returns the brace alternatives of p ("a/{b,c/d}" -> "a/b", "a/c/d"), or false
+// when there would be more than max of them. Escapes and character classes are respected.
+func expandBraces(p string, max int) ([]string, bool) {
+	var out []string
+	var rec func(s string) bool
+	rec = func(s string) bool {
+		open, end, commas := findGroup(s)
+		if open < 0 {
+			if len(out) >= max {
+				return false
+			}
+			out = append(out, s)
+			return true
+		}
+		pre, post := s[:open], s[end+1:]
+		start := open + 1
+		for _, c := range append(commas, end) {
+			if !rec(pre + s[start:c] + post) {
+				return false
+			}
+			start = c + 1
+		}
+		return true
+	}
+	ok := rec(p)
+	return out, ok
+}
+
+// findGroup finds the first top-level brace group of s: the index of "{", of its matching
+// "}", and of the commas directly inside it. open is -1 when there is none.
+func findGroup(s string) (open, end int, commas []int) {
+	open, depth := -1, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '[':
+			i = skipClass(s, i)
+		case '{':
+			if depth == 0 {
+				open = i
+			}
+			depth++
+		case ',':
+			if depth == 1 {
+				commas = append(commas, i)
+			}
+		case '}':
+			if depth == 0 {
+				continue
+			}
+			depth--
+			if depth == 0 {
+				return open, i, commas
+			}
+		}
+	}
+	return -1, -1, nil
+}
+
+// skipClass returns the index of the "]" closing the class that starts at s[i] == '['.
+func skipClass(s string, i int) int {
+	j := i + 1
+	if j < len(s) && (s[j] == '^' || s[j] == '!') {
+		j++
+	}
+	for ; j < len(s); j++ { // as doublestar reads it: "[]" is an (invalid) empty class
+		switch s[j] {
+		case '\\':
+			j++
+		case ']':
+			return j
+		}
+	}
+	return len(s)
+}
+
+// splitSegments splits a brace-free pattern at the slashes outside character classes.
+func splitSegments(p string) []string {
+	var segs []string
+	start := 0
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '\\':
+			i++
+		case '[':
+			i = skipClass(p, i)
+		case '/':
+			segs = append(segs, p[start:i])
+			start = i + 1
+		}
+	}
+	return append(segs, p[start:])
+}
+
+func hasMeta(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '*', '?', '[', '{':
+			return true
+		}
+	}
+	return false
+}
+
+func unescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// splitBase returns the literal directory prefix of p as clean path segments (none for ".").
+func splitBase(p string) []string {
+	base, _ := doublestar.SplitPattern(p)
+	base = path.Clean(base)
+	if base == "." || base == "/" {
+		return nil
+	}
+	return strings.Split(base, "/")
+}

@@ -1,0 +1,154 @@
+package files
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestIsDefaultExcludedDir(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		siblings []string
+		want     bool
+	}{
+		{".git", nil, true},
+		{"node_modules", nil, true},
+		{"vendor", nil, true},
+		{"foo.egg-info", nil, true},
+		{"build", nil, false}, // go/build
+		{"build", []string{"build.gradle.kts"}, true},
+		{"build", []string{"CMakeLists.txt"}, false},
+		{"dist", nil, false}, // cmd/dist
+		{"dist", []string{"package.json"}, true},
+		{"target", []string{"Cargo.toml"}, true},
+		{"target", []string{"go.mod"}, false},
+		{"coverage", nil, false},
+		{"coverage", []string{"package.json"}, true},
+		{"deps", []string{"mix.exs"}, true},
+		{"third_party", nil, false},
+		{".vscode", nil, false},
+		{"src", []string{"package.json"}, false},
+	} {
+		sib := map[string]bool{}
+		for _, s := range tc.siblings {
+			sib[s] = true
+		}
+		if got := isDefaultExcludedDir(tc.name, sib); got != tc.want {
+			t.Errorf("isDefaultExcludedDir(%q beside %q) = %v, want %v", tc.name, tc.siblings, got, tc.want)
+		}
+	}
+}
+
+func TestIsSecretName(t *testing.T) {
+	for path, want := range map[string]bool{
+		".env": true, "app/.env.production": true, ".env.example": false, ".env.sample": false,
+		".env.template": false, ".env.dist": false, "docker/prod.env": true, "environment.go": false,
+		"tls/server.pem": true, "server.key": true, "keyboard.go": false, "id_rsa": true,
+		"id_ed25519": true, "id_rsa.pub": false, "id_ecdsa_sk": true, ".netrc": true,
+		".npmrc": true, "credentials.json": true, "home/.aws/credentials": true,
+		"credentials": false, "aws/credentials": false, ".docker/config.json": true,
+		"config.json": false, "prod.tfvars": true, "terraform.tfstate": true,
+		"terraform.tfstate.backup": true, "main.tf": false,
+		"client_secret_42.apps.googleusercontent.com.json": true, "secrets.yaml": true,
+		"secrets.go": false,
+	} {
+		name := path[strings.LastIndexByte(path, '/')+1:]
+		if got := isSecretName(path, name); got != want {
+			t.Errorf("isSecretName(%q) = %v, want %v", path, got, want)
+		}
+	}
+}
+
+func TestIsLockFile(t *testing.T) {
+	for name, want := range map[string]bool{
+		"go.sum": true, "package-lock.json": true, "yarn.lock": true, "Cargo.lock": true,
+		"uv.lock": true, "buildscript-gradle.lockfile": true, "go.mod": false,
+		"package.json": false, "lock.go": false, "Cargo.toml": false,
+	} {
+		if got := isLockFile(name); got != want {
+			t.Errorf("isLockFile(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestHasPrivateKey(t *testing.T) {
+	body := strings.Repeat("MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\n", 3)
+	for _, tc := range []struct {
+		name, text string
+		want       bool
+	}{
+		{"pkcs8", "-----BEGIN PRIVATE KEY-----\n" + body, true},
+		{"rsa crlf", "x\r\n-----BEGIN RSA PRIVATE KEY-----\r\n" + body, true},
+		{"openssh", "-----BEGIN OPENSSH PRIVATE KEY-----\n" + body, true},
+		{"pgp", "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n" + body, true},
+		{"encrypted with headers", "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,0123456789ABCDEF\n\n" + body, true},
+		{"escaped newlines", `{"private_key": "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\n"}`, true},
+		{"indented", "var k = `\n\t-----BEGIN EC PRIVATE KEY-----\n\t" + body, true},
+		{"public key", "-----BEGIN PUBLIC KEY-----\n" + body, false},
+		{"certificate", "-----BEGIN CERTIFICATE-----\n" + body, false},
+		{"marker in code", `const h = "-----BEGIN RSA PRIVATE KEY-----"` + "\nfunc parseAVeryLongFunctionNameThatIsNotBase64AtAll() {}", false},
+		{"marker then prose", "-----BEGIN PRIVATE KEY----- is the first line of a key file, and then comes the data", false},
+		{"no closing dashes", "-----BEGIN PRIVATE KEY\n" + body, false},
+		{"short data", "-----BEGIN PRIVATE KEY-----\nabc\n-----END PRIVATE KEY-----", false},
+	} {
+		if got := hasPrivateKey([]byte(tc.text)); got != tc.want {
+			t.Errorf("%s: hasPrivateKey = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestIgnorePatterns(t *testing.T) {
+	// Unit checks of single patterns; TestMatchesGit compares whole trees with git.
+	for _, tc := range []struct {
+		line, domain, path string
+		isDir              bool
+		want               matchResult
+	}{
+		{"*.log", "", "a/b.log", false, exclude},
+		{"!*.log", "", "b.log", false, include},
+		{"/build", "", "build", true, exclude},
+		{"/build", "", "src/build", true, noMatch},
+		{"logs/", "", "logs", false, noMatch},
+		{"logs/", "", "a/logs", true, exclude},
+		{"foo/**", "", "foo", true, noMatch},
+		{"foo/**", "", "foo/x/y", false, exclude},
+		{"a/**/b/c", "", "a/b/x/b/c", false, exclude},
+		{"**/tmp", "", "x/tmp", true, exclude},
+		{"x/y", "sub", "sub/x/y", false, exclude},
+		{"x/y", "sub", "x/y", false, noMatch},
+		{"x/y", "sub", "subx/y", false, noMatch},
+		{"*.md", "sub", "sub/deep/a.md", false, exclude},
+		{"{a,b}.txt", "", "a.txt", false, noMatch},
+		{"{a,b}.txt", "", "{a,b}.txt", false, exclude},
+		{`\#x`, "", "#x", false, exclude},
+		{`\!x`, "", "!x", false, exclude},
+		{"[ab].c", "", "b.c", false, exclude},
+		{"?.c", "", "ab.c", false, noMatch},
+		{`\{x}`, "", "{x}", false, exclude},
+		{"a/{b}/c", "", "a/{b}/c", false, exclude},
+		{"/a/**", "", "a", true, noMatch},
+		{"/a/**/", "", "a/b", false, noMatch},
+		{"/a/**/", "", "a/b", true, exclude},
+	} {
+		ps := parseIgnore([]byte(tc.line), tc.domain)
+		if len(ps) != 1 {
+			t.Fatalf("%q: %d patterns", tc.line, len(ps))
+		}
+		name := tc.path[strings.LastIndexByte(tc.path, '/')+1:]
+		if got := ps[0].match(tc.path, name, tc.isDir); got != tc.want {
+			t.Errorf("%q in %q on %q (dir %v) = %v, want %v", tc.line, tc.domain, tc.path, tc.isDir, got, tc.want)
+		}
+	}
+}
+
+func TestParseIgnoreLines(t *testing.T) {
+	data := "# comment\n\n   \nspace\\ \ntrail   \r\n!\n/\nok\n"
+	ps := parseIgnore([]byte(data), "")
+	var got []string
+	for _, p := range ps {
+		got = append(got, p.glob)
+	}
+	if want := []string{"space ", "trail", "ok"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("patterns %q, want %q", got, want)
+	}
+}

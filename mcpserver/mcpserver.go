@@ -1,0 +1,85 @@
+// Package mcpserver adapts the consultation use case to MCP with mcp-go: it declares the
+// tools, turns tool calls into consultations and results into MCP results, and serves them
+// over stdio or streamable HTTP.
+package mcpserver
+
+import (
+	"context"
+	"io"
+	"log"
+	"log/slog"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	consult "github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/tooldefs"
+)
+
+// WorkerPoolSize is how many tool calls one stdio session runs at once: agents fan out
+// consultations, and a call waiting in mcp-go's queue burns its deadline doing nothing.
+const WorkerPoolSize = 64
+
+// Config is what the server needs.
+type Config struct {
+	// Service runs the consultations.
+	Service *consultation.Service
+	// Logger receives the server's own log lines (stderr in the binary); nil discards.
+	Logger *slog.Logger
+}
+
+// New builds the MCP server with every consult tool registered.
+func New(cfg Config) *server.MCPServer {
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := server.NewMCPServer("consult", consult.Version,
+		server.WithToolCapabilities(false),
+		server.WithLogging(),
+		server.WithRecovery(),
+		server.WithInstructions("consult answers questions about a codebase by sending the matching files to a large-context model. Use the consultation tool; try dry_run first on large trees."),
+	)
+	h := &handler{svc: cfg.Service, log: logger}
+	s.AddTool(tooldefs.Consultation(), h.consultation)
+	return s
+}
+
+type handler struct {
+	svc *consultation.Service
+	log *slog.Logger
+}
+
+func (h *handler) consultation(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	args := req.GetArguments()
+	if args == nil {
+		if raw := req.GetRawArguments(); raw != nil {
+			return mcp.NewToolResultError("arguments must be a JSON object with path, pattern and query"), nil
+		}
+		args = map[string]any{}
+	}
+	return toMCP(h.svc.Consult(ctx, args)), nil
+}
+
+// toMCP converts a consultation result to an MCP tool result.
+func toMCP(r consultation.Result) *mcp.CallToolResult {
+	var res *mcp.CallToolResult
+	if r.Structured != nil {
+		res = mcp.NewToolResultStructured(r.Structured, r.Text)
+	} else {
+		res = mcp.NewToolResultText(r.Text)
+	}
+	res.IsError = r.IsError
+	return res
+}
+
+// ServeStdio serves MCP on in and out until ctx ends or in closes. Calls still running are
+// cancelled when it returns.
+func ServeStdio(ctx context.Context, s *server.MCPServer, in io.Reader, out io.Writer, errLog io.Writer) error {
+	ss := server.NewStdioServer(s)
+	ss.SetErrorLogger(log.New(errLog, "mcp: ", log.LstdFlags))
+	server.WithWorkerPoolSize(WorkerPoolSize)(ss)
+	server.WithQueueSize(1000)(ss)
+	return ss.Listen(ctx, in, out)
+}

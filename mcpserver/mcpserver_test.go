@@ -1,0 +1,140 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/tokens"
+)
+
+// newClient starts an in-process mcp-go client against a fresh server and initializes it.
+func newClient(t *testing.T) *client.Client {
+	t.Helper()
+	s := New(Config{Service: &consultation.Service{Counter: tokens.NewCounter()}})
+	c, err := client.NewInProcessClient(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "consult-test", Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func call(t *testing.T, c *client.Client, args any) *mcp.CallToolResult {
+	t.Helper()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "consultation"
+	req.Params.Arguments = args
+	res, err := c.CallTool(context.Background(), req)
+	if err != nil {
+		t.Fatalf("CallTool: %v", err)
+	}
+	return res
+}
+
+func text(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func TestListTools(t *testing.T) {
+	c := newClient(t)
+	res, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tools) != 1 || res.Tools[0].Name != "consultation" {
+		t.Fatalf("tools = %+v, want just consultation", res.Tools)
+	}
+	for _, arg := range []string{"path", "pattern", "query", "timeout", "dry_run"} {
+		if _, ok := res.Tools[0].InputSchema.Properties[arg]; !ok {
+			t.Errorf("listed schema lacks %q", arg)
+		}
+	}
+}
+
+func TestDryRunThroughClient(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{"a.go": "package a\n", "sub/b.go": "package b\nfunc B() {}\n", ".env": "KEY=1\n"} {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := newClient(t)
+	res := call(t, c, map[string]any{"path": dir, "pattern": "**", "query": "What is this?", "dry_run": true})
+	if res.IsError {
+		t.Fatalf("dry run failed: %s", text(res))
+	}
+	if got := text(res); !strings.Contains(got, "2 files") || !strings.Contains(got, "secret") {
+		t.Errorf("report should count 2 files and mention the skipped secret:\n%s", got)
+	}
+	raw, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Files  int `json:"files"`
+		Tokens int `json:"tokens"`
+	}
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Files != 2 || rep.Tokens == 0 {
+		t.Errorf("structured content = %s, want files 2 and tokens > 0", raw)
+	}
+}
+
+func TestValidationThroughClient(t *testing.T) {
+	dir := t.TempDir()
+	c := newClient(t)
+	for _, tc := range []struct {
+		name string
+		args any
+		want string
+	}{
+		{"timeout out of range", map[string]any{"path": dir, "pattern": "**", "query": "q", "timeout": 601}, "got 601"},
+		{"timeout as string", map[string]any{"path": dir, "pattern": "**", "query": "q", "timeout": "abc"}, `the string "abc"`},
+		{"relative path", map[string]any{"path": "rel", "pattern": "**", "query": "q"}, "not absolute"},
+		{"missing query", map[string]any{"path": dir, "pattern": "**"}, `"query"`},
+		{"escaping pattern", map[string]any{"path": dir, "pattern": "../../etc/*", "query": "q"}, `"../../etc/*"`},
+		{"arguments not an object", []any{1, 2}, "JSON object"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := call(t, c, tc.args)
+			if !res.IsError {
+				t.Fatalf("want isError, got %q", text(res))
+			}
+			if got := text(res); !strings.Contains(got, tc.want) {
+				t.Errorf("message %q lacks %q", got, tc.want)
+			}
+		})
+	}
+	// The server still answers after a run of refusals.
+	if res := call(t, c, map[string]any{"path": dir, "pattern": "**", "query": "q", "dry_run": true}); !strings.Contains(text(res), "No files matched") {
+		t.Errorf("after refusals the server should still answer; got %q", text(res))
+	}
+}

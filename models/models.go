@@ -1,0 +1,131 @@
+// Package models parses the model argument of a consultation and knows the context windows
+// of well-known models, so a request can be sized before anything is sent.
+package models
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+
+	consult "github.com/consultmcp/consult"
+)
+
+// ErrBadModel is wrapped by every error ParseSpec returns.
+var ErrBadModel = errors.New("bad model")
+
+// Spec is a parsed model argument: `id`, `id|thinking` or `id|thinking=N`.
+type Spec struct {
+	// ID is the model as the provider names it, without the suffix.
+	ID string
+	// Thinking is true when the caller asked for reasoning.
+	Thinking bool
+	// Budget is the reasoning budget in tokens; 0 lets the provider choose.
+	Budget consult.Tokens
+}
+
+// String renders the spec back in argument form.
+func (s Spec) String() string {
+	switch {
+	case s.Thinking && s.Budget > 0:
+		return fmt.Sprintf("%s|thinking=%d", s.ID, s.Budget)
+	case s.Thinking:
+		return s.ID + "|thinking"
+	}
+	return s.ID
+}
+
+// ParseSpec parses a model argument. An empty string is not an error: it means "the
+// server's default model" and yields a zero Spec.
+func ParseSpec(raw string) (Spec, error) {
+	if raw == "" {
+		return Spec{}, nil
+	}
+	if len(raw) > consult.MaxModelLength {
+		return Spec{}, fmt.Errorf("%w: model is %d characters long; model ids are at most %d", ErrBadModel, len(raw), consult.MaxModelLength)
+	}
+	id, suffix, hasSuffix := strings.Cut(raw, "|")
+	id = strings.TrimSpace(id)
+	if id == "" {
+		return Spec{}, fmt.Errorf("%w: model %q has no id before %q; use e.g. \"google/gemini-2.5-pro|thinking\"", ErrBadModel, raw, "|")
+	}
+	for _, r := range id {
+		if unicode.IsSpace(r) || unicode.IsControl(r) || r == '|' {
+			return Spec{}, fmt.Errorf("%w: model %q contains %q; model ids have no spaces or control characters", ErrBadModel, raw, r)
+		}
+	}
+	spec := Spec{ID: id}
+	if !hasSuffix {
+		return spec, nil
+	}
+	name, value, hasValue := strings.Cut(suffix, "=")
+	if name != "thinking" {
+		return Spec{}, fmt.Errorf("%w: model %q has suffix %q; the only suffix is \"|thinking\" or \"|thinking=N\" (N = reasoning budget in tokens)", ErrBadModel, raw, "|"+suffix)
+	}
+	spec.Thinking = true
+	if !hasValue {
+		return spec, nil
+	}
+	n, err := strconv.ParseInt(value, 10, 64)
+	if err != nil || n < 1 || consult.Tokens(n) > consult.MaxThinkingBudget {
+		return Spec{}, fmt.Errorf("%w: model %q: the thinking budget must be a whole number of tokens from 1 to %d; got %q", ErrBadModel, raw, consult.MaxThinkingBudget, value)
+	}
+	spec.Budget = consult.Tokens(n)
+	return spec, nil
+}
+
+// window is one entry of the built-in table: ids that start with prefix have this context.
+type window struct {
+	prefix string
+	tokens consult.Tokens
+}
+
+// knownWindows lists context windows of widely used models, longest prefix first within a
+// family so that "gpt-4o-mini" does not take "gpt-4o"'s entry by accident. Figures are the
+// providers' published input limits. OpenRouter ids ("openai/gpt-4.1") match after the
+// vendor prefix is removed.
+var knownWindows = []window{
+	{"gpt-5", 400_000},
+	{"gpt-4.1", 1_047_576},
+	{"gpt-4o", 128_000},
+	{"chatgpt-4o", 128_000},
+	{"gpt-4-turbo", 128_000},
+	{"o4-mini", 200_000},
+	{"o3", 200_000},
+	{"o1", 200_000},
+	{"gemini-2.5", 1_048_576},
+	{"gemini-2.0", 1_048_576},
+	{"gemini-3", 1_048_576},
+	{"gemini-1.5-pro", 2_097_152},
+	{"gemini-1.5-flash", 1_048_576},
+	{"claude-sonnet-4", 200_000},
+	{"claude-opus-4", 200_000},
+	{"claude-3.7-sonnet", 200_000},
+	{"claude-3.5-sonnet", 200_000},
+	{"claude-haiku-4", 200_000},
+	{"grok-4", 256_000},
+	{"deepseek-r1", 163_840},
+	{"deepseek-chat", 163_840},
+	{"qwen3-coder", 262_144},
+}
+
+// KnownWindow returns the context window of a well-known model from the built-in table.
+// ok is false when the model is not in it; callers then ask the provider or say it is unknown.
+func KnownWindow(id string) (consult.Tokens, bool) {
+	bare := id
+	if i := strings.LastIndexByte(bare, '/'); i >= 0 {
+		bare = bare[i+1:]
+	}
+	bare = strings.TrimPrefix(bare, "models/") // Gemini's resource form
+	best := -1
+	for i, w := range knownWindows {
+		if strings.HasPrefix(bare, w.prefix) && (best < 0 || len(w.prefix) > len(knownWindows[best].prefix)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return 0, false
+	}
+	return knownWindows[best].tokens, true
+}

@@ -1,0 +1,93 @@
+package models
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	consult "github.com/consultmcp/consult"
+)
+
+func TestParseSpec(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Spec
+	}{
+		{"", Spec{}},
+		{"gpt-4.1", Spec{ID: "gpt-4.1"}},
+		{"google/gemini-2.5-pro|thinking", Spec{ID: "google/gemini-2.5-pro", Thinking: true}},
+		{"o3|thinking=8000", Spec{ID: "o3", Thinking: true, Budget: 8000}},
+		{" gpt-5 ", Spec{ID: "gpt-5"}},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := ParseSpec(tc.in)
+			if err != nil {
+				t.Fatalf("ParseSpec(%q) error: %v", tc.in, err)
+			}
+			if got != tc.want {
+				t.Errorf("ParseSpec(%q) = %+v, want %+v", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseSpecRejects(t *testing.T) {
+	for _, tc := range []struct {
+		in, mention string
+	}{
+		{"|thinking", "no id"},
+		{"gpt 4", "no spaces"},
+		{"gpt-4\x00", "control"},
+		{"o3|think", "only suffix"},
+		{"o3|thinking=", "whole number"},
+		{"o3|thinking=0", "whole number"},
+		{"o3|thinking=-5", "whole number"},
+		{"o3|thinking=abc", "whole number"},
+		{"o3|thinking=999999999", "whole number"},
+		{"o3|thinking|thinking", "only suffix"},
+		{strings.Repeat("m", consult.MaxModelLength+1), "at most"},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			_, err := ParseSpec(tc.in)
+			if !errors.Is(err, ErrBadModel) {
+				t.Fatalf("ParseSpec(%q) error = %v, want ErrBadModel", tc.in, err)
+			}
+			if !strings.Contains(err.Error(), tc.mention) {
+				t.Errorf("ParseSpec(%q) error %q does not mention %q", tc.in, err, tc.mention)
+			}
+		})
+	}
+}
+
+func TestSpecStringRoundTrip(t *testing.T) {
+	for _, in := range []string{"gpt-4.1", "x/y|thinking", "o3|thinking=1024"} {
+		s, err := ParseSpec(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.String(); got != in {
+			t.Errorf("ParseSpec(%q).String() = %q, want %q", in, got, in)
+		}
+	}
+}
+
+func TestKnownWindow(t *testing.T) {
+	for _, tc := range []struct {
+		id   string
+		want consult.Tokens
+		ok   bool
+	}{
+		{"gpt-4.1", 1_047_576, true},
+		{"openai/gpt-4.1-mini", 1_047_576, true},
+		{"gpt-4o-mini", 128_000, true},
+		{"google/gemini-2.5-pro", 1_048_576, true},
+		{"models/gemini-2.5-flash", 1_048_576, true},
+		{"anthropic/claude-sonnet-4.5", 200_000, true},
+		{"some/unknown-model", 0, false},
+	} {
+		got, ok := KnownWindow(tc.id)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("KnownWindow(%q) = %d, %v; want %d, %v", tc.id, got, ok, tc.want, tc.ok)
+		}
+	}
+}

@@ -1,0 +1,235 @@
+package providers
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"testing/iotest"
+	"time"
+
+	"github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/providers/fake"
+)
+
+// activityLog records what an ActivityTransport reports.
+type activityLog struct {
+	mu     sync.Mutex
+	events []activityEvent
+}
+
+type activityEvent struct {
+	at time.Time
+	n  int
+}
+
+func (a *activityLog) note(n int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.events = append(a.events, activityEvent{time.Now(), n})
+}
+
+// before counts reads with n > 0, and their bytes, before t.
+func (a *activityLog) before(t time.Time) (reads, bytes int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, e := range a.events {
+		if e.n > 0 && e.at.Before(t) {
+			reads++
+			bytes += e.n
+		}
+	}
+	return reads, bytes
+}
+
+// firstAnswer is an Observer that notes when the first answer text arrived and whether any
+// reasoning was reported before it.
+type firstAnswer struct {
+	mu        sync.Mutex
+	at        time.Time
+	reasoning int
+}
+
+func (f *firstAnswer) Reasoning(consult.Tokens, string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reasoning++
+}
+
+func (f *firstAnswer) Answer(string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.at.IsZero() {
+		f.at = time.Now()
+	}
+}
+
+func TestActivityTransportSeesKeepAlives(t *testing.T) {
+	for _, fc := range flavors {
+		t.Run(fc.name, func(t *testing.T) {
+			srv := fake.New(t, fc.flavor)
+			// Nothing but keep-alive comments for 250 ms, then the answer.
+			srv.Push(fake.Script{KeepAlive: 25 * time.Millisecond,
+				Steps: []fake.Step{fake.Sleep(250 * time.Millisecond), fake.Text("done")}})
+			hc := &http.Client{Transport: ActivityTransport(nil)}
+			p := newProviderFor(t, fc, srv.BaseURL(), hc)
+
+			var act activityLog
+			obs := &firstAnswer{}
+			ctx := WithActivity(context.Background(), act.note)
+			resp, err := p.Stream(ctx, Request{Model: fc.model, Prompt: "q"}, obs)
+			if err != nil {
+				t.Fatalf("Stream: %v", err)
+			}
+			if resp.Text != "done" {
+				t.Errorf("Text = %q, want done", resp.Text)
+			}
+			if obs.reasoning != 0 {
+				t.Errorf("the observer saw %d reasoning events, want none (only comments were sent)", obs.reasoning)
+			}
+			reads, n := act.before(obs.at)
+			if reads < 4 || n < 4*len(": keep-alive\n\n") {
+				t.Errorf("before the first answer the transport saw %d reads, %d bytes; want the keep-alive comments (>= 4)", reads, n)
+			}
+			act.mu.Lock()
+			first := act.events[0]
+			act.mu.Unlock()
+			if first.n != 0 {
+				t.Errorf("first activity event n = %d, want 0 for the response headers", first.n)
+			}
+		})
+	}
+}
+
+func TestActivityTransportPassThrough(t *testing.T) {
+	srv := fake.New(t, fake.OpenAI)
+	hc := &http.Client{Transport: ActivityTransport(http.DefaultTransport)}
+	p := newProviderFor(t, flavorFor(fake.OpenAI), srv.BaseURL(), hc)
+	// No WithActivity in the context: the transport must not get in the way.
+	resp, err := p.Stream(context.Background(), Request{Model: "o3", Prompt: "q"}, nil)
+	if err != nil || resp.Text != "ok" {
+		t.Fatalf("Stream = %+v, %v; want ok", resp, err)
+	}
+	if ctx := WithActivity(context.Background(), nil); activityFunc(ctx) != nil {
+		t.Error("WithActivity(ctx, nil) installed a callback")
+	}
+}
+
+func TestSSEFilter(t *testing.T) {
+	long := strings.Repeat("x", 100<<10)
+	tests := []struct {
+		name, in, want string
+	}{
+		{"no comments", "data: a\n\ndata: b\n\n", "data: a\n\ndata: b\n\n"},
+		{"comment block", ": ping\n\ndata: a\n\n", "data: a\n\n"},
+		{"comment block CRLF", ": ping\r\n\r\ndata: a\r\n\r\n", "data: a\r\n\r\n"},
+		{"several comment blocks", "data: a\n\n: one\n\n: two\n: three\n\ndata: b\n\n", "data: a\n\ndata: b\n\n"},
+		{"comment inside an event", "data: a\n: note\ndata: b\n\n", "data: a\ndata: b\n\n"},
+		{"colon later in a line", "data: {\"a\": 1}\n\n", "data: {\"a\": 1}\n\n"},
+		{"no trailing newline", "data: a\n\ndata: b", "data: a\n\ndata: b"},
+		{"trailing comment", "data: a\n\n: bye", "data: a\n\n"},
+		{"long data line", "data: " + long + "\n\n: ping\n\ndata: b\n\n", "data: " + long + "\n\ndata: b\n\n"},
+		{"long comment line", ": " + long + "\n\ndata: b\n\n", "data: b\n\n"},
+		{"empty", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, slow := range []bool{false, true} {
+				var r io.Reader = strings.NewReader(tt.in)
+				if slow {
+					r = iotest.OneByteReader(r)
+				}
+				got, err := io.ReadAll(newSSEFilter(io.NopCloser(r), nil))
+				if err != nil {
+					t.Fatalf("ReadAll: %v", err)
+				}
+				if string(got) != tt.want {
+					t.Errorf("slow=%v: got %q, want %q", slow, abbrev(string(got)), abbrev(tt.want))
+				}
+			}
+		})
+	}
+}
+
+func TestSSEFilterReadError(t *testing.T) {
+	capture := &geminiCapture{}
+	r := io.MultiReader(strings.NewReader("data: a\n\n"), iotest.ErrReader(io.ErrUnexpectedEOF))
+	got, err := io.ReadAll(newSSEFilter(io.NopCloser(r), capture))
+	if err != nil || string(got) != "data: a\n\n" {
+		t.Errorf("ReadAll = %q, %v; want the data and a clean EOF", got, err)
+	}
+	if capture.readError() != io.ErrUnexpectedEOF {
+		t.Errorf("captured %v, want io.ErrUnexpectedEOF", capture.readError())
+	}
+}
+
+func abbrev(s string) string {
+	if len(s) > 80 {
+		return s[:40] + "…" + s[len(s)-40:]
+	}
+	return s
+}
+
+func TestReplayRecordedStreams(t *testing.T) {
+	tests := []struct {
+		file      string
+		flavor    fake.Flavor
+		model     string
+		text      string
+		reasoning string
+		usage     Usage
+		kind      Kind // expected error kind, "" for none
+	}{
+		{"openrouter_reasoning.sse", fake.OpenRouter, "google/gemini-2.5-pro",
+			"Build a map first; then one pass is enough.",
+			"**Reading the loop**\n\nThe function walks the slice twice, so it is O(n²).",
+			Usage{Input: 15234, Output: 22, Reasoning: 790, Cached: 12000, CostUSD: 0.02716, CostKnown: true}, ""},
+		{"openrouter_midstream_error.sse", fake.OpenRouter, "anthropic/claude-sonnet-4",
+			"The first half of", "", Usage{}, Overloaded},
+		{"openai_reasoning.sse", fake.OpenAI, "o3", "Use a map.", "",
+			Usage{Input: 20480, Output: 4, Reasoning: 1600, Cached: 19968}, ""},
+		{"gemini_thinking.sse", fake.Gemini, "gemini-2.5-pro",
+			"Build a map first; then one pass is enough.",
+			"**Planning the answer**\n\nI will check the loop first.",
+			Usage{Input: 9000, Output: 12, Reasoning: 640, Cached: 8192}, ""},
+		{"gemini_midstream_error.sse", fake.Gemini, "gemini-2.5-pro", "Partial", "", Usage{}, Overloaded},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join("..", "testdata", "upstream", tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fc := flavorFor(tt.flavor)
+			p, srv := setup(t, fc)
+			srv.Push(fake.Script{Body: string(raw)})
+			rec := newRecorder()
+			resp, err := p.Stream(context.Background(), Request{Model: tt.model, Prompt: "q"}, rec)
+			if tt.kind != "" {
+				e := asError(t, err)
+				if e.Kind != tt.kind || !e.Partial || !e.InBand {
+					t.Errorf("error = %v (kind %q, partial %v, in band %v), want partial in-band %q", e, e.Kind, e.Partial, e.InBand, tt.kind)
+				}
+			} else if err != nil {
+				t.Fatalf("Stream: %v", err)
+			}
+			if resp.Text != tt.text {
+				t.Errorf("Text = %q, want %q", resp.Text, tt.text)
+			}
+			if got := rec.reasoningText(); got != tt.reasoning {
+				t.Errorf("reasoning = %q, want %q", got, tt.reasoning)
+			}
+			if tt.kind == "" && resp.Usage != tt.usage {
+				t.Errorf("Usage = %+v, want %+v", resp.Usage, tt.usage)
+			}
+			if bytes.Contains([]byte(resp.Text), []byte("Reading the loop")) {
+				t.Error("reasoning leaked into the answer")
+			}
+		})
+	}
+}

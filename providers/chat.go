@@ -1,0 +1,315 @@
+package providers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/respjson"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+
+	"github.com/consultmcp/consult"
+)
+
+// chatClient streams OpenAI-style chat completions; OpenAI and OpenRouter share it.
+type chatClient struct {
+	name   string
+	client openai.Client
+	redact redactor
+	log    *slog.Logger
+}
+
+func newChatClient(name string, cfg Config, defaultBase string, extra ...option.RequestOption) (chatClient, error) {
+	if strings.TrimSpace(cfg.APIKey) == "" {
+		return chatClient{}, fmt.Errorf("%s: no API key: pass it as an argument or set %s", name, keyEnv(name))
+	}
+	base := cfg.BaseURL
+	if base == "" {
+		base = defaultBase
+	}
+	opts := []option.RequestOption{
+		option.WithAPIKey(cfg.APIKey),
+		option.WithBaseURL(base),
+		option.WithHTTPClient(cfg.httpClient()),
+		// The retry loop is ours: only the caller knows the deadline.
+		option.WithMaxRetries(0),
+	}
+	opts = append(opts, extra...)
+	return chatClient{
+		name:   name,
+		client: openai.NewClient(opts...),
+		redact: redactor{key: cfg.APIKey},
+		log:    cfg.logger(),
+	}, nil
+}
+
+// messages lays out the system instruction (if any) and the single user message.
+func messages(req Request) []openai.ChatCompletionMessageParamUnion {
+	msgs := make([]openai.ChatCompletionMessageParamUnion, 0, 2)
+	if req.System != "" {
+		msgs = append(msgs, openai.SystemMessage(req.System))
+	}
+	return append(msgs, openai.UserMessage(req.Prompt))
+}
+
+// baseParams is the request every chat provider sends: model, messages, usage in the stream.
+func baseParams(req Request) openai.ChatCompletionNewParams {
+	return openai.ChatCompletionNewParams{
+		Model:         req.Model,
+		Messages:      messages(req),
+		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+	}
+}
+
+func validate(name string, req Request) error {
+	if strings.TrimSpace(req.Model) == "" {
+		return &Error{Provider: name, Kind: BadRequest, Message: "no model given"}
+	}
+	return nil
+}
+
+// stream sends params once and reads the stream to its end.
+func (c *chatClient) stream(ctx context.Context, req Request, params openai.ChatCompletionNewParams, obs Observer) (*Response, error) {
+	obs = observer(obs)
+	resp := &Response{}
+	if err := validate(c.name, req); err != nil {
+		return resp, err
+	}
+	start := time.Now()
+	c.log.Debug("sending request", "provider", c.name, "model", req.Model,
+		"thinking", req.Thinking.On, "budget", int64(req.Thinking.Budget), "prompt_bytes", len(req.Prompt))
+
+	var httpResp *http.Response
+	stream := c.client.Chat.Completions.NewStreaming(ctx, params, option.WithResponseInto(&httpResp))
+	defer stream.Close()
+
+	var (
+		meter    reasoningMeter
+		text     strings.Builder
+		finished bool
+		usage    *openai.CompletionUsage
+	)
+	for stream.Next() {
+		chunk := stream.Current()
+		if chunk.Model != "" {
+			resp.Model = chunk.Model
+		}
+		for _, ch := range chunk.Choices {
+			if ch.Index != 0 {
+				continue
+			}
+			if r := reasoningDelta(ch.Delta); r != "" {
+				obs.Reasoning(meter.add(r), r)
+			}
+			if d := ch.Delta.Content + ch.Delta.Refusal; d != "" {
+				text.WriteString(d)
+				obs.Answer(d)
+			}
+			if ch.FinishReason != "" {
+				resp.Finish = normaliseFinish(ch.FinishReason)
+				finished = true
+			}
+		}
+		if chunk.JSON.Usage.Valid() {
+			u := chunk.Usage
+			usage = &u
+			if r := consult.Tokens(u.CompletionTokensDetails.ReasoningTokens); r > meter.tokens() {
+				obs.Reasoning(meter.report(r), "")
+			}
+		}
+	}
+	resp.Text = text.String()
+	resp.Truncated = resp.Finish == "length"
+	resp.Usage.Reasoning = meter.tokens()
+	if usage != nil {
+		resp.Usage = chatUsage(*usage)
+		if resp.Usage.Reasoning == 0 {
+			resp.Usage.Reasoning = meter.tokens() // reasoning streamed but not counted: keep the estimate
+		}
+	}
+	partial := text.Len() > 0
+
+	err := stream.Err()
+	var se *ssestream.StreamError
+	if err != nil && finished && ctx.Err() == nil && !errors.As(err, &se) {
+		// The answer was complete; only the tail (usage, [DONE]) was lost.
+		c.log.Debug("stream failed after the finish", "provider", c.name, "error", c.redact.clean(err.Error()))
+		err = nil
+	}
+	if err == nil && !finished && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	if err == nil && !finished {
+		err = &Error{Provider: c.name, Kind: Transport, Partial: partial,
+			Message: "the stream ended before the model finished"}
+	}
+	if err != nil {
+		e := c.convert(ctx, err, httpResp, partial)
+		c.log.Debug("request failed", "provider", c.name, "model", req.Model,
+			"elapsed", time.Since(start), "error", e.Error())
+		return resp, e
+	}
+	c.log.Debug("request done", "provider", c.name, "model", resp.Model, "elapsed", time.Since(start),
+		"input", int64(resp.Usage.Input), "output", int64(resp.Usage.Output),
+		"reasoning", int64(resp.Usage.Reasoning), "finish", resp.Finish)
+	return resp, nil
+}
+
+// reasoningDelta returns the reasoning text of a delta: OpenRouter's "reasoning" field, or
+// "reasoning_content" as DeepSeek-style compatible servers send it.
+func reasoningDelta(d openai.ChatCompletionChunkChoiceDelta) string {
+	for _, name := range []string{"reasoning", "reasoning_content"} {
+		raw := extraRaw(d.JSON.ExtraFields, name)
+		if raw == "" {
+			continue
+		}
+		var s string
+		if json.Unmarshal([]byte(raw), &s) == nil && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// extraRaw returns the raw JSON of a field the SDK does not know ("" when absent or null).
+// openai-go marks such fields invalid (it has no type for them), so Valid cannot be used.
+func extraRaw(fields map[string]respjson.Field, name string) string {
+	f, ok := fields[name]
+	if !ok {
+		return ""
+	}
+	raw := f.Raw()
+	if raw == "null" {
+		return ""
+	}
+	return raw
+}
+
+// chatUsage converts an OpenAI-style usage object, including OpenRouter's "cost".
+func chatUsage(u openai.CompletionUsage) Usage {
+	reasoning := consult.Tokens(u.CompletionTokensDetails.ReasoningTokens)
+	out := Usage{
+		Input:     consult.Tokens(u.PromptTokens),
+		Output:    max(consult.Tokens(u.CompletionTokens)-reasoning, 0),
+		Reasoning: reasoning,
+		Cached:    consult.Tokens(u.PromptTokensDetails.CachedTokens),
+	}
+	if raw := extraRaw(u.JSON.ExtraFields, "cost"); raw != "" {
+		if cost, err := strconv.ParseFloat(raw, 64); err == nil {
+			out.CostUSD, out.CostKnown = cost, true
+		}
+	}
+	return out
+}
+
+// chatErrorBody is the error object of OpenAI and OpenRouter ({"error": {...}}); OpenRouter
+// sends a numeric code and wraps the upstream provider's message in metadata.raw.
+type chatErrorBody struct {
+	Code     json.RawMessage `json:"code"`
+	Message  string          `json:"message"`
+	Type     string          `json:"type"`
+	Metadata struct {
+		Raw          any    `json:"raw"`
+		ProviderName string `json:"provider_name"`
+	} `json:"metadata"`
+}
+
+func (b chatErrorBody) text() string {
+	msg := b.Message
+	if b.Metadata.Raw != nil {
+		raw, ok := b.Metadata.Raw.(string)
+		if !ok {
+			bs, _ := json.Marshal(b.Metadata.Raw)
+			raw = string(bs)
+		}
+		if raw != "" && !strings.Contains(msg, raw) {
+			msg += " (" + raw + ")"
+		}
+	}
+	if b.Metadata.ProviderName != "" {
+		msg += " [upstream: " + b.Metadata.ProviderName + "]"
+	}
+	return msg
+}
+
+// convert turns whatever the SDK returned into an *Error.
+func (c *chatClient) convert(ctx context.Context, err error, httpResp *http.Response, partial bool) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	if ctx.Err() != nil {
+		return canceledError(c.name, ctx, partial)
+	}
+	now := time.Now()
+
+	// An error event inside a 200 stream: {"error": {"code": 502, "message": "..."}}.
+	var se *ssestream.StreamError
+	if errors.As(err, &se) {
+		var env struct {
+			Error chatErrorBody `json:"error"`
+		}
+		_ = json.Unmarshal(se.Event.Data, &env)
+		code := codeString(env.Error.Code)
+		kind := Server
+		if n, convErr := strconv.Atoi(code); convErr == nil && n >= 400 {
+			kind = kindForStatus(n)
+		} else if strings.Contains(strings.ToLower(code+env.Error.Type), "rate_limit") {
+			kind = RateLimited
+		}
+		return &Error{Provider: c.name, Kind: refine(kind, code, env.Error.text()), Code: code,
+			Message: c.redact.clean(env.Error.text()), InBand: true, Partial: partial}
+	}
+
+	// An HTTP error status. The SDK's *openai.Error carries the parsed body; when the body
+	// was not JSON the SDK returns a decoding error instead, so fall back on the response.
+	var ae *openai.Error
+	status := 0
+	var header http.Header
+	var body chatErrorBody
+	switch {
+	case errors.As(err, &ae):
+		status = ae.StatusCode
+		if ae.Response != nil {
+			header = ae.Response.Header
+		}
+		_ = json.Unmarshal([]byte(ae.RawJSON()), &body)
+		if body.Message == "" {
+			body.Message = ae.Message
+		}
+		if body.Message == "" && ae.Response != nil && ae.Response.Body != nil {
+			// Not a JSON error object (an HTML or text page from a proxy): the SDK put the
+			// body back on the response.
+			raw, _ := io.ReadAll(io.LimitReader(ae.Response.Body, 64<<10))
+			body.Message = string(raw)
+		}
+	case httpResp != nil && httpResp.StatusCode >= 400:
+		status = httpResp.StatusCode
+		header = httpResp.Header
+		if httpResp.Body != nil {
+			raw, _ := io.ReadAll(io.LimitReader(httpResp.Body, 64<<10))
+			body.Message = string(raw)
+		}
+	}
+	if status != 0 {
+		code := codeString(body.Code)
+		msg := body.text()
+		if msg == "" {
+			msg = http.StatusText(status)
+		}
+		return &Error{Provider: c.name, Kind: refine(kindForStatus(status), code, msg), Status: status,
+			Code: code, Message: c.redact.clean(msg), RetryAfter: parseRetryAfter(header, now),
+			Partial: partial} // no Err: the SDK's error holds the request and the raw body
+
+	}
+	return &Error{Provider: c.name, Kind: Transport, Message: c.redact.clean(err.Error()), Partial: partial, Err: err}
+}

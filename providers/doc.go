@@ -1,0 +1,62 @@
+// Package providers sends one consultation to a large-context model and streams the answer
+// back. It has one small interface, [Provider], and three implementations: [OpenRouter] and
+// [OpenAI] through github.com/openai/openai-go/v3, and [Gemini] through google.golang.org/genai.
+// It does not import mcp-go.
+//
+// # Guarantees
+//
+// Every implementation sends a request exactly once: openai-go runs with WithMaxRetries(0),
+// genai with no HTTPOptions.RetryOptions (its default, which sends once) and
+// AutomaticContinuation off (genai would otherwise re-open a dropped stream that carried a
+// continuation token). The retry loop belongs to the caller, which knows the deadline; it
+// asks [Retryable]. Failures are [*Error] values with a [Kind], usable with errors.Is
+// (errors.Is(err, providers.RateLimited)) and errors.As. When the request context ends,
+// Stream returns at once with a [Canceled] error wrapping ctx.Err() and context.Cause, and
+// the HTTP request is cancelled, which closes its connection. No error or log line contains
+// the API key: upstream messages are scrubbed of it (and of anything shaped like a key).
+//
+// Upstream liveness is measured below the SDKs, at the HTTP transport: wrap the client's
+// transport with [ActivityTransport] and put a callback in the request context with
+// [WithActivity]; it sees every byte, including the SSE keep-alive comments the SDKs hide.
+//
+// # Thinking
+//
+// Request.Thinking maps onto each API as follows (N is Thinking.Budget, M is
+// Request.MaxOutput, A is [DefaultAnswerTokens], R is [DefaultReasoningRoom]):
+//
+//	                 off                   on, no budget                       on, budget N
+//	OpenRouter       -                     reasoning {"effort":"high"}         reasoning {"max_tokens":N}
+//	OpenAI           -                     reasoning_effort "high"             reasoning_effort low (N<=4k) / medium (<=16k) / high
+//	Gemini           -                     thinkingBudget -1 (dynamic);        thinkingBudget N (clamped to the 2.5
+//	                                       Gemini 3: thinkingLevel HIGH        models' ranges); includeThoughts
+//
+// OpenAI gets reasoning_effort only for models that accept it (not gpt-4*, gpt-3.5*,
+// chatgpt-*, gpt-5*-chat). Gemini asks for thought summaries (includeThoughts) so they
+// arrive as reasoning. Reasoning text never becomes Response.Text; its token count is
+// Usage.Reasoning.
+//
+// The output limit sent (OpenRouter max_tokens, OpenAI max_completion_tokens, Gemini
+// maxOutputTokens) leaves room for the answer, since reasoning counts against it in all
+// three APIs:
+//
+//	M > 0, thinking off          M
+//	M > 0, budget N              M + N
+//	M > 0, on without budget     M + R
+//	M = 0, budget N              N + A (OpenRouter, Gemini); none for OpenAI, whose effort levels do not cap reasoning
+//	M = 0, otherwise             none: the model's own maximum, the most room there is
+//
+// # SDK behaviour worth knowing
+//
+//   - openai-go skips SSE comments (": OPENROUTER PROCESSING") and turns an in-band
+//     {"error": ...} event into *ssestream.StreamError, whose Event.Data is parsed here.
+//   - openai-go leaves OpenRouter's extra fields ("reasoning" deltas, usage "cost") in
+//     JSON.ExtraFields marked invalid (it has no type for them): they are read with Raw.
+//   - openai-go reads OPENAI_* environment variables; a key is therefore required, and the
+//     OpenAI organisation/project headers are removed for OpenRouter.
+//   - A stream that ends without a finish reason (a cut connection that still closed
+//     cleanly) is a [Transport] error, not an answer.
+//   - genai treats any SSE line not starting with "data:" as an error, and only logs stream
+//     read errors: the Gemini transport removes SSE comments before genai reads the body and
+//     reports read errors itself. genai's APIError has no headers: the transport keeps them
+//     for Retry-After.
+package providers

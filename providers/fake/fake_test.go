@@ -1,0 +1,302 @@
+package fake_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/consultmcp/consult/providers/fake"
+)
+
+// post sends a generation request for flavor f's wire format and returns the response.
+func post(t *testing.T, s *fake.Server, body string) *http.Response {
+	t.Helper()
+	url := s.BaseURL() + "/chat/completions"
+	if s.Flavor == fake.Gemini {
+		url = s.URL + "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse"
+	}
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("POST: %v", err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+func readAll(t *testing.T, r io.Reader) string {
+	t.Helper()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	return string(b)
+}
+
+func TestOpenRouterWire(t *testing.T) {
+	s := fake.New(t, fake.OpenRouter)
+	s.Push(fake.Script{
+		Steps: []fake.Step{fake.Comment("OPENROUTER PROCESSING"), fake.Think("hmm"), fake.Text("Hi")},
+		Usage: &fake.Usage{Input: 10, Output: 1, Reasoning: 2, Cost: 0.5},
+	})
+	resp := post(t, s, `{"model":"a/b","stream":true}`)
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Errorf("Content-Type = %q", ct)
+	}
+	got := readAll(t, resp.Body)
+	events := strings.Split(strings.TrimSuffix(got, "\n\n"), "\n\n")
+	if len(events) != 6 {
+		t.Fatalf("got %d events, want 6:\n%s", len(events), got)
+	}
+	if events[0] != ": OPENROUTER PROCESSING" {
+		t.Errorf("event 0 = %q, want the comment", events[0])
+	}
+	var chunk struct {
+		Model   string `json:"model"`
+		Choices []struct {
+			Delta struct {
+				Role      string `json:"role"`
+				Content   string `json:"content"`
+				Reasoning string `json:"reasoning"`
+			} `json:"delta"`
+			FinishReason *string `json:"finish_reason"`
+		} `json:"choices"`
+		Usage *struct {
+			PromptTokens     int     `json:"prompt_tokens"`
+			CompletionTokens int     `json:"completion_tokens"`
+			Cost             float64 `json:"cost"`
+			Details          struct {
+				Reasoning int `json:"reasoning_tokens"`
+			} `json:"completion_tokens_details"`
+		} `json:"usage"`
+	}
+	decode := func(i int) {
+		t.Helper()
+		chunk.Usage = nil
+		if err := json.Unmarshal([]byte(strings.TrimPrefix(events[i], "data: ")), &chunk); err != nil {
+			t.Fatalf("event %d: %v: %s", i, err, events[i])
+		}
+	}
+	decode(1)
+	if d := chunk.Choices[0].Delta; d.Reasoning != "hmm" || d.Role != "assistant" || chunk.Model != "a/b" {
+		t.Errorf("event 1 = %s, want a reasoning delta with the role", events[1])
+	}
+	decode(2)
+	if d := chunk.Choices[0].Delta; d.Content != "Hi" {
+		t.Errorf("event 2 = %s, want content Hi", events[2])
+	}
+	decode(3)
+	if f := chunk.Choices[0].FinishReason; f == nil || *f != "stop" {
+		t.Errorf("event 3 = %s, want finish_reason stop", events[3])
+	}
+	decode(4)
+	if u := chunk.Usage; u == nil || u.PromptTokens != 10 || u.CompletionTokens != 3 || u.Cost != 0.5 || u.Details.Reasoning != 2 {
+		t.Errorf("event 4 = %s, want the usage", events[4])
+	}
+	if events[5] != "data: [DONE]" {
+		t.Errorf("event 5 = %q, want [DONE]", events[5])
+	}
+	r := s.Requests()[0]
+	if r.Model != "a/b" || r.Method != http.MethodPost || r.Path != "/api/v1/chat/completions" {
+		t.Errorf("recorded %s %s model %q", r.Method, r.Path, r.Model)
+	}
+}
+
+func TestGeminiWire(t *testing.T) {
+	s := fake.New(t, fake.Gemini)
+	s.Push(fake.Script{Steps: []fake.Step{fake.Think("hmm"), fake.Text("Hi")}, Finish: "MAX_TOKENS"})
+	got := readAll(t, post(t, s, `{"contents":[]}`).Body)
+	events := strings.Split(strings.TrimSuffix(got, "\r\n\r\n"), "\r\n\r\n")
+	if len(events) != 3 {
+		t.Fatalf("got %d CRLF-delimited events, want 3:\n%q", len(events), got)
+	}
+	for i, want := range []string{`"thought":true`, `"text":"Hi"`, `"finishReason":"MAX_TOKENS"`} {
+		if !strings.Contains(events[i], want) {
+			t.Errorf("event %d = %s, want %s", i, events[i], want)
+		}
+	}
+	if r := s.Requests()[0]; r.Model != "gemini-2.5-pro" || r.Query != "alt=sse" {
+		t.Errorf("recorded model %q query %q", r.Model, r.Query)
+	}
+}
+
+func TestErrorBodies(t *testing.T) {
+	tests := []struct {
+		flavor fake.Flavor
+		script fake.Script
+		want   []string
+	}{
+		{fake.OpenAI, fake.Script{Status: 429, Header: map[string]string{"Retry-After": "3"}},
+			[]string{`"code":"rate_limit_exceeded"`, `"type":"requests"`}},
+		{fake.OpenAI, fake.Script{Status: 400, ErrorCode: "context_length_exceeded", ErrorMessage: "too long"},
+			[]string{`"code":"context_length_exceeded"`, `"message":"too long"`}},
+		{fake.OpenRouter, fake.Script{Status: 402, ErrorMessage: "no credit"},
+			[]string{`"code":402`, `"message":"no credit"`}},
+		{fake.Gemini, fake.Script{Status: 429, RetryDelay: 2 * time.Second},
+			[]string{`"status":"RESOURCE_EXHAUSTED"`, `"retryDelay":"2s"`, `google.rpc.RetryInfo`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.flavor.String(), func(t *testing.T) {
+			s := fake.New(t, tt.flavor)
+			s.Push(tt.script)
+			resp := post(t, s, `{"model":"m"}`)
+			if resp.StatusCode != tt.script.Status {
+				t.Errorf("status = %d, want %d", resp.StatusCode, tt.script.Status)
+			}
+			for k, v := range tt.script.Header {
+				if got := resp.Header.Get(k); got != v {
+					t.Errorf("header %s = %q, want %q", k, got, v)
+				}
+			}
+			body := readAll(t, resp.Body)
+			for _, w := range tt.want {
+				if !strings.Contains(body, w) {
+					t.Errorf("body %s lacks %s", body, w)
+				}
+			}
+		})
+	}
+}
+
+func TestScriptsInOrderThenFuncThenDefault(t *testing.T) {
+	s := fake.New(t, fake.OpenAI)
+	s.Push(fake.Answer("one"), fake.Answer("two"))
+	texts := func() string {
+		t.Helper()
+		return readAll(t, post(t, s, `{"model":"m"}`).Body)
+	}
+	for _, want := range []string{`"content":"one"`, `"content":"two"`, `"content":"ok"`} {
+		if got := texts(); !strings.Contains(got, want) {
+			t.Errorf("response lacks %s:\n%s", want, got)
+		}
+	}
+	s.SetFunc(func(r *fake.Request) fake.Script { return fake.Answer("for " + r.Model) })
+	if got := readAll(t, post(t, s, `{"model":"zz"}`).Body); !strings.Contains(got, `"content":"for zz"`) {
+		t.Errorf("SetFunc not used:\n%s", got)
+	}
+	if n := s.Count("/chat/completions"); n != 4 {
+		t.Errorf("Count = %d, want 4", n)
+	}
+}
+
+func TestModelEndpoints(t *testing.T) {
+	or := fake.New(t, fake.OpenRouter)
+	resp, err := http.Get(or.BaseURL() + "/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := readAll(t, resp.Body); !strings.Contains(body, `"context_length":200000`) {
+		t.Errorf("OpenRouter /models lacks context_length: %s", body)
+	}
+	resp.Body.Close()
+
+	g := fake.New(t, fake.Gemini)
+	g.SetModels(fake.Model{ID: "gemini-x", Context: 1234, MaxOutput: 56})
+	resp, err = http.Get(g.URL + "/v1beta/models/gemini-x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := readAll(t, resp.Body); !strings.Contains(body, `"inputTokenLimit":1234`) {
+		t.Errorf("Gemini model info lacks inputTokenLimit: %s", body)
+	}
+	resp.Body.Close()
+	resp, err = http.Get(g.URL + "/v1beta/models/other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("unknown Gemini model: status %d, want 404", resp.StatusCode)
+	}
+}
+
+func TestUnknownRoute(t *testing.T) {
+	s := fake.New(t, fake.OpenAI)
+	resp, err := http.Get(s.URL + "/nothing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("status = %d, want 404", resp.StatusCode)
+	}
+}
+
+func TestRequestEndObserved(t *testing.T) {
+	s := fake.New(t, fake.OpenRouter)
+	s.Push(fake.Script{KeepAlive: 10 * time.Millisecond, Steps: []fake.Step{fake.Text("a"), fake.Hang()}})
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.BaseURL()+"/chat/completions", strings.NewReader(`{}`))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r, err := s.Await(1, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-r.Ended():
+		t.Fatal("request ended before the client went away")
+	case <-time.After(50 * time.Millisecond):
+	}
+	cancelled := time.Now()
+	cancel()
+	select {
+	case <-r.Ended():
+	case <-time.After(time.Second):
+		t.Fatal("the fake did not see the request end")
+	}
+	if d := r.EndedAt().Sub(cancelled); d > 100*time.Millisecond {
+		t.Errorf("request ended %v after the cancel, want < 100ms", d)
+	}
+	if !r.ClientGone() {
+		t.Error("ClientGone = false, want true")
+	}
+	if _, err := s.Await(2, 20*time.Millisecond); err == nil {
+		t.Error("Await for a request that never comes returned no error")
+	}
+}
+
+func TestResetAndClose(t *testing.T) {
+	s := fake.NewServer(fake.OpenAI)
+	s.Push(fake.Script{Steps: []fake.Step{fake.Text("a"), fake.Reset()}}, fake.Script{Steps: []fake.Step{fake.Hang()}})
+	resp := post(t, s, `{}`)
+	if _, err := io.ReadAll(resp.Body); err == nil {
+		t.Error("reading a reset stream gave no error")
+	}
+	resp = post(t, s, `{}`)
+	done := make(chan struct{})
+	go func() {
+		_, _ = io.ReadAll(resp.Body)
+		close(done)
+	}()
+	s.Close()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		t.Error("Close did not end a hanging stream")
+	}
+}
+
+func TestChunks(t *testing.T) {
+	tests := []struct {
+		s    string
+		size int
+		want int
+	}{
+		{"abcdefg", 3, 3},
+		{"abc", 3, 1},
+		{"abc", 0, 1},
+		{"héllo wörld", 2, 6},
+	}
+	for _, tt := range tests {
+		if got := len(fake.Chunks(tt.s, tt.size)); got != tt.want {
+			t.Errorf("len(Chunks(%q, %d)) = %d, want %d", tt.s, tt.size, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,548 @@
+package fake
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// stream writes one scripted response in a flavor's SSE format.
+type stream struct {
+	s       *Server
+	w       http.ResponseWriter
+	ctx     context.Context
+	sc      Script
+	model   string
+	id      string
+	created int64
+	started bool // role sent (OpenAI flavors)
+	answer  int  // runes of answer sent
+	thought int  // runes of reasoning sent
+	prompt  int  // bytes of request body
+}
+
+// generate serves a chat-completions or streamGenerateContent request.
+func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *Request) {
+	sc := s.nextScript(req)
+	ctx := r.Context()
+	if !s.sleep(ctx, sc.HeaderDelay, nil) {
+		return
+	}
+	for k, v := range sc.Header {
+		w.Header().Set(k, v)
+	}
+	if sc.Status >= 400 {
+		s.writeError(w, sc)
+		return
+	}
+	st := &stream{
+		s: s, w: w, ctx: ctx, sc: sc, model: sc.Model,
+		id: fmt.Sprintf("gen-fake-%d", req.Seq), created: req.Arrived.Unix(), prompt: len(req.Body),
+	}
+	if st.model == "" {
+		st.model = req.Model
+	}
+	ct := sc.ContentType
+	if ct == "" {
+		ct = "text/event-stream"
+		if s.Flavor == Gemini {
+			ct = "text/event-stream; charset=utf-8"
+		}
+	}
+	w.Header().Set("Content-Type", ct)
+	w.Header().Set("Cache-Control", "no-cache")
+	status := sc.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	w.WriteHeader(status)
+	st.flush()
+	if sc.Body != "" {
+		st.write(sc.Body)
+		return
+	}
+	for _, step := range sc.Steps {
+		if !st.step(step) {
+			return
+		}
+	}
+	if !sc.NoFinish {
+		st.finish()
+	}
+}
+
+// sleep waits d (sending keep-alive comments through st when given), or until the client
+// goes away or the server closes. It reports whether the wait completed.
+func (s *Server) sleep(ctx context.Context, d time.Duration, st *stream) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	var tick <-chan time.Time
+	if st != nil && st.sc.KeepAlive > 0 {
+		t := time.NewTicker(st.sc.KeepAlive)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-s.quit:
+			return false
+		case <-timer.C:
+			return true
+		case <-tick:
+			if !st.comment(st.keepAliveText()) {
+				return false
+			}
+		}
+	}
+}
+
+func (st *stream) keepAliveText() string {
+	if st.s.Flavor == OpenRouter {
+		return "OPENROUTER PROCESSING"
+	}
+	return "keep-alive"
+}
+
+func (st *stream) flush() {
+	if f, ok := st.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// write sends s and flushes; it reports whether the client is still there.
+func (st *stream) write(s string) bool {
+	if st.ctx.Err() != nil {
+		return false
+	}
+	if _, err := st.w.Write([]byte(s)); err != nil {
+		return false
+	}
+	st.flush()
+	return true
+}
+
+func (st *stream) eol() string {
+	if st.s.Flavor == Gemini {
+		return "\r\n\r\n"
+	}
+	return "\n\n"
+}
+
+func (st *stream) data(v any) bool {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return st.write("data: " + string(b) + st.eol())
+}
+
+func (st *stream) comment(text string) bool { return st.write(": " + text + st.eol()) }
+
+func (st *stream) step(step Step) bool {
+	switch step.kind {
+	case stepText:
+		st.answer += utf8.RuneCountInString(step.text)
+		return st.text(step.text, false)
+	case stepThink:
+		st.thought += utf8.RuneCountInString(step.text)
+		if st.s.Flavor == OpenAI {
+			return true // OpenAI streams nothing while it reasons
+		}
+		return st.text(step.text, true)
+	case stepSleep:
+		return st.s.sleep(st.ctx, step.d, st)
+	case stepComment:
+		return st.comment(step.text)
+	case stepRaw:
+		return st.write(step.text)
+	case stepFail:
+		st.fail(step.code, step.text)
+		return false
+	case stepReset:
+		st.reset()
+		return false
+	}
+	return true
+}
+
+// chunk is an OpenAI-style chat.completion.chunk.
+func (st *stream) chunk(delta map[string]any, finish any, extra map[string]any) map[string]any {
+	c := map[string]any{
+		"id":      st.id,
+		"object":  "chat.completion.chunk",
+		"created": st.created,
+		"model":   st.model,
+		"choices": []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}},
+	}
+	if st.s.Flavor == OpenRouter {
+		c["provider"] = "FakeProvider"
+	} else {
+		c["system_fingerprint"] = "fp_fake"
+		c["service_tier"] = "default"
+	}
+	for k, v := range extra {
+		c[k] = v
+	}
+	return c
+}
+
+func (st *stream) text(s string, thought bool) bool {
+	if st.s.Flavor == Gemini {
+		part := map[string]any{"text": s}
+		if thought {
+			part["thought"] = true
+		}
+		return st.data(st.geminiChunk([]any{part}, "", st.geminiUsage(false)))
+	}
+	delta := map[string]any{"content": s}
+	if thought {
+		delta = map[string]any{
+			"content":   "",
+			"reasoning": s,
+			"reasoning_details": []any{map[string]any{
+				"type": "reasoning.text", "text": s, "format": "unknown", "index": 0,
+			}},
+		}
+	}
+	if !st.started {
+		delta["role"] = "assistant"
+		st.started = true
+	}
+	return st.data(st.chunk(delta, nil, nil))
+}
+
+func (st *stream) usage() Usage {
+	if st.sc.Usage != nil {
+		return *st.sc.Usage
+	}
+	u := Usage{Input: st.prompt / 4, Output: (st.answer + 3) / 4, Reasoning: (st.thought + 3) / 4}
+	if st.s.Flavor == OpenRouter {
+		u.Cost = float64(u.Input+u.Output+u.Reasoning) * 1e-6
+	}
+	return u
+}
+
+func (st *stream) finish() {
+	u := st.usage()
+	if st.s.Flavor == Gemini {
+		reason := st.sc.Finish
+		if reason == "" {
+			reason = "STOP"
+		}
+		st.data(st.geminiChunk([]any{map[string]any{"text": ""}}, reason, st.geminiUsage(true)))
+		return
+	}
+	reason := st.sc.Finish
+	if reason == "" {
+		reason = "stop"
+	}
+	extra := map[string]any(nil)
+	if st.s.Flavor == OpenRouter {
+		extra = map[string]any{"native_finish_reason": reason}
+	}
+	if !st.data(st.chunk(map[string]any{}, reason, extra)) {
+		return
+	}
+	usage := map[string]any{
+		"prompt_tokens":             u.Input,
+		"completion_tokens":         u.Output + u.Reasoning,
+		"total_tokens":              u.Input + u.Output + u.Reasoning,
+		"prompt_tokens_details":     map[string]any{"cached_tokens": u.Cached, "audio_tokens": 0},
+		"completion_tokens_details": map[string]any{"reasoning_tokens": u.Reasoning, "audio_tokens": 0, "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
+	}
+	if st.s.Flavor == OpenRouter {
+		usage["cost"] = u.Cost
+		usage["is_byok"] = false
+	}
+	c := st.chunk(nil, nil, map[string]any{"usage": usage})
+	c["choices"] = []any{}
+	if !st.data(c) {
+		return
+	}
+	st.write("data: [DONE]" + st.eol())
+}
+
+func (st *stream) geminiUsage(final bool) map[string]any {
+	u := st.usage()
+	m := map[string]any{
+		"promptTokenCount":    u.Input,
+		"totalTokenCount":     u.Input,
+		"promptTokensDetails": []any{map[string]any{"modality": "TEXT", "tokenCount": u.Input}},
+	}
+	if final {
+		m["candidatesTokenCount"] = u.Output
+		m["totalTokenCount"] = u.Input + u.Output + u.Reasoning
+		if u.Reasoning > 0 {
+			m["thoughtsTokenCount"] = u.Reasoning
+		}
+		if u.Cached > 0 {
+			m["cachedContentTokenCount"] = u.Cached
+		}
+	}
+	return m
+}
+
+func (st *stream) geminiChunk(parts []any, finish string, usage map[string]any) map[string]any {
+	cand := map[string]any{
+		"content": map[string]any{"parts": parts, "role": "model"},
+		"index":   0,
+	}
+	if finish != "" {
+		cand["finishReason"] = finish
+	}
+	return map[string]any{
+		"candidates":    []any{cand},
+		"usageMetadata": usage,
+		"modelVersion":  st.model,
+		"responseId":    st.id,
+	}
+}
+
+// fail sends an in-band error event and ends the stream.
+func (st *stream) fail(code int, message string) {
+	switch st.s.Flavor {
+	case Gemini:
+		st.data(map[string]any{"error": map[string]any{
+			"code": code, "message": message, "status": googleStatus(code),
+		}})
+	case OpenRouter:
+		st.data(st.chunk(map[string]any{"content": ""}, "error", map[string]any{
+			"error": map[string]any{"code": code, "message": message},
+		}))
+	default:
+		st.data(map[string]any{"error": map[string]any{
+			"message": message, "type": "server_error", "param": nil, "code": code,
+		}})
+	}
+}
+
+// reset aborts the connection with a TCP RST.
+func (st *stream) reset() {
+	hj, ok := st.w.(http.Hijacker)
+	if !ok {
+		panic(http.ErrAbortHandler)
+	}
+	conn, _, err := hj.Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = conn.Close()
+}
+
+// writeError sends the flavor's error body for sc.Status.
+func (s *Server) writeError(w http.ResponseWriter, sc Script) {
+	status := sc.Status
+	for k, v := range sc.Header {
+		w.Header().Set(k, v)
+	}
+	body := sc.Body
+	if body == "" {
+		body = s.errorBody(sc)
+	}
+	ct := sc.ContentType
+	if ct == "" {
+		ct = "application/json"
+		if s.Flavor == Gemini {
+			ct = "application/json; charset=UTF-8"
+		}
+	}
+	w.Header().Set("Content-Type", ct)
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(body))
+}
+
+func (s *Server) errorBody(sc Script) string {
+	status := sc.Status
+	msg := sc.ErrorMessage
+	if msg == "" {
+		msg = defaultMessage(s.Flavor, status)
+	}
+	var v any
+	switch s.Flavor {
+	case Gemini:
+		st := sc.ErrorCode
+		if st == "" {
+			st = googleStatus(status)
+		}
+		e := map[string]any{"code": status, "message": msg, "status": st}
+		var details []any
+		if status == http.StatusBadRequest && strings.Contains(msg, "API key not valid") {
+			details = append(details, map[string]any{
+				"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID",
+				"domain": "googleapis.com",
+			})
+		}
+		if sc.RetryDelay > 0 {
+			details = append(details,
+				map[string]any{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []any{}},
+				map[string]any{"@type": "type.googleapis.com/google.rpc.RetryInfo",
+					"retryDelay": strconv.FormatFloat(sc.RetryDelay.Seconds(), 'f', -1, 64) + "s"})
+		}
+		if details != nil {
+			e["details"] = details
+		}
+		v = map[string]any{"error": e}
+	case OpenRouter:
+		v = map[string]any{"error": map[string]any{"code": status, "message": msg, "metadata": map[string]any{}}}
+	default:
+		code := any(nil)
+		if sc.ErrorCode != "" {
+			code = sc.ErrorCode
+		} else if c := openAICode(status); c != "" {
+			code = c
+		}
+		v = map[string]any{"error": map[string]any{
+			"message": msg, "type": openAIType(status), "param": nil, "code": code,
+		}}
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func defaultMessage(f Flavor, status int) string {
+	switch status {
+	case http.StatusUnauthorized:
+		if f == OpenRouter {
+			return "No auth credentials found"
+		}
+		return "Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys."
+	case http.StatusTooManyRequests:
+		return "Rate limit reached. Please try again later."
+	case http.StatusNotFound:
+		return "The model does not exist or you do not have access to it."
+	case http.StatusServiceUnavailable:
+		return "The model is overloaded. Please try again later."
+	}
+	return http.StatusText(status)
+}
+
+func openAICode(status int) string {
+	switch status {
+	case http.StatusUnauthorized:
+		return "invalid_api_key"
+	case http.StatusTooManyRequests:
+		return "rate_limit_exceeded"
+	case http.StatusNotFound:
+		return "model_not_found"
+	}
+	return ""
+}
+
+func openAIType(status int) string {
+	switch {
+	case status == http.StatusTooManyRequests:
+		return "requests"
+	case status >= 500:
+		return "server_error"
+	}
+	return "invalid_request_error"
+}
+
+func googleStatus(code int) string {
+	switch code {
+	case 400:
+		return "INVALID_ARGUMENT"
+	case 401:
+		return "UNAUTHENTICATED"
+	case 403:
+		return "PERMISSION_DENIED"
+	case 404:
+		return "NOT_FOUND"
+	case 429:
+		return "RESOURCE_EXHAUSTED"
+	case 499:
+		return "CANCELLED"
+	case 500:
+		return "INTERNAL"
+	case 503:
+		return "UNAVAILABLE"
+	case 504:
+		return "DEADLINE_EXCEEDED"
+	}
+	return "UNKNOWN"
+}
+
+// modelList serves GET /models.
+func (s *Server) modelList(w http.ResponseWriter, r *http.Request) {
+	sc, models := s.nextModelsScript()
+	if !s.sleep(r.Context(), sc.HeaderDelay, nil) {
+		return
+	}
+	if sc.Status >= 400 || sc.Body != "" {
+		if sc.Status == 0 {
+			sc.Status = http.StatusOK
+		}
+		s.writeError(w, sc)
+		return
+	}
+	data := make([]any, 0, len(models))
+	for _, m := range models {
+		if s.Flavor == OpenRouter {
+			data = append(data, map[string]any{
+				"id": m.ID, "canonical_slug": m.ID, "name": m.ID, "created": 1700000000,
+				"context_length":       m.Context,
+				"architecture":         map[string]any{"modality": "text->text", "input_modalities": []string{"text"}, "output_modalities": []string{"text"}},
+				"pricing":              map[string]any{"prompt": "0.000001", "completion": "0.000002"},
+				"top_provider":         map[string]any{"context_length": m.Context, "max_completion_tokens": m.MaxOutput, "is_moderated": false},
+				"supported_parameters": []string{"max_tokens", "reasoning", "include_reasoning"},
+			})
+		} else {
+			data = append(data, map[string]any{"id": m.ID, "object": "model", "created": 1700000000, "owned_by": "openai"})
+		}
+	}
+	v := map[string]any{"data": data}
+	if s.Flavor == OpenAI {
+		v["object"] = "list"
+	}
+	writeJSON(w, v)
+}
+
+// modelInfo serves Gemini's GET /v1beta/models/{model}.
+func (s *Server) modelInfo(w http.ResponseWriter, r *http.Request, model string) {
+	sc, models := s.nextModelsScript()
+	if !s.sleep(r.Context(), sc.HeaderDelay, nil) {
+		return
+	}
+	if sc.Status >= 400 || sc.Body != "" {
+		if sc.Status == 0 {
+			sc.Status = http.StatusOK
+		}
+		s.writeError(w, sc)
+		return
+	}
+	for _, m := range models {
+		if m.ID == model {
+			writeJSON(w, map[string]any{
+				"name": "models/" + m.ID, "version": "001", "displayName": m.ID,
+				"description":                "A fake Gemini model.",
+				"inputTokenLimit":            m.Context,
+				"outputTokenLimit":           m.MaxOutput,
+				"supportedGenerationMethods": []string{"generateContent", "countTokens"},
+				"temperature":                1, "topP": 0.95, "topK": 64, "maxTemperature": 2, "thinking": true,
+			})
+			return
+		}
+	}
+	s.writeError(w, Script{Status: http.StatusNotFound,
+		ErrorMessage: fmt.Sprintf("models/%s is not found for API version v1beta, or is not supported for generateContent.", model)})
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	b, _ := json.Marshal(v)
+	_, _ = w.Write(b)
+}

@@ -1,0 +1,356 @@
+package providers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/genai"
+
+	"github.com/consultmcp/consult"
+)
+
+// DefaultGeminiBaseURL is the Gemini API's public endpoint.
+const DefaultGeminiBaseURL = "https://generativelanguage.googleapis.com/"
+
+// Gemini talks to the Gemini API through google.golang.org/genai, streaming
+// (:streamGenerateContent?alt=sse), with automatic continuation off and no HTTP retry
+// options (genai's default is none).
+type Gemini struct {
+	client *genai.Client
+	redact redactor
+	log    *slog.Logger
+}
+
+var _ Provider = (*Gemini)(nil)
+
+// NewGemini returns a Gemini provider. cfg.APIKey is required; cfg.BaseURL defaults to
+// [DefaultGeminiBaseURL] (genai adds the API version, v1beta).
+//
+// The HTTP client is copied and its transport wrapped so that SSE comment lines (which
+// genai cannot parse, and which proxies may add) are removed before genai reads the
+// stream, and so that response headers (Retry-After) reach the error.
+func NewGemini(cfg Config) (*Gemini, error) {
+	if strings.TrimSpace(cfg.APIKey) == "" {
+		return nil, fmt.Errorf("%s: no API key: pass it as an argument or set %s", NameGemini, keyEnv(NameGemini))
+	}
+	base := cfg.BaseURL
+	if base == "" {
+		base = DefaultGeminiBaseURL
+	}
+	hc := *cfg.httpClient()
+	hc.Transport = &geminiTransport{base: hc.Transport}
+	client, err := genai.NewClient(context.Background(), &genai.ClientConfig{
+		APIKey:     cfg.APIKey,
+		Backend:    genai.BackendGeminiAPI,
+		HTTPClient: &hc,
+		// RetryOptions stays nil: genai then sends each request exactly once.
+		HTTPOptions: genai.HTTPOptions{BaseURL: base},
+	})
+	if err != nil {
+		r := redactor{key: cfg.APIKey}
+		return nil, fmt.Errorf("%s: %s", NameGemini, r.clean(err.Error()))
+	}
+	return &Gemini{client: client, redact: redactor{key: cfg.APIKey}, log: cfg.logger()}, nil
+}
+
+// Name returns "gemini".
+func (p *Gemini) Name() string { return NameGemini }
+
+// Stream sends req once; see [Provider.Stream]. Thinking maps to a thinking budget (or
+// thinking level HIGH for Gemini 3 without a budget) with thoughts included, so thought
+// summaries arrive as reasoning (never as the answer).
+func (p *Gemini) Stream(ctx context.Context, req Request, obs Observer) (*Response, error) {
+	obs = observer(obs)
+	resp := &Response{}
+	if err := validate(NameGemini, req); err != nil {
+		return resp, err
+	}
+	start := time.Now()
+	p.log.Debug("sending request", "provider", NameGemini, "model", req.Model,
+		"thinking", req.Thinking.On, "budget", int64(req.Thinking.Budget), "prompt_bytes", len(req.Prompt))
+
+	capture := &geminiCapture{}
+	cctx := context.WithValue(ctx, geminiCaptureKey{}, capture)
+	contents := []*genai.Content{genai.NewContentFromText(req.Prompt, genai.RoleUser)}
+
+	var (
+		meter    reasoningMeter
+		text     strings.Builder
+		finished bool
+		usage    *genai.GenerateContentResponseUsageMetadata
+		blocked  string
+		err      error
+	)
+	for chunk, cerr := range p.client.Models.GenerateContentStream(cctx, req.Model, contents, geminiConfig(req)) {
+		if cerr != nil {
+			err = cerr
+			break
+		}
+		if chunk == nil {
+			continue
+		}
+		if chunk.ModelVersion != "" {
+			resp.Model = chunk.ModelVersion
+		}
+		if pf := chunk.PromptFeedback; pf != nil && pf.BlockReason != "" {
+			blocked = string(pf.BlockReason)
+			if pf.BlockReasonMessage != "" {
+				blocked += ": " + pf.BlockReasonMessage
+			}
+		}
+		if len(chunk.Candidates) > 0 && chunk.Candidates[0] != nil {
+			cand := chunk.Candidates[0]
+			if cand.Content != nil {
+				for _, part := range cand.Content.Parts {
+					if part == nil || part.Text == "" {
+						continue
+					}
+					if part.Thought {
+						obs.Reasoning(meter.add(part.Text), part.Text)
+						continue
+					}
+					text.WriteString(part.Text)
+					obs.Answer(part.Text)
+				}
+			}
+			if cand.FinishReason != "" && cand.FinishReason != genai.FinishReasonUnspecified {
+				resp.Finish = normaliseFinish(string(cand.FinishReason))
+				finished = true
+			}
+		}
+		if u := chunk.UsageMetadata; u != nil {
+			usage = u
+			if r := consult.Tokens(u.ThoughtsTokenCount); r > meter.tokens() {
+				obs.Reasoning(meter.report(r), "")
+			}
+		}
+	}
+	resp.Text = text.String()
+	resp.Truncated = resp.Finish == "length"
+	resp.Usage.Reasoning = meter.tokens()
+	if usage != nil {
+		resp.Usage = Usage{
+			Input:     consult.Tokens(usage.PromptTokenCount),
+			Output:    consult.Tokens(usage.CandidatesTokenCount),
+			Reasoning: consult.Tokens(usage.ThoughtsTokenCount),
+			Cached:    consult.Tokens(usage.CachedContentTokenCount),
+		}
+		if resp.Usage.Reasoning == 0 {
+			resp.Usage.Reasoning = meter.tokens() // thoughts streamed but not counted: keep the estimate
+		}
+	}
+	partial := text.Len() > 0
+
+	if err == nil && !finished {
+		err = capture.readError()
+	}
+	if err == nil && !finished && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	if err == nil && blocked != "" && !finished {
+		resp.Finish = "content_filter"
+		err = &Error{Provider: NameGemini, Kind: BadRequest, Message: "the prompt was blocked: " + p.redact.clean(blocked)}
+	}
+	if err == nil && !finished {
+		err = &Error{Provider: NameGemini, Kind: Transport, Partial: partial,
+			Message: "the stream ended before the model finished"}
+	}
+	if err != nil {
+		e := p.convert(ctx, err, capture, partial)
+		p.log.Debug("request failed", "provider", NameGemini, "model", req.Model,
+			"elapsed", time.Since(start), "error", e.Error())
+		return resp, e
+	}
+	p.log.Debug("request done", "provider", NameGemini, "model", resp.Model, "elapsed", time.Since(start),
+		"input", int64(resp.Usage.Input), "output", int64(resp.Usage.Output),
+		"reasoning", int64(resp.Usage.Reasoning), "finish", resp.Finish)
+	return resp, nil
+}
+
+// geminiConfig builds the request config: automatic continuation off, thinking, limit.
+func geminiConfig(req Request) *genai.GenerateContentConfig {
+	cfg := &genai.GenerateContentConfig{
+		// genai would otherwise re-open a dropped stream by itself (continuation tokens);
+		// the caller decides about every re-send.
+		AutomaticContinuation: genai.Ptr(false),
+	}
+	if req.System != "" {
+		cfg.SystemInstruction = genai.NewContentFromText(req.System, genai.RoleUser)
+	}
+	r := req
+	if t := req.Thinking; t.On {
+		tc := &genai.ThinkingConfig{IncludeThoughts: true}
+		switch {
+		case t.Budget > 0:
+			b := geminiBudget(req.Model, t.Budget)
+			r.Thinking.Budget = b
+			tc.ThinkingBudget = genai.Ptr(int32(b))
+		case isGemini3(req.Model):
+			tc.ThinkingLevel = genai.ThinkingLevelHigh
+		default:
+			tc.ThinkingBudget = genai.Ptr(int32(-1)) // dynamic: the model decides
+		}
+		cfg.ThinkingConfig = tc
+	}
+	if n := outputLimit(r, true); n > 0 {
+		cfg.MaxOutputTokens = int32(min(n, 1<<31-1))
+	}
+	return cfg
+}
+
+func bareGeminiModel(model string) string {
+	m := strings.ToLower(strings.TrimSpace(model))
+	return strings.TrimPrefix(m, "models/")
+}
+
+func isGemini3(model string) bool { return strings.HasPrefix(bareGeminiModel(model), "gemini-3") }
+
+// geminiBudget clamps a budget to the range the Gemini 2.5 models accept (Pro 128-32,768,
+// Flash 0-24,576, Flash-Lite 512-24,576); other models get it unchanged.
+func geminiBudget(model string, b consult.Tokens) consult.Tokens {
+	m := bareGeminiModel(model)
+	switch {
+	case strings.HasPrefix(m, "gemini-2.5-pro"):
+		return min(max(b, 128), 32_768)
+	case strings.HasPrefix(m, "gemini-2.5-flash-lite"):
+		return min(max(b, 512), 24_576)
+	case strings.HasPrefix(m, "gemini-2.5-flash"):
+		return min(b, 24_576)
+	}
+	return b
+}
+
+// ContextWindow reports the model's inputTokenLimit from models.get.
+func (p *Gemini) ContextWindow(ctx context.Context, model string) (consult.Tokens, bool, error) {
+	capture := &geminiCapture{}
+	m, err := p.client.Models.Get(context.WithValue(ctx, geminiCaptureKey{}, capture), model, nil)
+	if err != nil {
+		return 0, false, p.convert(ctx, err, capture, false)
+	}
+	if m == nil || m.InputTokenLimit <= 0 {
+		return 0, false, nil
+	}
+	return consult.Tokens(m.InputTokenLimit), true, nil
+}
+
+// convert turns a genai error into an *Error.
+func (p *Gemini) convert(ctx context.Context, err error, capture *geminiCapture, partial bool) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	if ctx.Err() != nil {
+		return canceledError(NameGemini, ctx, partial)
+	}
+	status, header := capture.response()
+	var ae genai.APIError
+	var aep *genai.APIError
+	if errors.As(err, &aep) && aep != nil {
+		ae = *aep
+	} else if !errors.As(err, &ae) {
+		return &Error{Provider: NameGemini, Kind: Transport, Message: p.redact.clean(err.Error()), Partial: partial, Err: err}
+	}
+	// No Err: genai's APIError prints the raw upstream message.
+	out := &Error{Provider: NameGemini, Code: ae.Status, Message: p.redact.clean(ae.Message), Partial: partial}
+	if ae.Status != "" && ae.Status[0] >= '0' && ae.Status[0] <= '9' {
+		out.Code = "" // genai put the HTTP status line there: the body was not a Google error
+	}
+	code := ae.Code
+	if status >= 200 && status < 300 {
+		out.InBand = true // an error event inside the stream
+	} else {
+		out.Status = status
+		if code == 0 {
+			code = status
+		}
+	}
+	if out.Status == 0 && !out.InBand {
+		out.Status = code
+	}
+	kind := Server
+	if code >= 400 {
+		kind = kindForStatus(code)
+	}
+	reason := detailReason(ae.Details)
+	if reason == "API_KEY_INVALID" {
+		kind = Auth
+	}
+	out.Kind = refine(kind, out.Code, ae.Message)
+	if out.Code == "" && out.InBand && code != 0 {
+		out.Code = fmt.Sprint(code)
+	}
+	out.RetryAfter = parseRetryDelay(ae.Details)
+	if out.RetryAfter == 0 {
+		out.RetryAfter = parseRetryAfter(header, time.Now())
+	}
+	return out
+}
+
+// geminiCaptureKey carries a *geminiCapture through the request context to the transport.
+type geminiCaptureKey struct{}
+
+// geminiCapture records what genai does not expose: the response status and headers, and
+// a read error on the stream (genai would only log it).
+type geminiCapture struct {
+	mu      sync.Mutex
+	status  int
+	header  http.Header
+	readErr error
+}
+
+func (c *geminiCapture) setResponse(status int, h http.Header) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.status, c.header = status, h
+}
+
+func (c *geminiCapture) response() (int, http.Header) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.status, c.header
+}
+
+func (c *geminiCapture) setReadError(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.readErr == nil {
+		c.readErr = err
+	}
+}
+
+func (c *geminiCapture) readError() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.readErr
+}
+
+// geminiTransport records the response for the error path and filters SSE comments out
+// of streaming bodies. It sits above any ActivityTransport, so comments still count as
+// upstream life.
+type geminiTransport struct{ base http.RoundTripper }
+
+func (t *geminiTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	base := t.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	resp, err := base.RoundTrip(req)
+	if resp == nil {
+		return resp, err
+	}
+	capture, _ := req.Context().Value(geminiCaptureKey{}).(*geminiCapture)
+	if capture != nil {
+		capture.setResponse(resp.StatusCode, resp.Header)
+	}
+	if resp.StatusCode < 300 && resp.Body != nil &&
+		strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream") {
+		resp.Body = newSSEFilter(resp.Body, capture)
+	}
+	return resp, err
+}

@@ -1,0 +1,224 @@
+package providers
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/consultmcp/consult"
+)
+
+// Provider names, as used on the command line and in [Provider.Name].
+const (
+	NameOpenRouter = "openrouter"
+	NameOpenAI     = "openai"
+	NameGemini     = "gemini"
+)
+
+// Output-token defaults.
+const (
+	// DefaultAnswerTokens is the room left for the visible answer when thinking has a token
+	// budget and the request names no output limit: 16k tokens is a long, detailed answer,
+	// and reasoning counts against the same limit in all three APIs, so the limit sent is
+	// budget + DefaultAnswerTokens.
+	DefaultAnswerTokens consult.Tokens = 16_384
+	// DefaultReasoningRoom is the reasoning allowance added to an explicit output limit when
+	// thinking is on without a budget: 32k tokens covers a "high" effort on current models.
+	DefaultReasoningRoom consult.Tokens = 32_768
+)
+
+// Thinking asks the model to reason before it answers.
+type Thinking struct {
+	// On turns reasoning on. When false the model's own default applies (some models
+	// always reason).
+	On bool
+	// Budget is the number of reasoning tokens to allow; 0 means the provider's default
+	// (OpenRouter effort "high", OpenAI reasoning_effort "high", Gemini dynamic thinking or
+	// thinking level HIGH for Gemini 3).
+	Budget consult.Tokens
+}
+
+// Request is one consultation: a single user message, optionally with a system instruction.
+type Request struct {
+	// Model is the provider's model id, with any "|thinking" suffix already stripped.
+	Model string
+	// Thinking selects reasoning; see [Thinking].
+	Thinking Thinking
+	// Prompt is the whole user message: gathered files and the question, already laid out.
+	Prompt string
+	// System is a short system instruction; empty sends none.
+	System string
+	// MaxOutput is the room for the visible answer, in tokens. When thinking is on, the
+	// reasoning allowance is added to it before it is sent, since reasoning counts against
+	// the same limit. 0 picks a default: no limit (the model's own maximum) unless thinking
+	// has a budget, in which case budget + [DefaultAnswerTokens] (OpenRouter, Gemini).
+	MaxOutput consult.Tokens
+}
+
+// Usage is what the provider reported about a call's tokens and cost.
+type Usage struct {
+	// Input is the number of prompt tokens.
+	Input consult.Tokens
+	// Output is the number of visible answer tokens; it excludes Reasoning (billed output
+	// is Output + Reasoning).
+	Output consult.Tokens
+	// Reasoning is the number of reasoning ("thinking") tokens. While streaming, before the
+	// provider reports usage, it is an estimate (characters / 4 of the reasoning text seen).
+	Reasoning consult.Tokens
+	// Cached is the number of prompt tokens served from the provider's prompt cache.
+	Cached consult.Tokens
+	// CostUSD is the call's cost in US dollars when CostKnown (OpenRouter usage accounting).
+	CostUSD float64
+	// CostKnown says whether the provider reported a cost.
+	CostKnown bool
+}
+
+// Response is the answer to a [Request], or as much of it as arrived.
+type Response struct {
+	// Text is the visible answer. Reasoning text is never part of it.
+	Text string
+	// Model is the model id as the provider reported it (may differ from the one asked for).
+	Model string
+	// Usage holds the token counts and cost.
+	Usage Usage
+	// Finish is why the model stopped, normalised: "stop", "length", "content_filter",
+	// "error", or the provider's own reason in lower case. Empty if the stream never said.
+	Finish string
+	// Truncated is true when the answer was cut by the output-token limit.
+	Truncated bool
+}
+
+// Observer receives stream events as they arrive. Implementations must be cheap and must
+// not block: they run on the goroutine that reads the upstream stream.
+type Observer interface {
+	// Reasoning reports reasoning progress: the reasoning tokens so far (an estimate until
+	// the provider reports usage) and the new reasoning text (may be empty when only the
+	// count changed).
+	Reasoning(tokensSoFar consult.Tokens, delta string)
+	// Answer reports new answer text.
+	Answer(delta string)
+}
+
+// Provider sends a consultation to one model provider.
+type Provider interface {
+	// Name is "openrouter", "openai" or "gemini".
+	Name() string
+	// Stream sends req once (no retries inside) and blocks until the answer is complete, ctx
+	// ends, or the upstream fails. obs may be nil.
+	//
+	// The returned *Response is never nil: on failure it holds what arrived before it (the
+	// partial answer, reasoning counts), and the error is an [*Error] whose Partial field
+	// says whether any answer text had arrived. When ctx ends, Stream returns promptly with
+	// a [Canceled] error that wraps ctx.Err(), and the HTTP request is cancelled (its
+	// connection closed).
+	Stream(ctx context.Context, req Request, obs Observer) (*Response, error)
+	// ContextWindow reports the model's input context size in tokens when known
+	// (OpenRouter: GET /models, cached in-process for [ModelsTTL]; Gemini: models.get
+	// inputTokenLimit; OpenAI: a small built-in table). ok is false when the size is
+	// unknown. The look-up is bounded by ctx. A model the provider does not list gives a
+	// [NotFound] error.
+	ContextWindow(ctx context.Context, model string) (window consult.Tokens, ok bool, err error)
+}
+
+// Config configures a provider.
+type Config struct {
+	// APIKey authenticates with the provider. Required: the SDKs would otherwise fall back
+	// on environment variables (and could send one provider's key to another endpoint).
+	APIKey string
+	// BaseURL overrides the provider's endpoint: a proxy, a local model server, a test
+	// fake. Empty uses the provider's public endpoint.
+	BaseURL string
+	// HTTPClient is the client to send requests with; nil uses a new client on
+	// http.DefaultTransport. Wrap its transport with [ActivityTransport] to observe
+	// upstream liveness. It should have no Timeout: the request context bounds each call.
+	HTTPClient *http.Client
+	// Logger receives debug records (never the key, never the prompt). Nil discards them.
+	Logger *slog.Logger
+}
+
+func (c Config) logger() *slog.Logger {
+	if c.Logger != nil {
+		return c.Logger
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+func (c Config) httpClient() *http.Client {
+	if c.HTTPClient != nil {
+		return c.HTTPClient
+	}
+	return &http.Client{}
+}
+
+// nopObserver is used when Stream gets a nil Observer.
+type nopObserver struct{}
+
+func (nopObserver) Reasoning(consult.Tokens, string) {}
+func (nopObserver) Answer(string)                    {}
+
+func observer(obs Observer) Observer {
+	if obs == nil {
+		return nopObserver{}
+	}
+	return obs
+}
+
+// reasoningMeter estimates reasoning tokens from streamed reasoning text until the provider
+// reports the real count.
+type reasoningMeter struct {
+	chars    int
+	reported consult.Tokens
+}
+
+// add counts delta and returns the tokens so far.
+func (m *reasoningMeter) add(delta string) consult.Tokens {
+	m.chars += utf8.RuneCountInString(delta)
+	return m.tokens()
+}
+
+// report records a provider-reported running count and returns the tokens so far.
+func (m *reasoningMeter) report(n consult.Tokens) consult.Tokens {
+	m.reported = max(m.reported, n)
+	return m.tokens()
+}
+
+func (m *reasoningMeter) tokens() consult.Tokens {
+	est := consult.Tokens((m.chars + 3) / 4)
+	return max(est, m.reported)
+}
+
+// outputLimit returns the output-token limit to send, or 0 to send none. answerDefault
+// says whether a thinking budget with no MaxOutput should get budget+DefaultAnswerTokens.
+func outputLimit(req Request, answerDefault bool) consult.Tokens {
+	t := req.Thinking
+	switch {
+	case req.MaxOutput > 0 && !t.On:
+		return req.MaxOutput
+	case req.MaxOutput > 0 && t.Budget > 0:
+		return req.MaxOutput + t.Budget
+	case req.MaxOutput > 0:
+		return req.MaxOutput + DefaultReasoningRoom
+	case t.On && t.Budget > 0 && answerDefault:
+		return t.Budget + DefaultAnswerTokens
+	}
+	return 0
+}
+
+// normaliseFinish maps provider finish reasons onto a small vocabulary.
+func normaliseFinish(reason string) string {
+	switch r := strings.ToLower(reason); r {
+	case "", "finish_reason_unspecified":
+		return ""
+	case "stop", "end_turn", "stop_sequence", "eos":
+		return "stop"
+	case "length", "max_tokens":
+		return "length"
+	case "content_filter", "safety", "recitation", "blocklist", "prohibited_content", "spii",
+		"image_safety", "image_prohibited_content", "language":
+		return "content_filter"
+	default:
+		return r
+	}
+}

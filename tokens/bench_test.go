@@ -1,0 +1,138 @@
+package tokens
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/tiktoken-go/tokenizer/codec"
+)
+
+// The benchmarks count real Go source: every *.go file under $(go env GOROOT)/src (about
+// 7,700 files, 90 MB) for BenchmarkCountAll*, and under GOROOT/src/net (about 3 MB) for
+// the quick ones. Files are read once, outside the timer; MB/s is source bytes per second.
+//
+//	go test -run '^$' -bench 'CountAll' -benchtime=1x -count=3 ./tokens/   # full tree
+//	go test -run '^$' -bench 'Count$|CountCached|Pkoukk|Tokenizer' -benchmem ./tokens/
+
+var corpora sync.Map // dir -> [][]byte
+
+// goFiles returns the contents of every *.go file under GOROOT/src/sub.
+func goFiles(b *testing.B, sub string) (files [][]byte, size int64) {
+	b.Helper()
+	dir := filepath.Join(goroot(b), "src", sub)
+	if v, ok := corpora.Load(dir); ok {
+		files = v.([][]byte)
+	} else {
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
+				return err
+			}
+			data, err := os.ReadFile(path)
+			files = append(files, data)
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		corpora.Store(dir, files)
+	}
+	for _, f := range files {
+		size += int64(len(f))
+	}
+	return files, size
+}
+
+// benchCold counts files with a new Counter each iteration: an empty cache.
+func benchCold(b *testing.B, sub string) {
+	files, size := goFiles(b, sub)
+	NewCounter() // load the vocabulary outside the timer
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := NewCounter().CountAll(context.Background(), files); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(files)), "files")
+}
+
+// benchWarm counts files that one Counter has counted already.
+func benchWarm(b *testing.B, sub string) {
+	files, size := goFiles(b, sub)
+	c := NewCounter()
+	if _, err := c.CountAll(context.Background(), files); err != nil {
+		b.Fatal(err)
+	}
+	before := c.tokenized.Load()
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.CountAll(context.Background(), files); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if n := c.tokenized.Load() - before; n != 0 {
+		b.Fatalf("%d files tokenized again; want all from the cache", n)
+	}
+}
+
+// BenchmarkCountAll counts GOROOT/src with a cold cache. Target: >= 5 MiB/s.
+func BenchmarkCountAll(b *testing.B) { benchCold(b, "") }
+
+// BenchmarkCountAllCached counts GOROOT/src again on a warm Counter. Target: >= 20x cold.
+func BenchmarkCountAllCached(b *testing.B) { benchWarm(b, "") }
+
+// BenchmarkCount is BenchmarkCountAll on GOROOT/src/net, for quick runs, and the
+// production side of the comparison with BenchmarkCountPkoukk and BenchmarkCountTokenizer.
+func BenchmarkCount(b *testing.B) { benchCold(b, "net") }
+
+// BenchmarkCountCached is BenchmarkCountAllCached on GOROOT/src/net.
+func BenchmarkCountCached(b *testing.B) { benchWarm(b, "net") }
+
+// parallel counts files on GOMAXPROCS goroutines, as CountAll does, without a cache.
+func parallel(files [][]byte, count func(string) int) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(files); i = int(next.Add(1) - 1) {
+				count(string(files[i]))
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// BenchmarkCountPkoukk counts GOROOT/src/net with github.com/pkoukk/tiktoken-go (offline
+// loader), in parallel like CountAll: the library DESIGN.md names, and the reference.
+func BenchmarkCountPkoukk(b *testing.B) {
+	files, size := goFiles(b, "net")
+	enc, err := pkoukk()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for b.Loop() {
+		parallel(files, func(s string) int { return len(enc.EncodeOrdinary(s)) })
+	}
+}
+
+// BenchmarkCountTokenizer counts GOROOT/src/net with github.com/tiktoken-go/tokenizer,
+// in parallel like CountAll: fast, but see TestTokenizerLibraryBugs.
+func BenchmarkCountTokenizer(b *testing.B) {
+	files, size := goFiles(b, "net")
+	c := codec.NewO200kBase()
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for b.Loop() {
+		parallel(files, func(s string) int { n, _ := c.Count(s); return n })
+	}
+}
