@@ -56,6 +56,12 @@ type Service struct {
 	Logger *slog.Logger
 	// Limits bound gathering; zero fields take the defaults in constants.go.
 	Limits Limits
+	// Model answers consultations; nil refuses every call but dry runs, with NoModel.
+	Model Model
+	// NoModel explains why Model is nil (e.g. "no API key: set OPENROUTER_API_KEY").
+	NoModel string
+	// KeyHint names where the API key comes from, for authentication failures.
+	KeyHint string
 
 	// gather is files.Gather; tests replace it to observe or slow the gathering phase.
 	gather func(context.Context, files.Options) (*files.Gathered, error)
@@ -116,9 +122,12 @@ type call struct {
 	start time.Time
 	phase Phase
 
-	gathered *files.Gathered
-	counts   []consult.Tokens
-	overhead consult.Tokens
+	gathered  *files.Gathered
+	counts    []consult.Tokens
+	overhead  consult.Tokens
+	ctxWindow consult.Tokens // the model's context window, 0 if unknown
+	live      *stream        // the model call in flight, nil before it starts
+	attempts  int            // model requests sent
 }
 
 func (c *call) run(ctx context.Context) Result {
@@ -154,26 +163,34 @@ func (c *call) run(ctx context.Context) Result {
 		return Result{Text: "Could not count tokens: " + err.Error(), IsError: true}
 	}
 	c.overhead = c.svc.Counter.CountString(files.Layout(headersOnly(g.Files), c.req.Query))
-	rep := c.report()
 	if len(g.Files) == 0 {
-		return Result{Text: "No files matched. " + rep.Text() + noMatchHint(c.req), IsError: true, Structured: rep}
+		rep := c.report()
+		return c.errorResult("No files matched. "+rep.Text()+noMatchHint(c.req), rep)
 	}
+	w, known, err := c.lookupWindow(ctx)
+	if ctx.Err() != nil {
+		return c.stopped(ctx)
+	}
+	if err != nil {
+		return c.errorResult(fmt.Sprintf("Model %q is not available: %v. Check the model id (the provider's own name for it, e.g. \"google/gemini-2.5-pro\" on OpenRouter).", c.req.Model.ID, err), c.report())
+	}
+	if known {
+		c.ctxWindow = w
+	}
+	rep := c.report()
 	if c.req.DryRun {
-		return Result{Text: "Dry run (nothing sent to a model).\n" + rep.Text(), Structured: rep}
+		sum := c.summary(KindDryRun, rep)
+		sum.Report = rep
+		return Result{Text: "Dry run (nothing sent to a model).\n" + rep.Text(), Structured: sum}
 	}
-	return Result{
-		Text:    "No model call is implemented yet in this build: only dry runs work. Call again with dry_run: true to gather and count.\n" + rep.Text(),
-		IsError: true, Structured: rep,
-	}
+	return c.consult(ctx, rep)
 }
 
 // report sizes what the call has gathered and counted so far.
 func (c *call) report() *Report {
 	rep := buildReport(c.req, c.gathered, c.counts, c.overhead)
 	rep.Counting = tokens.Label(c.req.Model.ID)
-	if w, ok := models.KnownWindow(c.req.Model.ID); ok && c.req.Model.ID != "" {
-		rep.setWindow(w, c.gathered, c.counts)
-	}
+	rep.setWindow(c.ctxWindow, c.gathered, c.counts)
 	return rep
 }
 
@@ -190,10 +207,23 @@ func (c *call) stopped(ctx context.Context) Result {
 			b.WriteString("Collected so far: ")
 			b.WriteString(rep.Text())
 		}
+		partial := ""
+		if c.live != nil {
+			var reasoning consult.Tokens
+			partial, reasoning, _ = c.live.snapshot()
+			if reasoning > 0 {
+				fmt.Fprintf(&b, "The model had produced %s reasoning tokens.\n", reasoning)
+			}
+		}
 		b.WriteString(shrinkAdvice(c.req, rep))
-		return Result{Text: b.String(), IsError: true, Structured: rep}
+		if partial != "" {
+			fmt.Fprintf(&b, "\nPartial answer (cut off at the deadline):\n%s", partial)
+		}
+		res := c.errorResult(b.String(), rep)
+		res.Structured.(*Summary).Answer = partial
+		return res
 	}
-	return Result{Text: fmt.Sprintf("Cancelled by the client while %s after %s.", c.phase, time.Since(c.start).Round(time.Millisecond)), IsError: true}
+	return c.errorResult(fmt.Sprintf("Cancelled by the client while %s after %s.", c.phase, time.Since(c.start).Round(time.Millisecond)), rep)
 }
 
 // shrinkAdvice says how to make a request that timed out smaller or give it more time.

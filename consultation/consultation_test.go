@@ -67,10 +67,7 @@ func TestDryRunReport(t *testing.T) {
 	if res.IsError {
 		t.Fatalf("dry run failed: %s", res.Text)
 	}
-	rep, ok := res.Structured.(*Report)
-	if !ok {
-		t.Fatalf("structured = %T, want *Report", res.Structured)
-	}
+	rep := reportOf(t, res)
 	if rep.Files != 3 {
 		t.Errorf("files = %d, want 3 (main.go, big.go, s.go): %s", rep.Files, res.Text)
 	}
@@ -115,7 +112,7 @@ func TestDryRunTooLargeSuggestsExclude(t *testing.T) {
 	res := svc.Consult(context.Background(), map[string]any{
 		"path": dir, "pattern": "**/*.txt", "query": "q", "dry_run": true, "model": "gpt-4o",
 	})
-	rep := res.Structured.(*Report)
+	rep := reportOf(t, res)
 	if rep.Fits == nil || *rep.Fits {
 		t.Fatalf("fits = %v, want false for %d tokens in a 128k window", rep.Fits, rep.PromptTokens)
 	}
@@ -136,12 +133,12 @@ func TestNoMatchIsError(t *testing.T) {
 	}
 }
 
-func TestNotImplementedWithoutDryRun(t *testing.T) {
+func TestNoModelRefusesWithReason(t *testing.T) {
 	dir := sampleTree(t)
-	svc := &Service{Counter: counter}
+	svc := &Service{Counter: counter, NoModel: "no API key: set OPENROUTER_API_KEY"}
 	res := svc.Consult(context.Background(), map[string]any{"path": dir, "pattern": "**/*.go", "query": "q"})
-	if !res.IsError || !strings.Contains(res.Text, "No model call is implemented yet") {
-		t.Errorf("want a plain not-implemented error, got error=%v %q", res.IsError, res.Text)
+	if !res.IsError || !strings.Contains(res.Text, "set OPENROUTER_API_KEY") || !strings.Contains(res.Text, "dry_run") {
+		t.Errorf("want an error naming the missing key and the dry-run way out, got error=%v %q", res.IsError, res.Text)
 	}
 }
 
@@ -239,8 +236,18 @@ func TestDefaultTimeoutUsed(t *testing.T) {
 func TestBytesInReport(t *testing.T) {
 	dir := writeTree(t, map[string]string{"a.txt": strings.Repeat("x", 2048)})
 	res := (&Service{Counter: counter}).Consult(context.Background(), map[string]any{"path": dir, "pattern": "*.txt", "query": "q", "dry_run": true})
-	rep := res.Structured.(*Report)
+	rep := reportOf(t, res)
 	if rep.Bytes != consult.Bytes(2048) || !strings.Contains(res.Text, "2.0 KiB") {
 		t.Errorf("bytes = %d, text:\n%s", rep.Bytes, res.Text)
 	}
+}
+
+// reportOf returns the size report of a result's structured content.
+func reportOf(t *testing.T, res Result) *Report {
+	t.Helper()
+	sum, ok := res.Structured.(*Summary)
+	if !ok || sum.Report == nil {
+		t.Fatalf("structured = %#v, want a *Summary with a report", res.Structured)
+	}
+	return sum.Report
 }

@@ -46,10 +46,12 @@ type Report struct {
 	// ContextWindow is the model's context size, when known.
 	ContextWindow consult.Tokens `json:"context_window,omitempty"`
 	// Fits says whether PromptTokens plus room for the answer fits ContextWindow (nil: unknown).
-	Fits         *bool     `json:"fits,omitempty"`
-	LargestFiles []Entry   `json:"largest_files"`
-	LargestDirs  []Entry   `json:"largest_directories"`
-	Skipped      []Skipped `json:"skipped"`
+	Fits *bool `json:"fits,omitempty"`
+	// Reserve is the room kept free for the answer when deciding Fits.
+	Reserve      consult.Tokens `json:"answer_reserve,omitempty"`
+	LargestFiles []Entry        `json:"largest_files"`
+	LargestDirs  []Entry        `json:"largest_directories"`
+	Skipped      []Skipped      `json:"skipped"`
 	// Shrink is an exclude_pattern that would bring the request down to the target size,
 	// when one is needed; empty otherwise.
 	Shrink string `json:"suggested_exclude_pattern,omitempty"`
@@ -123,6 +125,12 @@ func top(list []Entry, n int) []Entry {
 	return sorted
 }
 
+// answerReserve is the room kept for the answer in a window: consult.AnswerReserve, or a
+// tenth of a small window.
+func answerReserve(window consult.Tokens) consult.Tokens {
+	return min(consult.AnswerReserve, window/10)
+}
+
 // setWindow records the model's context window and whether the request fits it, and
 // suggests an exclude pattern when it does not.
 func (r *Report) setWindow(window consult.Tokens, g *files.Gathered, tok []consult.Tokens) {
@@ -130,10 +138,11 @@ func (r *Report) setWindow(window consult.Tokens, g *files.Gathered, tok []consu
 		return
 	}
 	r.ContextWindow = window
-	fits := r.PromptTokens+consult.AnswerReserve <= window
+	r.Reserve = answerReserve(window)
+	fits := r.PromptTokens+r.Reserve <= window
 	r.Fits = &fits
 	if !fits && r.Counted {
-		r.Shrink = shrinkPattern(r.Exclude, g, tok, r.PromptTokens+consult.AnswerReserve-window)
+		r.Shrink = shrinkPattern(r.Exclude, g, tok, r.PromptTokens+r.Reserve-window)
 	}
 }
 
@@ -233,7 +242,7 @@ func (r *Report) write(b *strings.Builder) {
 			r.Model, r.ContextWindow, percent(r.PromptTokens, r.ContextWindow))
 	case r.ContextWindow > 0 && r.Fits != nil:
 		fmt.Fprintf(b, "Model %s: context window %s tokens; this request needs %s plus about %s for the answer, so it does NOT fit.\n",
-			r.Model, r.ContextWindow, r.PromptTokens, consult.AnswerReserve)
+			r.Model, r.ContextWindow, r.PromptTokens, r.Reserve)
 	case r.Model != "":
 		fmt.Fprintf(b, "Model %s: context window unknown; the request is sent as is.\n", r.Model)
 	}

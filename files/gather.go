@@ -208,24 +208,13 @@ func readers() int { return min(max(2*runtime.GOMAXPROCS(0), 4), 16) }
 
 // read reads and classifies the files of the jobs until they run out.
 func (g *gatherer) read(results chan<- result) {
+	scratch := make([]byte, consult.SniffBytes)
 	for j := range g.jobs {
 		r := result{seq: j.seq, rel: j.rel}
 		if g.ctx.Err() != nil || g.capped.Load() {
 			r.dropped = true
 		} else {
-			r.content, r.reason = readFile(j.path, g.maxFile)
-			if r.reason == 0 {
-				sniff := r.content[:min(len(r.content), consult.SniffBytes)]
-				switch {
-				case isBinary(sniff):
-					r.reason = Binary
-				case hasPrivateKey(sniff):
-					r.reason = Secret
-				}
-			}
-			if r.reason != 0 {
-				r.content = nil
-			}
+			r.content, r.reason = readFile(j.path, g.maxFile, scratch)
 		}
 		results <- r
 	}

@@ -118,6 +118,7 @@ func TestBinary(t *testing.T) {
 	text := strings.Repeat("x", consult.SniffBytes)
 	root := writeTree(t, map[string]string{
 		"nul-first.dat":    "\x00abc",
+		"big-binary.dat":   "\x00" + strings.Repeat("b", 100_000), // refused after sniffing 8 KiB
 		"nul-in-sniff.dat": text[:consult.SniffBytes-1] + "\x00",
 		"nul-after.dat":    text + "\x00", // outside the sniffed window: text, as git decides
 		"utf8.txt":         "héllo wörld ✓",
@@ -125,7 +126,7 @@ func TestBinary(t *testing.T) {
 	})
 	got := gather(t, Options{Root: root, Pattern: "**"})
 	checkGathered(t, got, []string{"empty.txt", "nul-after.dat", "utf8.txt"},
-		[]Skip{{Reason: Binary, Count: 2, Examples: []string{"nul-first.dat", "nul-in-sniff.dat"}}})
+		[]Skip{{Reason: Binary, Count: 3, Examples: []string{"big-binary.dat", "nul-first.dat", "nul-in-sniff.dat"}}})
 }
 
 func TestPrivateKeyContent(t *testing.T) {

@@ -3,6 +3,8 @@ package files
 import (
 	"errors"
 	"io"
+
+	"github.com/consultmcp/consult"
 )
 
 // fileReader is the little a read needs from an open file.
@@ -10,50 +12,79 @@ type fileReader interface {
 	Read(p []byte) (int, error)
 }
 
-// readAll reads a regular file whose stat size is size, returning its content or TooLarge if
-// it holds more than limit bytes. The stat size is a hint, not trusted: files in /proc say 0
-// and a file may grow or shrink while it is read, so reading stops at EOF or at limit+1.
-func readAll(f fileReader, size, limit int64) ([]byte, Reason) {
+// readAll reads a regular file whose stat size is size and classifies it: the content, or
+// TooLarge if it holds more than limit bytes, Binary or Secret by its first
+// consult.SniffBytes bytes, Unreadable on an I/O error.
+//
+// A file larger than the sniff window is sniffed first, into scratch (at least SniffBytes
+// long), so a binary or a key costs one small read and no allocation. The stat size is a
+// hint, not trusted: files in /proc say 0, and a file may grow or shrink while it is read,
+// so reading goes on to EOF, stopping at limit+1 bytes. A read that asks for one byte more
+// than the stat size and gets exactly the stat size is taken as reaching EOF (regular files
+// return short reads only at their end), so most files cost a single read.
+func readAll(f fileReader, size, limit int64, scratch []byte) ([]byte, Reason) {
 	if size > limit {
 		return nil, TooLarge
 	}
 	var buf []byte
-	if size > 0 {
-		// One read asks for a byte more than the stat size: getting fewer means EOF (a
-		// regular file returns short reads only at its end), so most files cost one call.
-		buf = make([]byte, size+1)
-		n, err := f.Read(buf)
-		if err != nil && !errors.Is(err, io.EOF) {
+	sniffed := false
+	switch {
+	case size > consult.SniffBytes:
+		n, err := io.ReadFull(f, scratch[:consult.SniffBytes])
+		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 			return nil, Unreadable
 		}
-		if int64(n) == size || err != nil {
-			return buf[:n:n], 0
+		if r := classify(scratch[:n]); r != 0 {
+			return nil, r
 		}
-		buf = buf[:n] // shorter (a partial read, or it shrank) or longer: read on to EOF
-	} else {
+		if n < consult.SniffBytes { // it shrank
+			b := make([]byte, n)
+			copy(b, scratch)
+			return b, 0
+		}
+		buf = make([]byte, n, size+1)
+		copy(buf, scratch)
+		sniffed = true
+	case size > 0:
+		buf = make([]byte, 0, size+1)
+	default:
 		buf = make([]byte, 0, 512)
 	}
 	for {
-		if int64(len(buf)) > limit {
-			return nil, TooLarge
-		}
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
 		}
-		room := cap(buf) - len(buf)
-		if over := limit + 1 - int64(len(buf)); int64(room) > over {
-			room = int(over)
-		}
-		n, err := f.Read(buf[len(buf) : len(buf)+room])
+		room := min(int64(cap(buf)-len(buf)), limit+1-int64(len(buf)))
+		n, err := f.Read(buf[len(buf) : len(buf)+int(room)])
 		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			return nil, TooLarge
+		}
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				if int64(len(buf)) > limit {
-					return nil, TooLarge
-				}
-				return buf, 0
+			if !errors.Is(err, io.EOF) {
+				return nil, Unreadable
 			}
-			return nil, Unreadable
+			break
+		}
+		if int64(n) < room && size > 0 && int64(len(buf)) == size {
+			break // a short read at the stat size: EOF
 		}
 	}
+	if !sniffed {
+		if r := classify(buf[:min(len(buf), consult.SniffBytes)]); r != 0 {
+			return nil, r
+		}
+	}
+	return buf[:len(buf):len(buf)], 0
+}
+
+// classify returns Binary or Secret for the first bytes of a file, or 0.
+func classify(sniff []byte) Reason {
+	switch {
+	case isBinary(sniff):
+		return Binary
+	case hasPrivateKey(sniff):
+		return Secret
+	}
+	return 0
 }

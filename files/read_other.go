@@ -4,8 +4,8 @@ package files
 
 import "os"
 
-// readFile reads the regular file at name, at most limit+1 bytes of it.
-func readFile(name string, limit int64) ([]byte, Reason) {
+// readFile reads the regular file at name and classifies it, as readAll.
+func readFile(name string, limit int64, scratch []byte) ([]byte, Reason) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, Unreadable
@@ -15,5 +15,5 @@ func readFile(name string, limit int64) ([]byte, Reason) {
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil, Unreadable
 	}
-	return readAll(f, fi.Size(), limit)
+	return readAll(f, fi.Size(), limit, scratch)
 }

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/consultmcp/consult"
 )
 
 // chunkReader returns its data at most chunk bytes per call, then io.EOF, or err after
@@ -33,6 +35,8 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 
 func TestReadAll(t *testing.T) {
 	content := strings.Repeat("0123456789", 100) // 1,000 bytes
+	big := strings.Repeat("abcdefghij", 2000)    // 20,000 bytes, more than the sniff window
+	binary := "\x00" + big[1:]
 	for _, tc := range []struct {
 		name      string
 		r         *chunkReader
@@ -54,10 +58,20 @@ func TestReadAll(t *testing.T) {
 		{"empty", &chunkReader{chunk: 1}, 0, 10, "", 0, 0},
 		{"error at once", &chunkReader{data: content, chunk: 1, err: errors.New("EIO")}, 1000, 2000, "", Unreadable, 0},
 		{"error later", &chunkReader{data: content, chunk: 100, err: errors.New("EIO"), failAfter: 200}, 0, 2000, "", Unreadable, 0},
+		{"large, stat size right", &chunkReader{data: big, chunk: 1 << 20}, 20000, 1 << 20, big, 0, 2},
+		{"large, partial reads", &chunkReader{data: big, chunk: 999}, 20000, 1 << 20, big, 0, 0},
+		{"large, shrank below the window", &chunkReader{data: big[:100], chunk: 1 << 20}, 20000, 1 << 20, big[:100], 0, 0},
+		{"large, shrank", &chunkReader{data: big[:10000], chunk: 1 << 20}, 20000, 1 << 20, big[:10000], 0, 0},
+		{"large, grew over the limit", &chunkReader{data: big, chunk: 1 << 20}, 10000, 15000, "", TooLarge, 0},
+		{"large binary: one read of the window", &chunkReader{data: binary, chunk: 1 << 20}, 20000, 1 << 20, "", Binary, 1},
+		{"small binary", &chunkReader{data: "ab\x00c", chunk: 1 << 20}, 4, 100, "", Binary, 0},
+		{"proc binary", &chunkReader{data: "ab\x00c", chunk: 1}, 0, 100, "", Binary, 0},
+		{"large, error in the window", &chunkReader{data: big, chunk: 100, err: errors.New("EIO"), failAfter: 100}, 20000, 1 << 20, "", Unreadable, 0},
+		{"large, error after the window", &chunkReader{data: big, chunk: 5000, err: errors.New("EIO"), failAfter: 10000}, 20000, 1 << 20, "", Unreadable, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, reason := readAll(tc.r, tc.size, tc.limit)
-			if string(got) != tc.want || reason != tc.reason {
+			got, reason := readAll(tc.r, tc.size, tc.limit, make([]byte, consult.SniffBytes))
+			if string(got) != tc.want || reason != tc.reason || len(got) != cap(got) {
 				t.Errorf("got %d bytes, %v; want %d bytes, %v", len(got), reason, len(tc.want), tc.reason)
 			}
 			switch {

@@ -8,13 +8,13 @@ import (
 )
 
 // readFile reads the regular file at name (an absolute path whose last element is not a
-// symbolic link: symbolic links are resolved by the walk), at most limit+1 bytes of it.
+// symbolic link: symbolic links are resolved by the walk) and classifies it, as readAll.
 // It uses raw system calls: os.Open on Linux costs three more (it tries to register the
 // descriptor with the network poller) and a finalizer. In case the entry was replaced since
 // the directory was listed, O_NOFOLLOW refuses a symbolic link and O_NONBLOCK keeps open
 // from blocking on a fifo (it does not affect regular files); anything that is not a
 // regular file is refused after fstat.
-func readFile(name string, limit int64) ([]byte, Reason) {
+func readFile(name string, limit int64, scratch []byte) ([]byte, Reason) {
 	var fd int
 	var err error
 	for {
@@ -31,7 +31,7 @@ func readFile(name string, limit int64) ([]byte, Reason) {
 	if err := syscall.Fstat(fd, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		return nil, Unreadable
 	}
-	return readAll(fdReader(fd), st.Size, limit)
+	return readAll(fdReader(fd), st.Size, limit, scratch)
 }
 
 // fdReader reads from a file descriptor, retrying interrupted calls.

@@ -98,7 +98,7 @@ func TestDryRunThroughClient(t *testing.T) {
 	}
 	var rep struct {
 		Files  int `json:"files"`
-		Tokens int `json:"tokens"`
+		Tokens int `json:"prompt_tokens"`
 	}
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		t.Fatal(err)

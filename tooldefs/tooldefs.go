@@ -4,6 +4,7 @@
 package tooldefs
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -14,15 +15,26 @@ import (
 // ConsultationName is the name of the main tool.
 const ConsultationName = "consultation"
 
-const consultationDescription = `Ask a large-context model a question about many files at once. The server reads the files under path that match pattern (skipping .gitignored files, dependencies, lock files, binaries and secrets), sends them with query to the model and returns the answer with a footer: files, tokens, cost, time.
+const consultationDescription = `Ask a large-context model a question about many files at once. The server reads the files under path matching pattern (skipping .gitignored files, dependencies, lock files, binaries, secrets), sends them with query to the model and returns the answer with a footer: files, tokens, cost, time.
 
-Use it for questions that need many files together: architecture, cross-file bugs, reviews, "where and how is X handled". The model sees only these files and the query, so make the query self-contained.
+Use it for questions that need many files together: architecture, cross-file bugs, reviews, "where is X handled". The model sees only these files and the query: make the query self-contained.
 
 pattern is a glob relative to path: "**/*.go", "src/**/*.{ts,tsx}", "{cmd,internal}/**/*.go". Keep it narrow; leave out tests or generated code with exclude_pattern, e.g. "**/*_test.go".
 
 On a large or unfamiliar tree call first with dry_run: true: it returns files, tokens, the largest files and directories and whether the request fits the model, without calling the model.
 
 timeout covers the whole call. Big requests and thinking models ("model|thinking") need more than the default; above 25 s your client must accept progress notifications or it may give up first. On timeout the error says what was gathered and how to shrink it.`
+
+// consultationOutput is the JSON schema of the structured content of every consultation
+// result (consultation.Summary), kept compact: agents pay for it on every turn.
+const consultationOutput = `{"type":"object","properties":{` +
+	`"kind":{"type":"string","enum":["answer","dry_run","error"]},` +
+	`"answer":{"type":"string"},"output_file":{"type":"string"},"model":{"type":"string"},` +
+	`"files":{"type":"integer"},"bytes":{"type":"integer"},"prompt_tokens":{"type":"integer"},` +
+	`"usage":{"type":"object","description":"input, output, reasoning, cached tokens; cost_usd"},` +
+	`"truncated":{"type":"boolean"},"phase":{"type":"string"},` +
+	`"elapsed_seconds":{"type":"number"},"attempts":{"type":"integer"},"report":{"type":"object"}},` +
+	`"required":["kind","files","bytes","prompt_tokens","elapsed_seconds","attempts"]}`
 
 // Consultation returns the declaration of the consultation tool.
 func Consultation() mcp.Tool {
@@ -47,6 +59,7 @@ func Consultation() mcp.Tool {
 			mcp.Description("Absolute path of a new file to write the answer to; the result then holds the path and the footer.")),
 		mcp.WithBoolean("dry_run",
 			mcp.Description("Gather and count only; no model call.")),
+		mcp.WithRawOutputSchema(json.RawMessage(consultationOutput)),
 		mcp.WithReadOnlyHintAnnotation(false),
 		mcp.WithDestructiveHintAnnotation(false),
 		mcp.WithIdempotentHintAnnotation(false),

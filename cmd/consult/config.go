@@ -12,6 +12,7 @@ import (
 	"time"
 
 	consult "github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/providers"
 )
 
 // providerSpec is what main knows of a provider before building it.
@@ -20,13 +21,24 @@ type providerSpec struct {
 	envKeys []string
 	// defaultModel is used when neither --model nor the call names one.
 	defaultModel string
+	// build constructs the provider.
+	build func(providers.Config) (providers.Provider, error)
 }
 
 // providerSpecs is the explicit map of providers; no init() registration.
 var providerSpecs = map[string]providerSpec{
-	"openrouter": {envKeys: []string{"OPENROUTER_API_KEY"}, defaultModel: "google/gemini-2.5-flash"},
-	"openai":     {envKeys: []string{"OPENAI_API_KEY"}, defaultModel: "gpt-4.1"},
-	"gemini":     {envKeys: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}, defaultModel: "gemini-2.5-flash"},
+	providers.NameOpenRouter: {
+		envKeys: []string{"OPENROUTER_API_KEY"}, defaultModel: "google/gemini-2.5-flash",
+		build: func(c providers.Config) (providers.Provider, error) { return providers.NewOpenRouter(c) },
+	},
+	providers.NameOpenAI: {
+		envKeys: []string{"OPENAI_API_KEY"}, defaultModel: "gpt-4.1",
+		build: func(c providers.Config) (providers.Provider, error) { return providers.NewOpenAI(c) },
+	},
+	providers.NameGemini: {
+		envKeys: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}, defaultModel: "gemini-2.5-flash",
+		build: func(c providers.Config) (providers.Provider, error) { return providers.NewGemini(c) },
+	},
 }
 
 // config is the server's configuration after flags, environment and defaults.
@@ -40,6 +52,7 @@ type config struct {
 	idleTimeout    time.Duration
 	logLevel       slog.Level
 	httpAddr       string
+	test           bool
 }
 
 // durationValue is a flag.Value for durations written as Go durations or plain seconds.
@@ -118,6 +131,7 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 	fs.Var(durationValue{&cfg.idleTimeout}, "idle-timeout", "cancel a call whose upstream is silent this long (0 = off)")
 	fs.StringVar(&level, "log-level", level, "debug, info, warn or error")
 	fs.StringVar(&cfg.httpAddr, "http", cfg.httpAddr, "serve streamable HTTP at this address")
+	fs.BoolVar(&cfg.test, "test", false, "send a one-line query, print the answer, model and timing, and exit")
 	positional, err := parseInterspersed(fs, args)
 	if err != nil {
 		return cfg, errUsage

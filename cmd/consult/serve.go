@@ -8,14 +8,45 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/consultmcp/consult/consultation"
 	"github.com/consultmcp/consult/mcpserver"
+	"github.com/consultmcp/consult/providers"
 	"github.com/consultmcp/consult/tokens"
 )
+
+// newService builds the consultation service for cfg: the provider when there is a key,
+// otherwise a service that explains which variable to set.
+func newService(cfg config, logger *slog.Logger) (*consultation.Service, error) {
+	spec := providerSpecs[cfg.provider]
+	svc := &consultation.Service{
+		Counter:        tokens.NewCounter(),
+		DefaultTimeout: cfg.defaultTimeout,
+		DefaultModel:   cfg.model,
+		Logger:         logger,
+		KeyHint:        "the api-key argument or " + strings.Join(spec.envKeys, " / "),
+	}
+	if cfg.apiKey == "" {
+		svc.NoModel = fmt.Sprintf("No API key for %s: set %s (or pass the key after the provider name) and restart the server.", cfg.provider, spec.envKeys[0])
+		logger.Warn("no API key: dry runs work, model calls will be refused", "provider", cfg.provider, "set", spec.envKeys[0])
+		return svc, nil
+	}
+	p, err := spec.build(providers.Config{
+		APIKey:     cfg.apiKey,
+		BaseURL:    cfg.baseURL,
+		HTTPClient: &http.Client{Transport: providers.ActivityTransport(nil)},
+		Logger:     logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	svc.Model = p
+	return svc, nil
+}
 
 // runServe serves MCP for one provider over stdio, or over streamable HTTP with --http.
 func runServe(ctx context.Context, provider string, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -28,15 +59,14 @@ func runServe(ctx context.Context, provider string, args []string, getenv func(s
 		return exitCode(2)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
-	if cfg.apiKey == "" {
-		logger.Warn("no API key: dry runs work, model calls will be refused",
-			"provider", provider, "set", providerSpecs[provider].envKeys[0])
+	slog.SetDefault(logger) // libraries that use the standard logger write to stderr too, never stdout
+	svc, err := newService(cfg, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "consult %s: %v\n", provider, err)
+		return exitCode(2)
 	}
-	svc := &consultation.Service{
-		Counter:        tokens.NewCounter(),
-		DefaultTimeout: cfg.defaultTimeout,
-		DefaultModel:   cfg.model,
-		Logger:         logger,
+	if cfg.test {
+		return runSelfTest(ctx, cfg, svc, stdout, stderr)
 	}
 	s := mcpserver.New(mcpserver.Config{Service: svc, Logger: logger})
 	logger.Info("consult serving", "provider", provider, "model", cfg.model, "transport", transportName(cfg),

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/consultmcp/consult/consultation"
+)
+
+// selfTestQuery is the one-line question `--test` asks: cheap, and its answer shows the
+// model read the file it was sent.
+const selfTestQuery = "Reply with one short sentence: what does the file probe.txt say?"
+
+// runSelfTest sends one tiny consultation through the configured provider and prints the
+// answer, model and timing, so a user can check a key and endpoint in one command. It exits
+// non-zero when the call fails.
+func runSelfTest(ctx context.Context, cfg config, svc *consultation.Service, stdout, stderr io.Writer) error {
+	dir, err := os.MkdirTemp("", "consult-test")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if err := os.WriteFile(dir+"/probe.txt", []byte("The consult self-test reached the model.\n"), 0o600); err != nil {
+		return err
+	}
+	start := time.Now()
+	res := svc.Consult(ctx, map[string]any{
+		consultation.ArgPath: dir, consultation.ArgPattern: "probe.txt", consultation.ArgQuery: selfTestQuery,
+		consultation.ArgTimeout: cfg.defaultTimeout.Seconds(),
+	})
+	elapsed := time.Since(start).Round(time.Millisecond)
+	if res.IsError {
+		fmt.Fprintf(stderr, "consult %s --test failed after %s:\n%s\n", cfg.provider, elapsed, res.Text)
+		return exitCode(1)
+	}
+	fmt.Fprintf(stdout, "consult %s --test: OK in %s (provider %s, endpoint %s)\n%s\n", cfg.provider, elapsed, cfg.provider, endpoint(cfg), res.Text)
+	return nil
+}
+
+func endpoint(cfg config) string {
+	if cfg.baseURL != "" {
+		return cfg.baseURL
+	}
+	return "default"
+}

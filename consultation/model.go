@@ -1,0 +1,217 @@
+package consultation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	consult "github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/files"
+	"github.com/consultmcp/consult/models"
+	"github.com/consultmcp/consult/providers"
+)
+
+// Model is what a consultation needs of a provider: stream one answer, and size a model.
+// providers.Provider satisfies it.
+type Model interface {
+	// Stream sends req once and blocks until the answer is complete, ctx ends or the
+	// upstream fails; the returned response is never nil and holds what arrived.
+	Stream(ctx context.Context, req providers.Request, obs providers.Observer) (*providers.Response, error)
+	// ContextWindow reports the model's context size when known, bounded by ctx.
+	ContextWindow(ctx context.Context, model string) (consult.Tokens, bool, error)
+}
+
+var _ Model = providers.Provider(nil)
+
+// windowLookupMax bounds the context-window look-up: it is a convenience, and must never
+// eat the time the model needs.
+const windowLookupMax = 5 * time.Second
+
+// systemPrompt frames every consultation.
+const systemPrompt = "You are a senior software engineer answering a question about the files below, which are the only context you have. Answer from them, cite file paths when you refer to code, and say so when the files do not contain the answer."
+
+// stream is the live state of one model call. The provider's stream goroutine writes it;
+// progress reporting reads it.
+type stream struct {
+	mu        sync.Mutex
+	answer    strings.Builder
+	reasoning consult.Tokens
+	firstAt   time.Time
+}
+
+func (s *stream) Reasoning(n consult.Tokens, _ string) {
+	s.mu.Lock()
+	s.reasoning = n
+	s.mu.Unlock()
+}
+
+func (s *stream) Answer(delta string) {
+	s.mu.Lock()
+	if s.firstAt.IsZero() && delta != "" {
+		s.firstAt = time.Now()
+	}
+	s.answer.WriteString(delta)
+	s.mu.Unlock()
+}
+
+// snapshot returns the answer so far, the reasoning tokens and whether the answer started.
+func (s *stream) snapshot() (text string, reasoning consult.Tokens, started bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.answer.String(), s.reasoning, !s.firstAt.IsZero()
+}
+
+// lookupWindow finds the model's context window: the provider's own figure when it answers in
+// time, else the built-in table. A model the provider says does not exist is an error.
+func (c *call) lookupWindow(ctx context.Context) (consult.Tokens, bool, error) {
+	id := c.req.Model.ID
+	if c.svc.Model != nil && id != "" {
+		limit := windowLookupMax
+		if dl, ok := ctx.Deadline(); ok {
+			limit = min(limit, time.Until(dl)/4)
+		}
+		lctx, cancel := context.WithTimeout(ctx, limit)
+		w, ok, err := c.svc.Model.ContextWindow(lctx, id)
+		cancel()
+		switch {
+		case err == nil && ok:
+			return w, true, nil
+		case errors.Is(err, providers.NotFound):
+			return 0, false, err
+		case err != nil:
+			c.svc.logger().Debug("context window look-up failed", "model", id, "error", err)
+		}
+	}
+	w, ok := models.KnownWindow(id)
+	return w, ok, nil
+}
+
+// consult sends the gathered files and the query to the model and turns the outcome into
+// a result.
+func (c *call) consult(ctx context.Context, rep *Report) Result {
+	if c.svc.Model == nil {
+		msg := c.svc.NoModel
+		if msg == "" {
+			msg = "no model provider is configured"
+		}
+		return c.errorResult(msg+"\nDry runs (dry_run: true) work without one.\n"+rep.Text(), rep)
+	}
+	if c.req.Model.ID == "" {
+		return c.errorResult("No model named: pass model, or start the server with --model.", rep)
+	}
+	if rep.Fits != nil && !*rep.Fits {
+		return c.errorResult(fmt.Sprintf("Not sent: the request is too large for %s.\n%s", c.req.Model.ID, rep.Text()), rep)
+	}
+	prompt := files.Layout(c.gathered.Files, c.req.Query)
+	c.live = &stream{}
+	c.phase = PhaseWaiting
+	c.attempts = 1
+	resp, err := c.svc.Model.Stream(ctx, providers.Request{
+		Model:    c.req.Model.ID,
+		Thinking: providers.Thinking{On: c.req.Model.Thinking, Budget: c.req.Model.Budget},
+		Prompt:   prompt,
+		System:   systemPrompt,
+	}, c.live)
+	if _, _, started := c.live.snapshot(); started {
+		c.phase = PhaseReceiving
+	}
+	if ctx.Err() != nil {
+		return c.stopped(ctx)
+	}
+	if err != nil {
+		return c.upstreamFailure(err, resp, rep)
+	}
+	return c.answer(resp, rep)
+}
+
+// upstreamFailure explains a failed model call, keeping any answer that had arrived.
+func (c *call) upstreamFailure(err error, resp *providers.Response, rep *Report) Result {
+	var b strings.Builder
+	var pe *providers.Error
+	switch {
+	case errors.Is(err, providers.ContextLength):
+		fmt.Fprintf(&b, "The model refused the request as larger than its context window (%v).\n%s", err, rep.Text())
+		b.WriteString(shrinkAdvice(c.req, rep))
+	case errors.As(err, &pe) && pe.Kind == providers.Auth:
+		fmt.Fprintf(&b, "The provider rejected the API key: %v\nCheck the key the server was started with (%s).", err, c.svc.KeyHint)
+	default:
+		fmt.Fprintf(&b, "The model call failed while %s: %v", c.phase, err)
+	}
+	if resp != nil && resp.Text != "" {
+		fmt.Fprintf(&b, "\n\nPartial answer (cut off by the failure):\n%s", resp.Text)
+	}
+	res := c.errorResult(b.String(), rep)
+	res.Structured.(*Summary).Answer = partialText(resp)
+	return res
+}
+
+func partialText(resp *providers.Response) string {
+	if resp == nil {
+		return ""
+	}
+	return resp.Text
+}
+
+// answer builds the successful result: the answer (or where it was written) and a footer.
+func (c *call) answer(resp *providers.Response, rep *Report) Result {
+	sum := c.summary(KindAnswer, rep)
+	sum.Model = resp.Model
+	if sum.Model == "" {
+		sum.Model = c.req.Model.ID
+	}
+	sum.Usage = &UsageSummary{
+		Input: resp.Usage.Input, Output: resp.Usage.Output, Reasoning: resp.Usage.Reasoning, Cached: resp.Usage.Cached,
+	}
+	if resp.Usage.CostKnown {
+		cost := resp.Usage.CostUSD
+		sum.Usage.CostUSD = &cost
+	}
+	sum.Truncated = resp.Truncated
+	var b strings.Builder
+	if c.req.OutputFile != "" {
+		written, err := writeNew(c.req.OutputFile, []byte(resp.Text))
+		if err != nil {
+			res := c.errorResult(fmt.Sprintf("The answer arrived but could not be written to output_file: %v\n\nAnswer:\n%s", err, resp.Text), rep)
+			res.Structured.(*Summary).Answer = resp.Text
+			return res
+		}
+		sum.OutputFile = written
+		fmt.Fprintf(&b, "Answer written to %s (%s).", written, consult.Bytes(len(resp.Text)))
+		if written != c.req.OutputFile {
+			fmt.Fprintf(&b, " %s already existed, so a new name was chosen.", c.req.OutputFile)
+		}
+	} else {
+		sum.Answer = resp.Text
+		b.WriteString(resp.Text)
+	}
+	if resp.Truncated {
+		b.WriteString("\n\n[The answer was cut off by the model's output limit.]")
+	}
+	b.WriteString("\n\n")
+	b.WriteString(footer(sum))
+	return Result{Text: b.String(), Structured: sum}
+}
+
+// footer renders a summary's figures in one short block.
+func footer(s *Summary) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "---\nmodel %s · %s %s, %s", s.Model, consult.Thousands(int64(s.Files)), plural(s.Files, "file", "files"), s.Bytes)
+	if u := s.Usage; u != nil {
+		fmt.Fprintf(&b, " · tokens %s in", u.Input)
+		if u.Cached > 0 {
+			fmt.Fprintf(&b, " (%s cached)", u.Cached)
+		}
+		fmt.Fprintf(&b, ", %s out", u.Output)
+		if u.Reasoning > 0 {
+			fmt.Fprintf(&b, ", %s reasoning", u.Reasoning)
+		}
+		if u.CostUSD != nil {
+			fmt.Fprintf(&b, " · $%.4f", *u.CostUSD)
+		}
+	}
+	fmt.Fprintf(&b, " · %.1f s · %d %s", s.ElapsedSeconds, s.Attempts, plural(s.Attempts, "attempt", "attempts"))
+	return b.String()
+}

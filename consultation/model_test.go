@@ -1,0 +1,261 @@
+package consultation
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/consultmcp/consult/providers"
+	"github.com/consultmcp/consult/providers/fake"
+)
+
+// flavors maps each fake upstream to the provider built against it and a model it lists.
+var flavors = []struct {
+	flavor fake.Flavor
+	model  string
+	build  func(providers.Config) (providers.Provider, error)
+}{
+	{fake.OpenRouter, "google/gemini-2.5-pro", func(c providers.Config) (providers.Provider, error) { return providers.NewOpenRouter(c) }},
+	{fake.OpenAI, "gpt-4.1", func(c providers.Config) (providers.Provider, error) { return providers.NewOpenAI(c) }},
+	{fake.Gemini, "gemini-2.5-pro", func(c providers.Config) (providers.Provider, error) { return providers.NewGemini(c) }},
+}
+
+// upstream starts a fake of the given flavor and a service that talks to it through the
+// real SDK client.
+func upstream(t *testing.T, i int) (*fake.Server, *Service) {
+	t.Helper()
+	f := flavors[i]
+	srv := fake.New(t, f.flavor)
+	p, err := f.build(providers.Config{APIKey: "sk-test-key-123456", BaseURL: srv.BaseURL(),
+		HTTPClient: &http.Client{Transport: providers.ActivityTransport(nil)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, &Service{Counter: counter, Model: p, DefaultModel: f.model, KeyHint: "OPENROUTER_API_KEY"}
+}
+
+func goArgs(dir string, extra ...any) map[string]any {
+	args := map[string]any{"path": dir, "pattern": "**/*.go", "query": "What does main do?"}
+	for i := 0; i+1 < len(extra); i += 2 {
+		args[extra[i].(string)] = extra[i+1]
+	}
+	return args
+}
+
+func summaryOf(t *testing.T, res Result) *Summary {
+	t.Helper()
+	s, ok := res.Structured.(*Summary)
+	if !ok {
+		t.Fatalf("structured = %T, want *Summary", res.Structured)
+	}
+	return s
+}
+
+func TestAnswerEachProvider(t *testing.T) {
+	for i, f := range flavors {
+		t.Run(f.flavor.String(), func(t *testing.T) {
+			srv, svc := upstream(t, i)
+			srv.Push(fake.Script{
+				Steps: append([]fake.Step{fake.Think("Let me read main.go. "), fake.Comment("OPENROUTER PROCESSING")},
+					fake.Chunks("main prints hello.", 4)...),
+				Usage: &fake.Usage{Input: 120, Output: 5, Reasoning: 40, Cached: 100, Cost: 0.0021},
+			})
+			dir := sampleTree(t)
+			res := svc.Consult(context.Background(), goArgs(dir))
+			if res.IsError {
+				t.Fatalf("error result: %s", res.Text)
+			}
+			if !strings.HasPrefix(res.Text, "main prints hello.") {
+				t.Errorf("answer should come first, got:\n%s", res.Text)
+			}
+			if strings.Contains(res.Text, "Let me read") {
+				t.Errorf("reasoning text leaked into the answer:\n%s", res.Text)
+			}
+			sum := summaryOf(t, res)
+			if sum.Kind != KindAnswer || sum.Answer != "main prints hello." || sum.Files != 3 || sum.Attempts != 1 {
+				t.Errorf("summary = %+v", sum)
+			}
+			if sum.Usage == nil || sum.Usage.Input != 120 || sum.Usage.Output != 5 || sum.Usage.Cached != 100 {
+				t.Errorf("usage = %+v, want 120 in (100 cached), 5 out", sum.Usage)
+			}
+			if f.flavor != fake.OpenAI && sum.Usage.Reasoning != 40 {
+				t.Errorf("reasoning tokens = %d, want 40", sum.Usage.Reasoning)
+			}
+			for _, frag := range []string{"---\nmodel ", "3 files", "120 in (100 cached)", "5 out", "1 attempt"} {
+				if !strings.Contains(res.Text, frag) {
+					t.Errorf("footer lacks %q:\n%s", frag, res.Text)
+				}
+			}
+			if f.flavor == fake.OpenRouter && !strings.Contains(res.Text, "$0.0021") {
+				t.Errorf("OpenRouter footer lacks the cost:\n%s", res.Text)
+			}
+			reqs := srv.Requests()
+			body := string(reqs[len(reqs)-1].Body)
+			for _, want := range []string{"main.go", "internal/big/big.go", "What does main do?"} {
+				if !strings.Contains(body, want) {
+					t.Errorf("request body lacks %q", want)
+				}
+			}
+			if strings.Contains(body, "TOKEN=secret") || strings.Contains(body, "node_modules") {
+				t.Error("request body holds a skipped file")
+			}
+		})
+	}
+}
+
+// TestDeadlineClosesUpstream: the model stalls; at the deadline the result says so, and the
+// fake sees its request end within 100 ms of it.
+func TestDeadlineClosesUpstream(t *testing.T) {
+	for i, f := range flavors {
+		for _, tc := range []struct {
+			name    string
+			script  fake.Script
+			phase   string
+			partial string
+		}{
+			{"stall before first byte", fake.Script{HeaderDelay: time.Hour}, "waiting for the first token", ""},
+			{"stall mid-answer", fake.Script{Steps: []fake.Step{fake.Text("The first half"), fake.Hang()}}, "receiving the answer", "The first half"},
+		} {
+			t.Run(f.flavor.String()+"/"+tc.name, func(t *testing.T) {
+				srv, svc := upstream(t, i)
+				srv.Push(tc.script)
+				dir := sampleTree(t)
+				start := time.Now()
+				res := svc.Consult(context.Background(), goArgs(dir, "timeout", 1.0))
+				deadline := start.Add(time.Second)
+				if !res.IsError {
+					t.Fatalf("want a timeout error, got %s", res.Text)
+				}
+				for _, frag := range []string{"Request timed out after 1 second", "while " + tc.phase, "3 files", "internal/big/big.go"} {
+					if !strings.Contains(res.Text, frag) {
+						t.Errorf("timeout text lacks %q:\n%s", frag, res.Text)
+					}
+				}
+				if tc.partial != "" {
+					if !strings.Contains(res.Text, "Partial answer (cut off at the deadline):\n"+tc.partial) {
+						t.Errorf("partial answer missing or unmarked:\n%s", res.Text)
+					}
+					if got := summaryOf(t, res).Answer; got != tc.partial {
+						t.Errorf("structured partial answer = %q, want %q", got, tc.partial)
+					}
+				}
+				req := completionRequest(t, srv)
+				select {
+				case <-req.Ended():
+				case <-time.After(2 * time.Second):
+					t.Fatal("upstream request still open 2 s after the deadline")
+				}
+				if late := req.EndedAt().Sub(deadline); late > 100*time.Millisecond {
+					t.Errorf("upstream request ended %v after the deadline, want within 100ms", late)
+				}
+				if !req.ClientGone() {
+					t.Error("the fake should see the client go away")
+				}
+			})
+		}
+	}
+}
+
+func TestInBandErrorKeepsPartialAnswer(t *testing.T) {
+	srv, svc := upstream(t, 0)
+	srv.Push(fake.Script{Steps: []fake.Step{fake.Text("Half an answer"), fake.Fail(502, "provider returned error")}})
+	res := svc.Consult(context.Background(), goArgs(sampleTree(t)))
+	if !res.IsError {
+		t.Fatalf("want an error, got %s", res.Text)
+	}
+	if !strings.Contains(res.Text, "Partial answer (cut off by the failure):\nHalf an answer") {
+		t.Errorf("partial answer missing:\n%s", res.Text)
+	}
+	if !strings.Contains(res.Text, "provider returned error") {
+		t.Errorf("upstream message missing:\n%s", res.Text)
+	}
+}
+
+func TestAuthFailureNamesKeyNotValue(t *testing.T) {
+	srv, svc := upstream(t, 0)
+	srv.Push(fake.Script{Status: 401})
+	res := svc.Consult(context.Background(), goArgs(sampleTree(t)))
+	if !res.IsError || !strings.Contains(res.Text, "rejected the API key") || !strings.Contains(res.Text, "OPENROUTER_API_KEY") {
+		t.Errorf("want an auth error naming the variable:\n%s", res.Text)
+	}
+	if strings.Contains(res.Text, "sk-test-key-123456") {
+		t.Error("the API key appears in the result")
+	}
+}
+
+func TestTooLargeIsNotSent(t *testing.T) {
+	srv, svc := upstream(t, 0)
+	dir := writeTree(t, map[string]string{"a/big.txt": strings.Repeat("lorem ipsum dolor ", 500), "b/s.txt": "tiny\n"})
+	res := svc.Consult(context.Background(), map[string]any{"path": dir, "pattern": "**/*.txt", "query": "q", "model": "fake/small"})
+	if !res.IsError || !strings.Contains(res.Text, "Not sent: the request is too large for fake/small") {
+		t.Fatalf("want a too-large refusal:\n%s", res.Text)
+	}
+	if !strings.Contains(res.Text, "exclude_pattern") {
+		t.Errorf("refusal should suggest an exclude_pattern:\n%s", res.Text)
+	}
+	if n := srv.Count("chat/completions"); n != 0 {
+		t.Errorf("%d completion requests sent for a request that does not fit, want 0", n)
+	}
+}
+
+func TestUnknownModelRefusedBeforeSending(t *testing.T) {
+	srv, svc := upstream(t, 0)
+	res := svc.Consult(context.Background(), goArgs(sampleTree(t), "model", "nobody/no-such-model"))
+	if !res.IsError || !strings.Contains(res.Text, `Model "nobody/no-such-model" is not available`) {
+		t.Fatalf("want an unknown-model error:\n%s", res.Text)
+	}
+	if n := srv.Count("chat/completions"); n != 0 {
+		t.Errorf("%d completion requests sent for an unknown model, want 0", n)
+	}
+}
+
+func TestOutputFile(t *testing.T) {
+	srv, svc := upstream(t, 0)
+	srv.Push(fake.Answer("The full answer."), fake.Answer("Second answer."))
+	out := filepath.Join(t.TempDir(), "answer.md")
+	dir := sampleTree(t)
+	res := svc.Consult(context.Background(), goArgs(dir, "output_file", out))
+	if res.IsError {
+		t.Fatal(res.Text)
+	}
+	if b, err := os.ReadFile(out); err != nil || string(b) != "The full answer." {
+		t.Errorf("output file holds %q, %v", b, err)
+	}
+	if strings.Contains(res.Text, "The full answer.") || !strings.Contains(res.Text, "Answer written to "+out) || !strings.Contains(res.Text, "---\nmodel") {
+		t.Errorf("result should give the path and footer, not the answer:\n%s", res.Text)
+	}
+	res = svc.Consult(context.Background(), goArgs(dir, "output_file", out))
+	second := strings.TrimSuffix(out, ".md") + "-1.md"
+	if b, _ := os.ReadFile(second); string(b) != "Second answer." || !strings.Contains(res.Text, "already existed") {
+		t.Errorf("second call should write %s and say why:\n%s", second, res.Text)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "The full answer." {
+		t.Error("the first answer was overwritten")
+	}
+}
+
+func TestUnknownWindowIsSentWithNote(t *testing.T) {
+	srv, svc := upstream(t, 1) // OpenAI: the table has no entry for this id
+	srv.SetModels(fake.Model{ID: "custom-model"})
+	res := svc.Consult(context.Background(), goArgs(sampleTree(t), "model", "custom-model", "dry_run", true))
+	if res.IsError || !strings.Contains(res.Text, "context window unknown") {
+		t.Errorf("want a dry run that notes the unknown window:\n%s", res.Text)
+	}
+}
+
+// completionRequest returns the first model request the fake received (not a model-list
+// or model-info look-up).
+func completionRequest(t *testing.T, srv *fake.Server) *fake.Request {
+	t.Helper()
+	for _, r := range srv.Requests() {
+		if strings.Contains(r.Path, "chat/completions") || strings.Contains(r.Path, "GenerateContent") {
+			return r
+		}
+	}
+	t.Fatalf("no model request among %d requests", len(srv.Requests()))
+	return nil
+}

@@ -1,0 +1,72 @@
+package consultation
+
+import (
+	"time"
+
+	consult "github.com/consultmcp/consult"
+)
+
+// Kinds of Summary.
+const (
+	KindAnswer = "answer"
+	KindDryRun = "dry_run"
+	KindError  = "error"
+)
+
+// Summary is the structured content of every consultation result: the same figures as the
+// text, for programs. Its JSON shape is declared as the tool's output schema.
+type Summary struct {
+	// Kind is "answer", "dry_run" or "error".
+	Kind string `json:"kind"`
+	// Answer is the model's answer (absent when written to OutputFile; partial on error).
+	Answer string `json:"answer,omitempty"`
+	// OutputFile is where the answer was written, when output_file was given.
+	OutputFile string `json:"output_file,omitempty"`
+	// Model is the model that answered (or would have).
+	Model string `json:"model,omitempty"`
+	// Files, Bytes and PromptTokens size what was gathered and sent.
+	Files        int            `json:"files"`
+	Bytes        consult.Bytes  `json:"bytes"`
+	PromptTokens consult.Tokens `json:"prompt_tokens"`
+	// Usage is what the provider reported.
+	Usage *UsageSummary `json:"usage,omitempty"`
+	// Truncated is true when the model's output limit cut the answer.
+	Truncated bool `json:"truncated,omitempty"`
+	// Phase is where a failed call stopped.
+	Phase string `json:"phase,omitempty"`
+	// ElapsedSeconds is the call's wall time; Attempts counts model requests sent.
+	ElapsedSeconds float64 `json:"elapsed_seconds"`
+	Attempts       int     `json:"attempts"`
+	// Report is the full size report (dry runs and size-related failures).
+	Report *Report `json:"report,omitempty"`
+}
+
+// UsageSummary is the provider's token and cost accounting.
+type UsageSummary struct {
+	Input     consult.Tokens `json:"input"`
+	Output    consult.Tokens `json:"output"`
+	Reasoning consult.Tokens `json:"reasoning"`
+	Cached    consult.Tokens `json:"cached"`
+	// CostUSD is present when the provider reports cost (OpenRouter).
+	CostUSD *float64 `json:"cost_usd,omitempty"`
+}
+
+// summary starts a Summary of this call with the gathering figures filled in.
+func (c *call) summary(kind string, rep *Report) *Summary {
+	s := &Summary{
+		Kind: kind, Model: c.req.Model.ID, Attempts: c.attempts,
+		ElapsedSeconds: time.Since(c.start).Round(time.Millisecond).Seconds(),
+	}
+	if rep != nil {
+		s.Files, s.Bytes, s.PromptTokens = rep.Files, rep.Bytes, rep.PromptTokens
+	}
+	return s
+}
+
+// errorResult is a failed call's result, with its report attached.
+func (c *call) errorResult(text string, rep *Report) Result {
+	s := c.summary(KindError, rep)
+	s.Phase = string(c.phase)
+	s.Report = rep
+	return Result{Text: text, IsError: true, Structured: s}
+}

@@ -1,0 +1,139 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/providers"
+	"github.com/consultmcp/consult/providers/fake"
+	"github.com/consultmcp/consult/tokens"
+	"github.com/consultmcp/consult/tooldefs"
+)
+
+// modelClient starts an in-process client against a server whose provider is an OpenRouter
+// client talking to a fake upstream.
+func modelClient(t *testing.T) (*client.Client, *fake.Server) {
+	t.Helper()
+	srv := fake.New(t, fake.OpenRouter)
+	p, err := providers.NewOpenRouter(providers.Config{APIKey: "k-123", BaseURL: srv.BaseURL(),
+		HTTPClient: &http.Client{Transport: providers.ActivityTransport(nil)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(Config{Service: &consultation.Service{Counter: tokens.NewCounter(), Model: p, DefaultModel: "google/gemini-2.5-pro"}})
+	c, err := client.NewInProcessClient(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "consult-test", Version: "1"}
+	if _, err := c.Initialize(context.Background(), init); err != nil {
+		t.Fatal(err)
+	}
+	return c, srv
+}
+
+func goTree(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range map[string]string{"main.go": "package main\n\nfunc main() {}\n", "util/u.go": "package util\n"} {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// outputSchema compiles the consultation tool's declared output schema.
+func outputSchema(t *testing.T) *jsonschema.Schema {
+	t.Helper()
+	raw, err := json.Marshal(tooldefs.Consultation().RawOutputSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(tooldefs.Consultation().RawOutputSchema)))
+	if err != nil {
+		t.Fatalf("output schema is not JSON: %v (%s)", err, raw)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("output.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("output.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sch
+}
+
+// checkStructured asserts a result's structured content matches the declared output schema.
+func checkStructured(t *testing.T, sch *jsonschema.Schema, res *mcp.CallToolResult) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sch.Validate(inst); err != nil {
+		t.Errorf("structured content does not match the output schema: %v\n%s", err, b)
+	}
+	m, _ := inst.(map[string]any)
+	return m
+}
+
+func TestAnswerThroughClient(t *testing.T) {
+	c, srv := modelClient(t)
+	srv.Push(fake.Script{Steps: fake.Chunks("It does nothing yet.", 5), Usage: &fake.Usage{Input: 50, Output: 6, Cost: 0.001}})
+	sch := outputSchema(t)
+	res := call(t, c, map[string]any{"path": goTree(t), "pattern": "**/*.go", "query": "What does main do?"})
+	if res.IsError {
+		t.Fatalf("error: %s", text(res))
+	}
+	if got := text(res); !strings.HasPrefix(got, "It does nothing yet.") || !strings.Contains(got, "$0.0010") {
+		t.Errorf("answer + footer expected:\n%s", got)
+	}
+	m := checkStructured(t, sch, res)
+	if m["kind"] != "answer" || m["answer"] != "It does nothing yet." {
+		t.Errorf("structured = %v", m)
+	}
+	dry := call(t, c, map[string]any{"path": goTree(t), "pattern": "**/*.go", "query": "q", "dry_run": true})
+	if m := checkStructured(t, sch, dry); m["kind"] != "dry_run" {
+		t.Errorf("dry-run structured kind = %v", m["kind"])
+	}
+}
+
+func TestTimeoutThroughClient(t *testing.T) {
+	c, srv := modelClient(t)
+	srv.Push(fake.Script{Steps: []fake.Step{fake.Text("Partial"), fake.Hang()}})
+	start := time.Now()
+	res := call(t, c, map[string]any{"path": goTree(t), "pattern": "**/*.go", "query": "q", "timeout": 1})
+	if el := time.Since(start); el < time.Second || el > 1500*time.Millisecond {
+		t.Errorf("returned after %v, want just over the 1 s deadline", el)
+	}
+	got := text(res)
+	if !res.IsError || !strings.Contains(got, "Request timed out after 1 second while receiving the answer") || !strings.Contains(got, "Partial") {
+		t.Errorf("unexpected result:\n%s", got)
+	}
+	checkStructured(t, outputSchema(t), res)
+}
