@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	consult "github.com/consultmcp/consult"
@@ -62,6 +64,12 @@ type Service struct {
 	NoModel string
 	// KeyHint names where the API key comes from, for authentication failures.
 	KeyHint string
+	// Heartbeat is the interval between progress reports (consult.DefaultHeartbeat if 0);
+	// it is clamped to at most half the idle timeout.
+	Heartbeat time.Duration
+	// IdleTimeout cancels a call whose upstream sent nothing for this long; 0 is off. It is
+	// clamped to the call's timeout.
+	IdleTimeout time.Duration
 
 	// gather is files.Gather; tests replace it to observe or slow the gathering phase.
 	gather func(context.Context, files.Options) (*files.Gathered, error)
@@ -90,8 +98,9 @@ func (s *Service) defaultTimeout() time.Duration {
 
 // Consult runs one call with raw JSON-decoded arguments. The deadline starts now and covers
 // everything; when it passes, work stops at once and the result says what was collected.
-// Bad arguments are refused before any file is read.
-func (s *Service) Consult(ctx context.Context, raw map[string]any) Result {
+// Bad arguments are refused before any file is read. r receives progress and notable events
+// while the call runs (nil: nobody listens); nothing is sent to it after Consult returns.
+func (s *Service) Consult(ctx context.Context, raw map[string]any, r Reporter) Result {
 	start := time.Now()
 	req, err := ParseArgs(raw, s.defaultTimeout())
 	if err != nil {
@@ -105,8 +114,16 @@ func (s *Service) Consult(ctx context.Context, raw map[string]any) Result {
 	}
 	ctx, cancel := context.WithDeadlineCause(ctx, start.Add(req.Timeout), ErrCallTimeout)
 	defer cancel()
-	c := &call{svc: s, req: req, start: start}
+	ctx, cancelCause := context.WithCancelCause(ctx)
+	defer cancelCause(nil)
+	c := &call{svc: s, req: req, start: start, reporter: r, cancel: cancelCause}
+	c.idle, c.interval = s.liveness(req.Timeout)
+	for _, w := range req.Warnings {
+		c.log(LevelWarning, w)
+	}
+	hb := c.startHeartbeat(ctx, r, c.interval)
 	res := c.run(ctx)
+	hb.halt()
 	if len(req.Warnings) > 0 {
 		res.Text = res.Text + "\n\nWarning: " + strings.Join(req.Warnings, "\nWarning: ")
 	}
@@ -115,12 +132,44 @@ func (s *Service) Consult(ctx context.Context, raw map[string]any) Result {
 	return res
 }
 
+// liveness returns the idle timeout and heartbeat interval for a call with this timeout:
+// the idle timeout clamped to the timeout (with a log line), the heartbeat to half of it.
+func (s *Service) liveness(timeout time.Duration) (idle, interval time.Duration) {
+	idle = max(s.IdleTimeout, 0)
+	if idle > timeout {
+		s.logger().Warn("idle timeout longer than the call's timeout: clamped", "idle_timeout", idle, "timeout", timeout)
+		idle = timeout
+	}
+	interval = s.Heartbeat
+	if interval <= 0 {
+		interval = consult.DefaultHeartbeat
+	}
+	if idle > 0 {
+		interval = min(interval, idle/2)
+	}
+	return idle, interval
+}
+
+// log sends a notable event to the client and the server log.
+func (c *call) log(level Level, msg string) {
+	c.svc.logger().Info("notice to client", "level", string(level), "message", msg)
+	if c.reporter != nil {
+		c.reporter.Log(level, msg)
+	}
+}
+
 // call is the state of one consultation.
 type call struct {
-	svc   *Service
-	req   Request
-	start time.Time
-	phase Phase
+	svc      *Service
+	req      Request
+	start    time.Time
+	phaseV   atomic.Value // Phase; read by the heartbeat
+	reporter Reporter
+	cancel   context.CancelCauseFunc
+	idle     time.Duration
+	interval time.Duration
+	alive    liveness
+	liveMu   sync.Mutex
 
 	gathered  *files.Gathered
 	counts    []consult.Tokens
@@ -134,7 +183,7 @@ func (c *call) run(ctx context.Context) Result {
 	if err := ctx.Err(); err != nil { // cancelled while queued: do nothing at all
 		return c.stopped(ctx)
 	}
-	c.phase = PhaseGathering
+	c.setPhase(PhaseGathering)
 	gather := c.svc.gather
 	if gather == nil {
 		gather = files.Gather
@@ -150,7 +199,7 @@ func (c *call) run(ctx context.Context) Result {
 	if err != nil {
 		return Result{Text: fmt.Sprintf("Could not gather files from %s: %v", c.req.Path, err), IsError: true}
 	}
-	c.phase = PhaseCounting
+	c.setPhase(PhaseCounting)
 	contents := make([][]byte, len(g.Files))
 	for i, f := range g.Files {
 		contents[i] = f.Content
@@ -198,9 +247,15 @@ func (c *call) report() *Report {
 func (c *call) stopped(ctx context.Context) Result {
 	rep := c.report()
 	secs := formatWhole(c.req.Timeout)
-	if errors.Is(context.Cause(ctx), ErrCallTimeout) {
+	cause := context.Cause(ctx)
+	if errors.Is(cause, ErrCallTimeout) || errors.Is(cause, ErrIdleTimeout) {
 		var b strings.Builder
-		fmt.Fprintf(&b, "Request timed out after %s while %s.\n", secs, c.phase)
+		if errors.Is(cause, ErrIdleTimeout) {
+			fmt.Fprintf(&b, "No progress for %s (idle timeout) while %s; the call was stopped after %s.\n",
+				c.idle, c.currentPhase(), time.Since(c.start).Round(100*time.Millisecond))
+		} else {
+			fmt.Fprintf(&b, "Request timed out after %s while %s.\n", secs, c.currentPhase())
+		}
 		if c.gathered == nil {
 			b.WriteString("Nothing had been gathered yet.\n")
 		} else {
@@ -208,9 +263,9 @@ func (c *call) stopped(ctx context.Context) Result {
 			b.WriteString(rep.Text())
 		}
 		partial := ""
-		if c.live != nil {
+		if live := c.liveStream(); live != nil {
 			var reasoning consult.Tokens
-			partial, reasoning, _ = c.live.snapshot()
+			partial, reasoning, _ = live.snapshot()
 			if reasoning > 0 {
 				fmt.Fprintf(&b, "The model had produced %s reasoning tokens.\n", reasoning)
 			}
@@ -223,7 +278,7 @@ func (c *call) stopped(ctx context.Context) Result {
 		res.Structured.(*Summary).Answer = partial
 		return res
 	}
-	return c.errorResult(fmt.Sprintf("Cancelled by the client while %s after %s.", c.phase, time.Since(c.start).Round(time.Millisecond)), rep)
+	return c.errorResult(fmt.Sprintf("Cancelled by the client while %s after %s.", c.currentPhase(), time.Since(c.start).Round(time.Millisecond)), rep)
 }
 
 // shrinkAdvice says how to make a request that timed out smaller or give it more time.

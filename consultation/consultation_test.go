@@ -63,7 +63,7 @@ func TestDryRunReport(t *testing.T) {
 	svc := &Service{Counter: counter}
 	res := svc.Consult(context.Background(), map[string]any{
 		"path": dir, "pattern": "**/*.go", "query": "What is here?", "dry_run": true, "model": "gpt-4.1",
-	})
+	}, nil)
 	if res.IsError {
 		t.Fatalf("dry run failed: %s", res.Text)
 	}
@@ -111,7 +111,7 @@ func TestDryRunTooLargeSuggestsExclude(t *testing.T) {
 	svc := &Service{Counter: counter}
 	res := svc.Consult(context.Background(), map[string]any{
 		"path": dir, "pattern": "**/*.txt", "query": "q", "dry_run": true, "model": "gpt-4o",
-	})
+	}, nil)
 	rep := reportOf(t, res)
 	if rep.Fits == nil || *rep.Fits {
 		t.Fatalf("fits = %v, want false for %d tokens in a 128k window", rep.Fits, rep.PromptTokens)
@@ -127,7 +127,7 @@ func TestDryRunTooLargeSuggestsExclude(t *testing.T) {
 func TestNoMatchIsError(t *testing.T) {
 	dir := sampleTree(t)
 	svc := &Service{Counter: counter}
-	res := svc.Consult(context.Background(), map[string]any{"path": dir, "pattern": "**/*.rs", "query": "q", "dry_run": true})
+	res := svc.Consult(context.Background(), map[string]any{"path": dir, "pattern": "**/*.rs", "query": "q", "dry_run": true}, nil)
 	if !res.IsError || !strings.Contains(res.Text, "No files matched") {
 		t.Errorf("want a no-match error, got error=%v %q", res.IsError, res.Text)
 	}
@@ -136,7 +136,7 @@ func TestNoMatchIsError(t *testing.T) {
 func TestNoModelRefusesWithReason(t *testing.T) {
 	dir := sampleTree(t)
 	svc := &Service{Counter: counter, NoModel: "no API key: set OPENROUTER_API_KEY"}
-	res := svc.Consult(context.Background(), map[string]any{"path": dir, "pattern": "**/*.go", "query": "q"})
+	res := svc.Consult(context.Background(), map[string]any{"path": dir, "pattern": "**/*.go", "query": "q"}, nil)
 	if !res.IsError || !strings.Contains(res.Text, "set OPENROUTER_API_KEY") || !strings.Contains(res.Text, "dry_run") {
 		t.Errorf("want an error naming the missing key and the dry-run way out, got error=%v %q", res.IsError, res.Text)
 	}
@@ -152,7 +152,7 @@ func TestBadArgumentsReadNothing(t *testing.T) {
 		{"path": "relative", "pattern": "**", "query": "q"},
 		{"path": dir, "pattern": "**", "query": ""},
 	} {
-		res := svc.Consult(context.Background(), args)
+		res := svc.Consult(context.Background(), args, nil)
 		if !res.IsError {
 			t.Errorf("args %v: want an error result, got %q", args, res.Text)
 		}
@@ -168,7 +168,7 @@ func TestCancelledBeforeStartDoesNothing(t *testing.T) {
 	svc := &Service{Counter: counter, gather: countingGather(&calls)}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res := svc.Consult(ctx, map[string]any{"path": dir, "pattern": "**/*.go", "query": "q", "dry_run": true})
+	res := svc.Consult(ctx, map[string]any{"path": dir, "pattern": "**/*.go", "query": "q", "dry_run": true}, nil)
 	if !res.IsError || !strings.Contains(res.Text, "Cancelled") {
 		t.Errorf("want a cancelled result, got %q", res.Text)
 	}
@@ -189,7 +189,7 @@ func TestTimeoutWhileGathering(t *testing.T) {
 			return g, ctx.Err()
 		}}
 		start := time.Now()
-		res := svc.Consult(context.Background(), map[string]any{"path": dir, "pattern": "**/*.go", "query": "q", "timeout": 3.0})
+		res := svc.Consult(context.Background(), map[string]any{"path": dir, "pattern": "**/*.go", "query": "q", "timeout": 3.0}, nil)
 		if got := time.Since(start); got != 3*time.Second {
 			t.Errorf("returned after %v, want exactly the 3 s deadline", got)
 		}
@@ -207,7 +207,7 @@ func TestTimeoutWhileGathering(t *testing.T) {
 func TestTimeoutWarningInResult(t *testing.T) {
 	dir := sampleTree(t)
 	svc := &Service{Counter: counter}
-	res := svc.Consult(context.Background(), map[string]any{"path": dir, "pattern": "**/*.go", "query": "q", "dry_run": true, "timeout": 120.0})
+	res := svc.Consult(context.Background(), map[string]any{"path": dir, "pattern": "**/*.go", "query": "q", "dry_run": true, "timeout": 120.0}, nil)
 	if res.IsError {
 		t.Fatal(res.Text)
 	}
@@ -223,7 +223,7 @@ func TestDefaultTimeoutUsed(t *testing.T) {
 			return nil, ctx.Err()
 		}}
 		start := time.Now()
-		res := svc.Consult(context.Background(), map[string]any{"path": t.TempDir(), "pattern": "**", "query": "q"})
+		res := svc.Consult(context.Background(), map[string]any{"path": t.TempDir(), "pattern": "**", "query": "q"}, nil)
 		if got := time.Since(start); got != 7*time.Second {
 			t.Errorf("deadline after %v, want the service default 7s", got)
 		}
@@ -235,7 +235,7 @@ func TestDefaultTimeoutUsed(t *testing.T) {
 
 func TestBytesInReport(t *testing.T) {
 	dir := writeTree(t, map[string]string{"a.txt": strings.Repeat("x", 2048)})
-	res := (&Service{Counter: counter}).Consult(context.Background(), map[string]any{"path": dir, "pattern": "*.txt", "query": "q", "dry_run": true})
+	res := (&Service{Counter: counter}).Consult(context.Background(), map[string]any{"path": dir, "pattern": "*.txt", "query": "q", "dry_run": true}, nil)
 	rep := reportOf(t, res)
 	if rep.Bytes != consult.Bytes(2048) || !strings.Contains(res.Text, "2.0 KiB") {
 		t.Errorf("bytes = %d, text:\n%s", rep.Bytes, res.Text)

@@ -40,6 +40,7 @@ type stream struct {
 	answer    strings.Builder
 	reasoning consult.Tokens
 	firstAt   time.Time
+	onFirst   func() // called once, when the first answer text arrives
 }
 
 func (s *stream) Reasoning(n consult.Tokens, _ string) {
@@ -52,6 +53,9 @@ func (s *stream) Answer(delta string) {
 	s.mu.Lock()
 	if s.firstAt.IsZero() && delta != "" {
 		s.firstAt = time.Now()
+		if s.onFirst != nil {
+			s.onFirst()
+		}
 	}
 	s.answer.WriteString(delta)
 	s.mu.Unlock()
@@ -106,17 +110,22 @@ func (c *call) consult(ctx context.Context, rep *Report) Result {
 		return c.errorResult(fmt.Sprintf("Not sent: the request is too large for %s.\n%s", c.req.Model.ID, rep.Text()), rep)
 	}
 	prompt := files.Layout(c.gathered.Files, c.req.Query)
-	c.live = &stream{}
-	c.phase = PhaseWaiting
+	live := &stream{onFirst: func() { c.setPhase(PhaseReceiving) }}
+	c.setLiveStream(live)
+	c.setPhase(PhaseWaiting)
 	c.attempts = 1
+	ctx = c.withActivity(ctx)
+	if c.idle > 0 {
+		go watchIdle(ctx, &c.alive, c.idle, c.cancel)
+	}
 	resp, err := c.svc.Model.Stream(ctx, providers.Request{
 		Model:    c.req.Model.ID,
 		Thinking: providers.Thinking{On: c.req.Model.Thinking, Budget: c.req.Model.Budget},
 		Prompt:   prompt,
 		System:   systemPrompt,
-	}, c.live)
-	if _, _, started := c.live.snapshot(); started {
-		c.phase = PhaseReceiving
+	}, live)
+	if _, _, started := live.snapshot(); started {
+		c.setPhase(PhaseReceiving)
 	}
 	if ctx.Err() != nil {
 		return c.stopped(ctx)
@@ -138,7 +147,7 @@ func (c *call) upstreamFailure(err error, resp *providers.Response, rep *Report)
 	case errors.As(err, &pe) && pe.Kind == providers.Auth:
 		fmt.Fprintf(&b, "The provider rejected the API key: %v\nCheck the key the server was started with (%s).", err, c.svc.KeyHint)
 	default:
-		fmt.Fprintf(&b, "The model call failed while %s: %v", c.phase, err)
+		fmt.Fprintf(&b, "The model call failed while %s: %v", c.currentPhase(), err)
 	}
 	if resp != nil && resp.Text != "" {
 		fmt.Fprintf(&b, "\n\nPartial answer (cut off by the failure):\n%s", resp.Text)

@@ -65,7 +65,7 @@ func TestAnswerEachProvider(t *testing.T) {
 				Usage: &fake.Usage{Input: 120, Output: 5, Reasoning: 40, Cached: 100, Cost: 0.0021},
 			})
 			dir := sampleTree(t)
-			res := svc.Consult(context.Background(), goArgs(dir))
+			res := svc.Consult(context.Background(), goArgs(dir), nil)
 			if res.IsError {
 				t.Fatalf("error result: %s", res.Text)
 			}
@@ -125,7 +125,7 @@ func TestDeadlineClosesUpstream(t *testing.T) {
 				srv.Push(tc.script)
 				dir := sampleTree(t)
 				start := time.Now()
-				res := svc.Consult(context.Background(), goArgs(dir, "timeout", 1.0))
+				res := svc.Consult(context.Background(), goArgs(dir, "timeout", 1.0), nil)
 				deadline := start.Add(time.Second)
 				if !res.IsError {
 					t.Fatalf("want a timeout error, got %s", res.Text)
@@ -163,7 +163,7 @@ func TestDeadlineClosesUpstream(t *testing.T) {
 func TestInBandErrorKeepsPartialAnswer(t *testing.T) {
 	srv, svc := upstream(t, 0)
 	srv.Push(fake.Script{Steps: []fake.Step{fake.Text("Half an answer"), fake.Fail(502, "provider returned error")}})
-	res := svc.Consult(context.Background(), goArgs(sampleTree(t)))
+	res := svc.Consult(context.Background(), goArgs(sampleTree(t)), nil)
 	if !res.IsError {
 		t.Fatalf("want an error, got %s", res.Text)
 	}
@@ -178,7 +178,7 @@ func TestInBandErrorKeepsPartialAnswer(t *testing.T) {
 func TestAuthFailureNamesKeyNotValue(t *testing.T) {
 	srv, svc := upstream(t, 0)
 	srv.Push(fake.Script{Status: 401})
-	res := svc.Consult(context.Background(), goArgs(sampleTree(t)))
+	res := svc.Consult(context.Background(), goArgs(sampleTree(t)), nil)
 	if !res.IsError || !strings.Contains(res.Text, "rejected the API key") || !strings.Contains(res.Text, "OPENROUTER_API_KEY") {
 		t.Errorf("want an auth error naming the variable:\n%s", res.Text)
 	}
@@ -190,7 +190,7 @@ func TestAuthFailureNamesKeyNotValue(t *testing.T) {
 func TestTooLargeIsNotSent(t *testing.T) {
 	srv, svc := upstream(t, 0)
 	dir := writeTree(t, map[string]string{"a/big.txt": strings.Repeat("lorem ipsum dolor ", 500), "b/s.txt": "tiny\n"})
-	res := svc.Consult(context.Background(), map[string]any{"path": dir, "pattern": "**/*.txt", "query": "q", "model": "fake/small"})
+	res := svc.Consult(context.Background(), map[string]any{"path": dir, "pattern": "**/*.txt", "query": "q", "model": "fake/small"}, nil)
 	if !res.IsError || !strings.Contains(res.Text, "Not sent: the request is too large for fake/small") {
 		t.Fatalf("want a too-large refusal:\n%s", res.Text)
 	}
@@ -204,7 +204,7 @@ func TestTooLargeIsNotSent(t *testing.T) {
 
 func TestUnknownModelRefusedBeforeSending(t *testing.T) {
 	srv, svc := upstream(t, 0)
-	res := svc.Consult(context.Background(), goArgs(sampleTree(t), "model", "nobody/no-such-model"))
+	res := svc.Consult(context.Background(), goArgs(sampleTree(t), "model", "nobody/no-such-model"), nil)
 	if !res.IsError || !strings.Contains(res.Text, `Model "nobody/no-such-model" is not available`) {
 		t.Fatalf("want an unknown-model error:\n%s", res.Text)
 	}
@@ -218,7 +218,7 @@ func TestOutputFile(t *testing.T) {
 	srv.Push(fake.Answer("The full answer."), fake.Answer("Second answer."))
 	out := filepath.Join(t.TempDir(), "answer.md")
 	dir := sampleTree(t)
-	res := svc.Consult(context.Background(), goArgs(dir, "output_file", out))
+	res := svc.Consult(context.Background(), goArgs(dir, "output_file", out), nil)
 	if res.IsError {
 		t.Fatal(res.Text)
 	}
@@ -228,7 +228,7 @@ func TestOutputFile(t *testing.T) {
 	if strings.Contains(res.Text, "The full answer.") || !strings.Contains(res.Text, "Answer written to "+out) || !strings.Contains(res.Text, "---\nmodel") {
 		t.Errorf("result should give the path and footer, not the answer:\n%s", res.Text)
 	}
-	res = svc.Consult(context.Background(), goArgs(dir, "output_file", out))
+	res = svc.Consult(context.Background(), goArgs(dir, "output_file", out), nil)
 	second := strings.TrimSuffix(out, ".md") + "-1.md"
 	if b, _ := os.ReadFile(second); string(b) != "Second answer." || !strings.Contains(res.Text, "already existed") {
 		t.Errorf("second call should write %s and say why:\n%s", second, res.Text)
@@ -241,7 +241,7 @@ func TestOutputFile(t *testing.T) {
 func TestUnknownWindowIsSentWithNote(t *testing.T) {
 	srv, svc := upstream(t, 1) // OpenAI: the table has no entry for this id
 	srv.SetModels(fake.Model{ID: "custom-model"})
-	res := svc.Consult(context.Background(), goArgs(sampleTree(t), "model", "custom-model", "dry_run", true))
+	res := svc.Consult(context.Background(), goArgs(sampleTree(t), "model", "custom-model", "dry_run", true), nil)
 	if res.IsError || !strings.Contains(res.Text, "context window unknown") {
 		t.Errorf("want a dry run that notes the unknown window:\n%s", res.Text)
 	}

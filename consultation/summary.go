@@ -66,7 +66,7 @@ func (c *call) summary(kind string, rep *Report) *Summary {
 // errorResult is a failed call's result, with its report attached.
 func (c *call) errorResult(text string, rep *Report) Result {
 	s := c.summary(KindError, rep)
-	s.Phase = string(c.phase)
+	s.Phase = string(c.currentPhase())
 	s.Report = rep
 	return Result{Text: text, IsError: true, Structured: s}
 }

@@ -8,6 +8,8 @@ import (
 	"io"
 	"log"
 	"log/slog"
+	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -59,7 +61,72 @@ func (h *handler) consultation(ctx context.Context, req mcp.CallToolRequest) (*m
 		}
 		args = map[string]any{}
 	}
-	return toMCP(h.svc.Consult(ctx, args)), nil
+	rep := newReporter(ctx, req)
+	res := h.svc.Consult(ctx, args, rep)
+	rep.settle()
+	return toMCP(res), nil
+}
+
+// settleTime is how long the result waits after the last notification: notifications and
+// results travel separately in mcp-go, and a progress notification that arrives after the
+// result confuses clients.
+const settleTime = 20 * time.Millisecond
+
+// reporter sends a call's progress and notices to the client that made it.
+type reporter struct {
+	ctx   context.Context
+	srv   *server.MCPServer
+	token mcp.ProgressToken // nil: the client asked for no progress
+
+	mu   sync.Mutex
+	last time.Time
+}
+
+func newReporter(ctx context.Context, req mcp.CallToolRequest) *reporter {
+	r := &reporter{ctx: ctx, srv: server.ServerFromContext(ctx)}
+	if req.Params.Meta != nil {
+		r.token = req.Params.Meta.ProgressToken
+	}
+	return r
+}
+
+// Progress sends notifications/progress with the client's token, unchanged; nothing
+// without a token.
+func (r *reporter) Progress(progress float64, message string) {
+	if r.token == nil || r.srv == nil {
+		return
+	}
+	err := r.srv.SendNotificationToClient(r.ctx, "notifications/progress", map[string]any{
+		"progressToken": r.token, "progress": progress, "message": message,
+	})
+	if err == nil {
+		r.mu.Lock()
+		r.last = time.Now()
+		r.mu.Unlock()
+	}
+}
+
+// Log sends notifications/message at level (the client filters by its logging level).
+func (r *reporter) Log(level consultation.Level, message string) {
+	if r.srv == nil {
+		return
+	}
+	err := r.srv.SendLogMessageToClient(r.ctx, mcp.NewLoggingMessageNotification(mcp.LoggingLevel(level), "consult", message))
+	if err == nil {
+		r.mu.Lock()
+		r.last = time.Now()
+		r.mu.Unlock()
+	}
+}
+
+// settle waits until settleTime has passed since the last notification.
+func (r *reporter) settle() {
+	r.mu.Lock()
+	wait := settleTime - time.Since(r.last)
+	r.mu.Unlock()
+	if wait > 0 && wait <= settleTime {
+		time.Sleep(wait)
+	}
 }
 
 // toMCP converts a consultation result to an MCP tool result.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,7 +32,7 @@ func modelClient(t *testing.T) (*client.Client, *fake.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(Config{Service: &consultation.Service{Counter: tokens.NewCounter(), Model: p, DefaultModel: "google/gemini-2.5-pro"}})
+	s := New(Config{Service: &consultation.Service{Counter: tokens.NewCounter(), Model: p, DefaultModel: "google/gemini-2.5-pro", Heartbeat: 100 * time.Millisecond}})
 	c, err := client.NewInProcessClient(s)
 	if err != nil {
 		t.Fatal(err)
@@ -136,4 +137,107 @@ func TestTimeoutThroughClient(t *testing.T) {
 		t.Errorf("unexpected result:\n%s", got)
 	}
 	checkStructured(t, outputSchema(t), res)
+}
+
+// progressLog collects the progress notifications a client receives.
+type progressLog struct {
+	mu     sync.Mutex
+	tokens []any
+	values []float64
+	msgs   []string
+}
+
+func (p *progressLog) add(n mcp.JSONRPCNotification) {
+	if n.Method != "notifications/progress" {
+		return
+	}
+	f := n.Params.AdditionalFields
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.tokens = append(p.tokens, f["progressToken"])
+	v, _ := f["progress"].(float64)
+	p.values = append(p.values, v)
+	m, _ := f["message"].(string)
+	p.msgs = append(p.msgs, m)
+}
+
+func (p *progressLog) count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.values)
+}
+
+func TestHeartbeatThroughClient(t *testing.T) {
+	srv := fake.New(t, fake.OpenRouter)
+	p, err := providers.NewOpenRouter(providers.Config{APIKey: "k", BaseURL: srv.BaseURL(),
+		HTTPClient: &http.Client{Transport: providers.ActivityTransport(nil)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(Config{Service: &consultation.Service{Counter: tokens.NewCounter(), Model: p,
+		DefaultModel: "google/gemini-2.5-pro", Heartbeat: 200 * time.Millisecond}})
+	c, err := client.NewInProcessClient(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	log := &progressLog{}
+	c.OnNotification(log.add)
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "t", Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatal(err)
+	}
+	srv.Push(fake.Script{Steps: []fake.Step{fake.Think("hmm "), fake.Sleep(1100 * time.Millisecond), fake.Text("answer")}})
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "consultation"
+	req.Params.Arguments = map[string]any{"path": goTree(t), "pattern": "**/*.go", "query": "q", "timeout": 10}
+	req.Params.Meta = &mcp.Meta{ProgressToken: "tok-7"}
+	res, err := c.CallTool(ctx, req)
+	if err != nil || res.IsError {
+		t.Fatalf("call: %v %s", err, text(res))
+	}
+	atResult := log.count()
+	time.Sleep(300 * time.Millisecond)
+	if log.count() != atResult {
+		t.Errorf("%d progress notifications arrived after the result", log.count()-atResult)
+	}
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	if len(log.values) < 4 {
+		t.Fatalf("got %d progress notifications for a 1.1 s call with a 200 ms heartbeat, want at least 4", len(log.values))
+	}
+	for i, v := range log.values {
+		if log.tokens[i] != "tok-7" {
+			t.Errorf("notification %d carries token %v, want tok-7 unchanged", i, log.tokens[i])
+		}
+		if i > 0 && v <= log.values[i-1] {
+			t.Errorf("progress not increasing: %v", log.values)
+		}
+		if len(log.msgs[i]) == 0 || len(log.msgs[i]) > 200 {
+			t.Errorf("message %q: want 1-200 chars", log.msgs[i])
+		}
+	}
+	if !strings.Contains(strings.Join(log.msgs, "|"), "model thinking") {
+		t.Errorf("messages should say the model is thinking: %q", log.msgs)
+	}
+}
+
+func TestNoProgressWithoutToken(t *testing.T) {
+	c, srv := modelClient(t)
+	log := &progressLog{}
+	c.OnNotification(log.add)
+	srv.Push(fake.Script{Steps: []fake.Step{fake.Sleep(500 * time.Millisecond), fake.Text("a")}})
+	res := call(t, c, map[string]any{"path": goTree(t), "pattern": "**/*.go", "query": "q"})
+	if res.IsError {
+		t.Fatal(text(res))
+	}
+	if n := log.count(); n != 0 {
+		t.Errorf("%d progress notifications without a progress token, want 0", n)
+	}
 }

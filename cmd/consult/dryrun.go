@@ -44,7 +44,7 @@ func runDryRun(ctx context.Context, args []string, getenv func(string) string, s
 	if *model != "" {
 		raw[consultation.ArgModel] = *model
 	}
-	res := svc.Consult(ctx, raw)
+	res := svc.Consult(ctx, raw, nil)
 	if *asJSON && res.Structured != nil {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

@@ -30,7 +30,7 @@ func runSelfTest(ctx context.Context, cfg config, svc *consultation.Service, std
 	res := svc.Consult(ctx, map[string]any{
 		consultation.ArgPath: dir, consultation.ArgPattern: "probe.txt", consultation.ArgQuery: selfTestQuery,
 		consultation.ArgTimeout: cfg.defaultTimeout.Seconds(),
-	})
+	}, nil)
 	elapsed := time.Since(start).Round(time.Millisecond)
 	if res.IsError {
 		fmt.Fprintf(stderr, "consult %s --test failed after %s:\n%s\n", cfg.provider, elapsed, res.Text)

@@ -27,6 +27,8 @@ func newService(cfg config, logger *slog.Logger) (*consultation.Service, error) 
 		Counter:        tokens.NewCounter(),
 		DefaultTimeout: cfg.defaultTimeout,
 		DefaultModel:   cfg.model,
+		Heartbeat:      cfg.heartbeat,
+		IdleTimeout:    cfg.idleTimeout,
 		Logger:         logger,
 		KeyHint:        "the api-key argument or " + strings.Join(spec.envKeys, " / "),
 	}

@@ -1,0 +1,182 @@
+package consultation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	consult "github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/providers"
+)
+
+// Reporter tells the client how a call is doing. The MCP side implements it; nil means
+// nobody listens. Methods must not block for long: they run on the call's heartbeat.
+type Reporter interface {
+	// Progress reports liveness. progress strictly increases from one call to the next;
+	// message is at most consult.MaxProgressMessage characters.
+	Progress(progress float64, message string)
+	// Log tells the client of a notable event: a warning, a retry.
+	Log(level Level, message string)
+}
+
+// Level is the severity of a Log message.
+type Level string
+
+// Log levels, as MCP names them.
+const (
+	LevelInfo    Level = "info"
+	LevelWarning Level = "warning"
+	LevelError   Level = "error"
+)
+
+// ErrIdleTimeout is the cause of a call's context when its upstream stayed silent for the
+// idle timeout.
+var ErrIdleTimeout = errors.New("upstream idle timeout")
+
+// quietBeforeEnd is how close to the deadline no heartbeat is sent: a notification sent just
+// before the result can reach the client after it.
+const quietBeforeEnd = 500 * time.Millisecond
+
+// liveness tracks upstream activity for one call: bytes seen at the HTTP transport and when.
+type liveness struct {
+	last  atomic.Int64 // unix nanoseconds of the last upstream read
+	bytes atomic.Int64
+}
+
+func (l *liveness) touch(n int) {
+	l.bytes.Add(int64(n))
+	l.last.Store(time.Now().UnixNano())
+}
+
+func (l *liveness) silentFor(now time.Time) time.Duration {
+	return now.Sub(time.Unix(0, l.last.Load()))
+}
+
+// watchIdle cancels the call when its upstream has sent nothing for idle. It returns when
+// ctx ends.
+func watchIdle(ctx context.Context, l *liveness, idle time.Duration, cancel context.CancelCauseFunc) {
+	t := time.NewTimer(idle)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			silent := l.silentFor(now)
+			if silent >= idle {
+				cancel(ErrIdleTimeout)
+				return
+			}
+			t.Reset(idle - silent)
+		}
+	}
+}
+
+// heartbeat sends progress every interval until stop is closed; it does not send within
+// quietBeforeEnd of the deadline.
+type heartbeat struct {
+	stop chan struct{}
+	done sync.WaitGroup
+}
+
+func (c *call) startHeartbeat(ctx context.Context, r Reporter, interval time.Duration) *heartbeat {
+	hb := &heartbeat{stop: make(chan struct{})}
+	if r == nil || interval <= 0 {
+		return hb
+	}
+	deadline, _ := ctx.Deadline()
+	hb.done.Add(1)
+	go func() {
+		defer hb.done.Done()
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		n := 0
+		for {
+			select {
+			case <-hb.stop:
+				return
+			case <-ctx.Done():
+				return
+			case now := <-t.C:
+				if !deadline.IsZero() && deadline.Sub(now) < quietBeforeEnd {
+					continue
+				}
+				n++
+				r.Progress(float64(n), c.progressMessage(now))
+			}
+		}
+	}()
+	return hb
+}
+
+// halt stops the heartbeat and waits for it, so no progress follows the result.
+func (hb *heartbeat) halt() {
+	close(hb.stop)
+	hb.done.Wait()
+}
+
+// setPhase records the phase; the heartbeat reads it.
+func (c *call) setPhase(p Phase) { c.phaseV.Store(p) }
+
+func (c *call) currentPhase() Phase {
+	if p, ok := c.phaseV.Load().(Phase); ok {
+		return p
+	}
+	return PhaseValidating
+}
+
+// progressMessage says what the call is doing, e.g.
+// "model thinking, 40s, 1,200 reasoning tokens" — at most consult.MaxProgressMessage chars.
+func (c *call) progressMessage(now time.Time) string {
+	elapsed := now.Sub(c.start).Truncate(time.Second)
+	phase := c.currentPhase()
+	var b strings.Builder
+	live := c.liveStream()
+	switch {
+	case live == nil:
+		fmt.Fprintf(&b, "%s, %s", phase, elapsed)
+	default:
+		answer, reasoning, started := live.snapshot()
+		switch {
+		case started:
+			fmt.Fprintf(&b, "receiving the answer, %s, %s characters", elapsed, consult.Thousands(int64(len(answer))))
+		case reasoning > 0:
+			fmt.Fprintf(&b, "model thinking, %s, %s reasoning tokens", elapsed, reasoning)
+		default:
+			fmt.Fprintf(&b, "waiting for the first token, %s", elapsed)
+		}
+		if kb := c.alive.bytes.Load(); kb > 0 {
+			fmt.Fprintf(&b, ", upstream alive (%s received)", consult.Bytes(kb))
+		}
+	}
+	if c.attempts > 1 {
+		fmt.Fprintf(&b, ", attempt %d", c.attempts)
+	}
+	msg := b.String()
+	if len(msg) > consult.MaxProgressMessage {
+		msg = msg[:consult.MaxProgressMessage]
+	}
+	return msg
+}
+
+func (c *call) liveStream() *stream {
+	c.liveMu.Lock()
+	defer c.liveMu.Unlock()
+	return c.live
+}
+
+func (c *call) setLiveStream(s *stream) {
+	c.liveMu.Lock()
+	c.live = s
+	c.liveMu.Unlock()
+}
+
+// withActivity arranges for upstream reads of this call to be noted.
+func (c *call) withActivity(ctx context.Context) context.Context {
+	c.alive.touch(0)
+	return providers.WithActivity(ctx, c.alive.touch)
+}
