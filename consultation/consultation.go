@@ -116,6 +116,9 @@ func (s *Service) Consult(ctx context.Context, raw map[string]any, r Reporter) R
 	defer cancel()
 	ctx, cancelCause := context.WithCancelCause(ctx)
 	defer cancelCause(nil)
+	if s.IdleTimeout > req.Timeout {
+		req.Warnings = append(req.Warnings, fmt.Sprintf("the server's idle timeout (%s) is longer than this call's timeout; it is clamped to %s", s.IdleTimeout, formatWhole(req.Timeout)))
+	}
 	c := &call{svc: s, req: req, start: start, reporter: r, cancel: cancelCause}
 	c.idle, c.interval = s.liveness(req.Timeout)
 	for _, w := range req.Warnings {

@@ -194,3 +194,15 @@ func TestIdleTimeout(t *testing.T) {
 		}
 	})
 }
+
+func TestIdleClampNoticeToClient(t *testing.T) {
+	rec := &recorder{}
+	svc := &Service{Counter: counter, IdleTimeout: time.Minute}
+	res := svc.Consult(context.Background(), goArgs(sampleTree(t), "timeout", 5.0, "dry_run", true), rec)
+	if res.IsError {
+		t.Fatal(res.Text)
+	}
+	if len(rec.logs) != 1 || !strings.Contains(rec.logs[0], "idle timeout (1m0s) is longer than this call's timeout; it is clamped to 5 seconds") {
+		t.Errorf("client log = %q, want the idle clamp notice", rec.logs)
+	}
+}

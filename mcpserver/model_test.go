@@ -241,3 +241,38 @@ func TestNoProgressWithoutToken(t *testing.T) {
 		t.Errorf("%d progress notifications without a progress token, want 0", n)
 	}
 }
+
+func TestIdleTimeoutThroughClient(t *testing.T) {
+	srv := fake.New(t, fake.OpenRouter)
+	p, err := providers.NewOpenRouter(providers.Config{APIKey: "k", BaseURL: srv.BaseURL(),
+		HTTPClient: &http.Client{Transport: providers.ActivityTransport(nil)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(Config{Service: &consultation.Service{Counter: tokens.NewCounter(), Model: p,
+		DefaultModel: "google/gemini-2.5-pro", IdleTimeout: 500 * time.Millisecond}})
+	c, err := client.NewInProcessClient(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "t", Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatal(err)
+	}
+	srv.Push(fake.Script{Steps: []fake.Step{fake.Text("start"), fake.Hang()}})
+	start := time.Now()
+	res := call(t, c, map[string]any{"path": goTree(t), "pattern": "**/*.go", "query": "q", "timeout": 20})
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("idle call cut after %v, want about 500ms", el)
+	}
+	if got := text(res); !res.IsError || !strings.Contains(got, "No progress for 500ms (idle timeout) while receiving the answer") || !strings.Contains(got, "start") {
+		t.Errorf("want an idle timeout keeping the partial answer:\n%s", got)
+	}
+}
