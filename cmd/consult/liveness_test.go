@@ -186,4 +186,3 @@ func TestSelfTest(t *testing.T) {
 		t.Errorf("--test failure should say the key was rejected without printing it:\n%s", errb.String())
 	}
 }
-
