@@ -76,3 +76,17 @@ const (
 	// reasoning when deciding whether a request fits: most answers are well under 16k tokens.
 	AnswerReserve Tokens = 16_000
 )
+
+// Retries.
+const (
+	// MaxAttempts bounds the requests one call sends: beyond four, a failing provider is
+	// down, and the caller is better told so than kept waiting.
+	MaxAttempts = 4
+	// RetryBase and RetryCap shape the full-jitter exponential backoff between attempts:
+	// the n-th wait is uniform in [0, min(RetryCap, RetryBase·2^n)).
+	RetryBase = 500 * time.Millisecond
+	RetryCap  = 8 * time.Second
+	// MinAttemptTime is the least time left that makes another attempt worth sending: a
+	// large prompt takes seconds just to upload and prefill.
+	MinAttemptTime = 2 * time.Second
+)

@@ -73,6 +73,8 @@ type Service struct {
 
 	// gather is files.Gather; tests replace it to observe or slow the gathering phase.
 	gather func(context.Context, files.Options) (*files.Gathered, error)
+	// jitter draws a backoff in [0, d); tests make it deterministic.
+	jitter func(d time.Duration) time.Duration
 }
 
 // Limits bound what one call may gather.
@@ -179,7 +181,8 @@ type call struct {
 	overhead  consult.Tokens
 	ctxWindow consult.Tokens // the model's context window, 0 if unknown
 	live      *stream        // the model call in flight, nil before it starts
-	attempts  int            // model requests sent
+	attempts  atomic.Int32   // model requests sent; read by the heartbeat
+	failed    []attemptRecord
 }
 
 func (c *call) run(ctx context.Context) Result {
@@ -272,6 +275,9 @@ func (c *call) stopped(ctx context.Context) Result {
 			if reasoning > 0 {
 				fmt.Fprintf(&b, "The model had produced %s reasoning tokens.\n", reasoning)
 			}
+		}
+		if len(c.failed) > 0 {
+			fmt.Fprintf(&b, "Attempt %d was running; earlier attempts failed:%s\n", c.attempts.Load(), describeAttempts(c.failed))
 		}
 		b.WriteString(shrinkAdvice(c.req, rep))
 		if partial != "" {

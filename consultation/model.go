@@ -109,38 +109,35 @@ func (c *call) consult(ctx context.Context, rep *Report) Result {
 	if rep.Fits != nil && !*rep.Fits {
 		return c.errorResult(fmt.Sprintf("Not sent: the request is too large for %s.\n%s", c.req.Model.ID, rep.Text()), rep)
 	}
-	prompt := files.Layout(c.gathered.Files, c.req.Query)
-	live := &stream{onFirst: func() { c.setPhase(PhaseReceiving) }}
-	c.setLiveStream(live)
-	c.setPhase(PhaseWaiting)
-	c.attempts = 1
+	prompt := files.Layout(c.gathered.Files, c.req.Query) // built once, reused by every attempt
 	ctx = c.withActivity(ctx)
 	if c.idle > 0 {
 		go watchIdle(ctx, &c.alive, c.idle, c.cancel)
 	}
-	resp, err := c.svc.Model.Stream(ctx, providers.Request{
+	resp, err, failed, gaveUp := c.streamWithRetries(ctx, providers.Request{
 		Model:    c.req.Model.ID,
 		Thinking: providers.Thinking{On: c.req.Model.Thinking, Budget: c.req.Model.Budget},
 		Prompt:   prompt,
 		System:   systemPrompt,
-	}, live)
-	if _, _, started := live.snapshot(); started {
-		c.setPhase(PhaseReceiving)
-	}
+	})
+	c.failed = failed
 	if ctx.Err() != nil {
 		return c.stopped(ctx)
 	}
 	if err != nil {
-		return c.upstreamFailure(err, resp, rep)
+		return c.upstreamFailure(err, resp, rep, gaveUp)
 	}
 	return c.answer(resp, rep)
 }
 
 // upstreamFailure explains a failed model call, keeping any answer that had arrived.
-func (c *call) upstreamFailure(err error, resp *providers.Response, rep *Report) Result {
+func (c *call) upstreamFailure(err error, resp *providers.Response, rep *Report, gaveUp string) Result {
 	var b strings.Builder
 	var pe *providers.Error
 	switch {
+	case gaveUp != "":
+		fmt.Fprintf(&b, "The model call failed: %s, %s in all. Attempts:%s\n  %d) %v",
+			gaveUp, time.Since(c.start).Round(100*time.Millisecond), describeAttempts(c.failed[:len(c.failed)-1]), len(c.failed), err)
 	case errors.Is(err, providers.ContextLength):
 		fmt.Fprintf(&b, "The model refused the request as larger than its context window (%v).\n%s", err, rep.Text())
 		b.WriteString(shrinkAdvice(c.req, rep))
@@ -148,6 +145,9 @@ func (c *call) upstreamFailure(err error, resp *providers.Response, rep *Report)
 		fmt.Fprintf(&b, "The provider rejected the API key: %v\nCheck the key the server was started with (%s).", err, c.svc.KeyHint)
 	default:
 		fmt.Fprintf(&b, "The model call failed while %s: %v", c.currentPhase(), err)
+		if len(c.failed) > 0 {
+			fmt.Fprintf(&b, "\nEarlier attempts:%s", describeAttempts(c.failed))
+		}
 	}
 	if resp != nil && resp.Text != "" {
 		fmt.Fprintf(&b, "\n\nPartial answer (cut off by the failure):\n%s", resp.Text)

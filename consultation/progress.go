@@ -42,9 +42,20 @@ var ErrIdleTimeout = errors.New("upstream idle timeout")
 const quietBeforeEnd = 500 * time.Millisecond
 
 // liveness tracks upstream activity for one call: bytes seen at the HTTP transport and when.
+// While paused (between attempts, when no request is in flight) silence does not count.
 type liveness struct {
-	last  atomic.Int64 // unix nanoseconds of the last upstream read
-	bytes atomic.Int64
+	last   atomic.Int64 // unix nanoseconds of the last upstream read
+	bytes  atomic.Int64
+	paused atomic.Bool
+}
+
+// pause stops silence from counting until resume.
+func (l *liveness) pause() { l.paused.Store(true) }
+
+// resume counts silence again, from now.
+func (l *liveness) resume() {
+	l.last.Store(time.Now().UnixNano())
+	l.paused.Store(false)
 }
 
 func (l *liveness) touch(n int) {
@@ -67,6 +78,9 @@ func watchIdle(ctx context.Context, l *liveness, idle time.Duration, cancel cont
 			return
 		case now := <-t.C:
 			silent := l.silentFor(now)
+			if l.paused.Load() {
+				silent = 0
+			}
 			if silent >= idle {
 				cancel(ErrIdleTimeout)
 				return
@@ -153,8 +167,8 @@ func (c *call) progressMessage(now time.Time) string {
 			fmt.Fprintf(&b, ", upstream alive (%s received)", consult.Bytes(kb))
 		}
 	}
-	if c.attempts > 1 {
-		fmt.Fprintf(&b, ", attempt %d", c.attempts)
+	if n := c.attempts.Load(); n > 1 {
+		fmt.Fprintf(&b, ", attempt %d", n)
 	}
 	msg := b.String()
 	if len(msg) > consult.MaxProgressMessage {

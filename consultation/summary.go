@@ -54,7 +54,7 @@ type UsageSummary struct {
 // summary starts a Summary of this call with the gathering figures filled in.
 func (c *call) summary(kind string, rep *Report) *Summary {
 	s := &Summary{
-		Kind: kind, Model: c.req.Model.ID, Attempts: c.attempts,
+		Kind: kind, Model: c.req.Model.ID, Attempts: int(c.attempts.Load()),
 		ElapsedSeconds: time.Since(c.start).Round(time.Millisecond).Seconds(),
 	}
 	if rep != nil {
