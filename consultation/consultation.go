@@ -70,6 +70,9 @@ type Service struct {
 	// IdleTimeout cancels a call whose upstream sent nothing for this long; 0 is off. It is
 	// clamped to the call's timeout.
 	IdleTimeout time.Duration
+	// AllowRoots, when set (see ResolveRoots), confines path and output_file to these
+	// directories.
+	AllowRoots []string
 
 	// gather is files.Gather; tests replace it to observe or slow the gathering phase.
 	gather func(context.Context, files.Options) (*files.Gathered, error)
@@ -105,6 +108,9 @@ func (s *Service) defaultTimeout() time.Duration {
 func (s *Service) Consult(ctx context.Context, raw map[string]any, r Reporter) Result {
 	start := time.Now()
 	req, err := ParseArgs(raw, s.defaultTimeout())
+	if err == nil {
+		err = checkAllowed(req, s.AllowRoots)
+	}
 	if err != nil {
 		s.logger().Info("consultation refused", "reason", err.Error())
 		return Result{Text: err.Error(), IsError: true}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -53,6 +55,7 @@ type config struct {
 	logLevel       slog.Level
 	httpAddr       string
 	test           bool
+	allowRoots     []string
 }
 
 // durationValue is a flag.Value for durations written as Go durations or plain seconds.
@@ -113,6 +116,7 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 		{"CONSULT_IDLE_TIMEOUT", durationValue{&cfg.idleTimeout}.Set},
 		{"CONSULT_LOG_LEVEL", func(s string) error { level = s; return nil }},
 		{"CONSULT_HTTP", func(s string) error { cfg.httpAddr = s; return nil }},
+		{"CONSULT_ALLOW_ROOT", func(s string) error { cfg.allowRoots = filepath.SplitList(s); return nil }},
 	}
 	for _, e := range envs {
 		if v := getenv(e.name); v != "" {
@@ -132,9 +136,20 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 	fs.StringVar(&level, "log-level", level, "debug, info, warn or error")
 	fs.StringVar(&cfg.httpAddr, "http", cfg.httpAddr, "serve streamable HTTP at this address")
 	fs.BoolVar(&cfg.test, "test", false, "send a one-line query, print the answer, model and timing, and exit")
+	var flagRoots []string
+	fs.Func("allow-root", "confine consultations to this directory (repeatable)", func(s string) error {
+		flagRoots = append(flagRoots, s)
+		return nil
+	})
 	positional, err := parseInterspersed(fs, args)
 	if err != nil {
 		return cfg, errUsage
+	}
+	if len(flagRoots) > 0 {
+		cfg.allowRoots = flagRoots
+	}
+	if cfg.httpAddr != "" && len(cfg.allowRoots) == 0 && !loopback(cfg.httpAddr) {
+		return cfg, fmt.Errorf("--http %s listens beyond this machine, and without --allow-root any client that reaches it could read any directory the server can and send it to the model; pass --allow-root DIR (repeatable) to confine it, or listen on 127.0.0.1", cfg.httpAddr)
 	}
 	switch len(positional) {
 	case 0:
@@ -164,6 +179,19 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 		cfg.idleTimeout = 0 // DESIGN: negative values are 0 (off)
 	}
 	return cfg, nil
+}
+
+// loopback reports whether addr (host:port) listens only on this machine.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // parseInterspersed parses flags that may come before or after positional arguments.

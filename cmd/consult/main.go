@@ -76,6 +76,10 @@ Server flags (each also an environment variable CONSULT_<NAME>, e.g. CONSULT_BAS
   --heartbeat DUR         interval between progress notifications (default 10s)
   --idle-timeout DUR      cancel a call whose upstream sent nothing for this long (default 0 = off)
   --log-level LEVEL       debug, info, warn or error (default info); logs go to stderr
-  --http ADDR             serve streamable HTTP at ADDR instead of stdio
+  --http ADDR             serve streamable HTTP at ADDR instead of stdio; an address beyond
+                          loopback needs --allow-root
+  --allow-root DIR        confine path and output_file to DIR (repeatable; CONSULT_ALLOW_ROOT
+                          takes a list separated by ':')
+  --test                  send a one-line question, print answer, model and timing, and exit
 Durations take Go syntax (90s, 2m) or plain seconds (90).
 `

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +14,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/consultmcp/consult/providers/fake"
 )
 
 // binary is the consult command built once for the tests that drive it over stdio.
@@ -210,5 +214,88 @@ func TestStdioEndsWhenStdinCloses(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "no API key") {
 		t.Errorf("stderr should warn that no key is set:\n%s", stderr.String())
+	}
+}
+
+func TestHTTPBeyondLoopbackNeedsAllowRoot(t *testing.T) {
+	var stderr bytes.Buffer
+	for _, tc := range []struct {
+		args []string
+		ok   bool
+	}{
+		{[]string{"--http", "127.0.0.1:0"}, true},
+		{[]string{"--http", "localhost:8080"}, true},
+		{[]string{"--http", "[::1]:8080"}, true},
+		{[]string{"--http", ":8080"}, false},
+		{[]string{"--http", "0.0.0.0:8080"}, false},
+		{[]string{"--http", "192.168.1.5:8080"}, false},
+		{[]string{"--http", "0.0.0.0:8080", "--allow-root", t.TempDir()}, true},
+	} {
+		_, err := parseServe("openai", tc.args, env(nil), &stderr)
+		if (err == nil) != tc.ok {
+			t.Errorf("parseServe(%q) error = %v, want ok=%v", tc.args, err, tc.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "--allow-root") {
+			t.Errorf("refusal should explain --allow-root: %v", err)
+		}
+	}
+	cfg, err := parseServe("openai", nil, env(map[string]string{"CONSULT_ALLOW_ROOT": "/a:/b"}), &stderr)
+	if err != nil || len(cfg.allowRoots) != 2 {
+		t.Errorf("CONSULT_ALLOW_ROOT = /a:/b gave %q, %v", cfg.allowRoots, err)
+	}
+	_, _, err = runCmd(t, "openai", "--http", "0.0.0.0:0")
+	if code, ok := err.(exitCode); !ok || code != 2 {
+		t.Errorf("serving beyond loopback without --allow-root: err = %v, want exit 2", err)
+	}
+}
+
+// TestKeyNeverPrinted runs the binary at debug level through a failing and a succeeding
+// call and greps everything it wrote for the key.
+func TestKeyNeverPrinted(t *testing.T) {
+	const key = "sk-or-v1-secret-0123456789abcdef"
+	srv := fake.New(t, fake.OpenRouter)
+	srv.Push(fake.Script{Status: 401}, fake.Answer("fine"), fake.Script{Status: 500}, fake.Script{Status: 500}, fake.Script{Status: 500}, fake.Script{Status: 500})
+	dir := fixture(t)
+	var out, errb bytes.Buffer
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"consultation","arguments":{"path":"` + dir + `","pattern":"**/*.go","query":"q","model":"google/gemini-2.5-pro"}}}`,
+	}, "\n") + "\n"
+	cmd := exec.Command(binary, "openrouter", key, "--base-url", srv.BaseURL(), "--log-level", "debug")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	io.WriteString(stdin, in)
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() { // read until the tool call's result; closing stdin earlier would cancel it
+		out.WriteString(sc.Text() + "\n")
+		if strings.Contains(sc.Text(), `"id":2,`) {
+			break
+		}
+	}
+	stdin.Close()
+	io.Copy(&out, stdout)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("binary: %v\n%s", err, errb.String())
+	}
+	if !strings.Contains(out.String(), "rejected the API key") {
+		t.Fatalf("expected an auth failure on stdout:\n%s", out.String())
+	}
+	for name, b := range map[string]string{"stdout": out.String(), "stderr": errb.String()} {
+		if strings.Contains(b, key) || strings.Contains(b, key[8:]) {
+			t.Errorf("the API key appears on %s", name)
+		}
 	}
 }

@@ -23,7 +23,12 @@ import (
 // otherwise a service that explains which variable to set.
 func newService(cfg config, logger *slog.Logger) (*consultation.Service, error) {
 	spec := providerSpecs[cfg.provider]
+	roots, err := consultation.ResolveRoots(cfg.allowRoots)
+	if err != nil {
+		return nil, err
+	}
 	svc := &consultation.Service{
+		AllowRoots:     roots,
 		Counter:        tokens.NewCounter(),
 		DefaultTimeout: cfg.defaultTimeout,
 		DefaultModel:   cfg.model,

@@ -1,0 +1,59 @@
+package consultation
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+func TestAllowRoots(t *testing.T) {
+	allowed := sampleTree(t)
+	outside := sampleTree(t)
+	link := filepath.Join(allowed, "escape")
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	roots, err := ResolveRoots([]string{allowed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int32
+	svc := &Service{Counter: counter, AllowRoots: roots, gather: countingGather(&calls)}
+	for _, tc := range []struct {
+		name string
+		args map[string]any
+		ok   bool
+		want string
+	}{
+		{"inside", goArgs(allowed, "dry_run", true), true, ""},
+		{"subdirectory", goArgs(filepath.Join(allowed, "internal"), "dry_run", true), true, ""},
+		{"outside", goArgs(outside, "dry_run", true), false, "outside the directories this server may read"},
+		{"symlink out", goArgs(link, "dry_run", true), false, "outside the directories this server may read"},
+		{"output outside", goArgs(allowed, "output_file", filepath.Join(outside, "a.md")), false, "outside the directories this server may write"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := calls.Load()
+			res := svc.Consult(context.Background(), tc.args, nil)
+			if res.IsError == tc.ok {
+				t.Fatalf("isError = %v:\n%s", res.IsError, res.Text)
+			}
+			if !tc.ok {
+				if !strings.Contains(res.Text, tc.want) {
+					t.Errorf("message lacks %q: %s", tc.want, res.Text)
+				}
+				if calls.Load() != before {
+					t.Error("a refused path was gathered")
+				}
+			}
+		})
+	}
+	if _, err := ResolveRoots([]string{"relative"}); err == nil {
+		t.Error("a relative --allow-root was accepted")
+	}
+	if _, err := ResolveRoots([]string{filepath.Join(allowed, "nope")}); err == nil {
+		t.Error("a missing --allow-root was accepted")
+	}
+}
