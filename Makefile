@@ -1,5 +1,6 @@
 # consult: build, test, benchmark, lint.
 GO        ?= go
+NPM       ?= npm
 BIN       ?= bin/consult
 PKGS      ?= ./...
 BENCHTIME ?= 5x
@@ -14,9 +15,15 @@ build:
 install:
 	$(GO) install ./cmd/consult
 
-# What CI runs: static checks, then every test with the race detector.
-test: lint
+# What CI runs: static checks, then every test with the race detector, including the
+# end-to-end tests that drive the built binary with the official TypeScript MCP SDK.
+test: lint e2e/node_modules/.package-lock.json
 	$(GO) test -race -count=1 $(PKGS)
+
+# The TypeScript SDK for the e2e tests, pinned by e2e/package-lock.json; reinstalled only
+# when the lockfile changes.
+e2e/node_modules/.package-lock.json: e2e/package-lock.json e2e/package.json
+	$(NPM) ci --prefix e2e --no-audit --no-fund
 
 lint: vet fmt-check
 

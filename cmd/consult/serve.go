@@ -101,7 +101,9 @@ func serveHTTP(ctx context.Context, s *server.MCPServer, addr string, logger *sl
 	if err != nil {
 		return fmt.Errorf("--http %s: %w", addr, err)
 	}
-	httpSrv := &http.Server{ReadHeaderTimeout: 10 * time.Second}
+	// Requests live in ctx: a signal cancels the calls in flight (and closes their upstream
+	// requests) instead of Shutdown waiting for them to finish.
+	httpSrv := &http.Server{ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	h := server.NewStreamableHTTPServer(s,
 		server.WithEndpointPath("/mcp"),
 		server.WithStreamableHTTPServer(httpSrv),

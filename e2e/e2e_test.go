@@ -1,0 +1,694 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/consultmcp/consult/providers/fake"
+)
+
+// model is the model every call names: the fake lists it with a 1M-token window.
+const model = "google/gemini-2.5-pro"
+
+// sdkDir is where `npm ci --prefix e2e` puts the TypeScript SDK.
+const sdkDir = "node_modules/@modelcontextprotocol/sdk"
+
+var (
+	// binary is the consult binary TestMain built.
+	binary string
+	// missing says why the node client cannot run ("" when it can).
+	missing string
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	// The scenarios spend their time waiting on timers, not on the CPU: run more of them at
+	// once than the default GOMAXPROCS, unless -parallel was given.
+	parallelSet := false
+	flag.Visit(func(f *flag.Flag) { parallelSet = parallelSet || f.Name == "test.parallel" })
+	if !parallelSet {
+		_ = flag.Set("test.parallel", "6")
+	}
+
+	if _, err := exec.LookPath("node"); err != nil {
+		missing = "node is not on PATH (the e2e tests need Node.js 20 or later)"
+	} else if _, err := os.Stat(filepath.Join(sdkDir, "package.json")); err != nil {
+		missing = "the TypeScript MCP SDK is not installed in e2e/" + sdkDir
+	}
+
+	if missing != "" {
+		os.Exit(m.Run()) // every test fails or skips in requireClient; no binary needed
+	}
+	dir, err := os.MkdirTemp("", "consult-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "consult")
+	args := []string{"build", "-o", binary}
+	if os.Getenv("CONSULT_E2E_RACE") == "1" {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, "../cmd/consult")...)
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: building consult:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// requireClient fails the test when the node client cannot run, or skips it when
+// CONSULT_E2E_OPTIONAL=1: CI must never skip these silently.
+func requireClient(t *testing.T) {
+	t.Helper()
+	if missing == "" {
+		return
+	}
+	if os.Getenv("CONSULT_E2E_OPTIONAL") == "1" {
+		t.Skipf("skipping (CONSULT_E2E_OPTIONAL=1): %s; run: npm ci --prefix e2e", missing)
+	}
+	t.Fatalf("%s; run: npm ci --prefix e2e (or set CONSULT_E2E_OPTIONAL=1 to skip)", missing)
+}
+
+// scenario is what client.mjs is told to do; see the comment at its top.
+type scenario struct {
+	Transport              string         `json:"transport"`
+	Command                string         `json:"command,omitempty"`
+	Args                   []string       `json:"args,omitempty"`
+	URL                    string         `json:"url,omitempty"`
+	Tool                   string         `json:"tool"`
+	Arguments              map[string]any `json:"arguments"`
+	Timeout                int            `json:"timeout,omitempty"` // ms
+	ResetTimeoutOnProgress bool           `json:"resetTimeoutOnProgress,omitempty"`
+	Progress               bool           `json:"progress,omitempty"`
+	AbortAfterMs           int            `json:"abortAfterMs,omitempty"`
+	LingerMs               int            `json:"lingerMs,omitempty"`
+	LogLevel               string         `json:"logLevel,omitempty"`
+}
+
+// outcome is the JSON line client.mjs prints.
+type outcome struct {
+	OK         bool        `json:"ok"`
+	Result     *toolResult `json:"result"`
+	Error      *callError  `json:"error"`
+	StartedAt  int64       `json:"startedAt"`  // Date.now() when the call was sent
+	FinishedAt int64       `json:"finishedAt"` // Date.now() when it resolved or failed
+	AbortedAt  int64       `json:"abortedAt"`  // Date.now() when the AbortController was aborted
+	ElapsedMs  int64       `json:"elapsedMs"`
+	Progress   []struct {
+		Progress float64  `json:"progress"`
+		Total    *float64 `json:"total"`
+		Message  string   `json:"message"`
+		At       int64    `json:"at"` // ms since the call was sent
+	} `json:"progress"`
+	Logs []struct {
+		Level string `json:"level"`
+		Data  any    `json:"data"`
+		At    int64  `json:"at"`
+	} `json:"logs"`
+	Fatal string `json:"fatal"`
+}
+
+// toolResult is the part of a CallToolResult the tests look at.
+type toolResult struct {
+	IsError           bool           `json:"isError"`
+	Text              string         `json:"text"` // the text contents, joined by newlines
+	StructuredContent map[string]any `json:"structuredContent"`
+}
+
+// callError is the error a call failed with, as the SDK raised it.
+type callError struct {
+	Name    string `json:"name"`
+	Code    *int   `json:"code"` // the JSON-RPC / SDK error code, when there is one
+	Message string `json:"message"`
+}
+
+func (e *callError) String() string {
+	if e == nil {
+		return "<no error>"
+	}
+	code := "none"
+	if e.Code != nil {
+		code = fmt.Sprint(*e.Code)
+	}
+	return fmt.Sprintf("%s (code %s): %s", e.Name, code, e.Message)
+}
+
+// sdkRequestTimeout is the SDK's ErrorCode.RequestTimeout.
+const sdkRequestTimeout = -32001
+
+// env is one consult server under test with its fake upstream.
+type env struct {
+	t         *testing.T
+	transport string
+	fake      *fake.Server
+	args      []string    // consult arguments (stdio: node spawns it)
+	http      *httpServer // http: the consult subprocess
+}
+
+// newEnv starts a fake OpenRouter and, for http, a consult server on a free port; for stdio
+// the node client spawns consult itself. flags are extra server flags.
+func newEnv(t *testing.T, transport string, flags ...string) *env {
+	t.Helper()
+	requireClient(t)
+	srv := fake.New(t, fake.OpenRouter)
+	args := append([]string{"openrouter", "test-key", "--base-url", srv.BaseURL(), "--heartbeat", "1s"}, flags...)
+	e := &env{t: t, transport: transport, fake: srv, args: args}
+	if transport == "http" {
+		e.http = startHTTP(t, args)
+	}
+	return e
+}
+
+// httpServer is a consult --http subprocess.
+type httpServer struct {
+	url    string
+	cmd    *exec.Cmd
+	exited chan error // cmd.Wait's result, sent once
+	logs   *syncBuffer
+
+	once     sync.Once
+	stopErr  error
+	stopTook time.Duration
+}
+
+// startHTTP runs consult with --http on a free port and waits until it accepts
+// connections. At the end of the test it stops the server and checks that it exited cleanly
+// within a few seconds of SIGTERM.
+func startHTTP(t *testing.T, args []string) *httpServer {
+	t.Helper()
+	addr := freeAddr(t)
+	h := &httpServer{url: "http://" + addr + "/mcp", exited: make(chan error, 1), logs: &syncBuffer{}}
+	h.cmd = exec.Command(binary, append(args, "--http", addr)...)
+	h.cmd.Stdout, h.cmd.Stderr = h.logs, h.logs
+	if err := h.cmd.Start(); err != nil {
+		t.Fatalf("starting consult --http: %v", err)
+	}
+	go func() { h.exited <- h.cmd.Wait() }()
+	t.Cleanup(func() {
+		took, err := h.stop()
+		if err != nil {
+			t.Error(err)
+		} else {
+			t.Logf("consult --http exited %s after SIGTERM", took.Round(time.Millisecond))
+		}
+		if t.Failed() {
+			t.Logf("consult --http log:\n%s", h.logs.String())
+		}
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return h
+		}
+		select {
+		case err := <-h.exited:
+			h.exited <- err
+			t.Fatalf("consult --http exited before listening (%v):\n%s", err, h.logs.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("consult --http is not listening on %s after 10s:\n%s", addr, h.logs.String())
+		}
+	}
+}
+
+// stop sends SIGTERM (the first time it is called) and waits up to 6 s for the server to
+// exit, killing it after that. It returns how long the exit took and an error unless the
+// server exited with status 0 in time.
+func (h *httpServer) stop() (time.Duration, error) {
+	h.once.Do(func() {
+		start := time.Now()
+		if err := h.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			h.stopErr = fmt.Errorf("SIGTERM: %w", err)
+		}
+		select {
+		case err := <-h.exited:
+			h.stopTook = time.Since(start)
+			if err != nil {
+				h.stopErr = fmt.Errorf("consult --http after SIGTERM: %v, want exit status 0", err)
+			}
+		case <-time.After(6 * time.Second):
+			_ = h.cmd.Process.Kill()
+			<-h.exited
+			h.stopTook = time.Since(start)
+			h.stopErr = fmt.Errorf("consult --http did not exit within 6s of SIGTERM; killed")
+		}
+	})
+	return h.stopTook, h.stopErr
+}
+
+// freeAddr returns a loopback address with a port that was free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// call runs client.mjs with sc (transport, command and URL filled in from e) and returns
+// what it printed; it fails the test when the client itself broke.
+func (e *env) call(sc scenario) outcome {
+	e.t.Helper()
+	out, err := e.tryCall(sc)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return out
+}
+
+// tryCall is call for goroutines other than the test's: it returns an error instead of
+// failing the test.
+func (e *env) tryCall(sc scenario) (outcome, error) {
+	t := e.t
+	sc.Transport = e.transport
+	if e.transport == "http" {
+		sc.URL = e.http.url
+	} else {
+		sc.Command, sc.Args = binary, e.args
+	}
+	if sc.Tool == "" {
+		sc.Tool = "consultation"
+	}
+	var out outcome
+	js, err := json.Marshal(sc)
+	if err != nil {
+		return out, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, "node", "client.mjs", string(js))
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	t.Cleanup(func() {
+		if t.Failed() && stderr.Len() > 0 {
+			t.Logf("node client stderr (with the server log on stdio):\n%s", stderr.String())
+		}
+	})
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &out); err != nil {
+		return out, fmt.Errorf("node client: %w; stdout %q; stderr:\n%s", errors.Join(runErr, err), stdout.String(), stderr.String())
+	}
+	if out.Fatal != "" {
+		return out, fmt.Errorf("node client failed before or around the call: %s", out.Fatal)
+	}
+	t.Logf("%s: ok=%v elapsed=%dms progress=%d", e.transport, out.OK, out.ElapsedMs, len(out.Progress))
+	return out, nil
+}
+
+// chatRequest returns the (single) generation request the fake received.
+func (e *env) chatRequest() *fake.Request {
+	e.t.Helper()
+	var found []*fake.Request
+	for _, r := range e.fake.Requests() {
+		if strings.HasSuffix(r.Path, "/chat/completions") {
+			found = append(found, r)
+		}
+	}
+	if len(found) != 1 {
+		e.t.Fatalf("fake upstream got %d chat completion requests, want 1", len(found))
+	}
+	return found[0]
+}
+
+// ended waits for r to end and returns when it did.
+func ended(t *testing.T, r *fake.Request, within time.Duration) time.Time {
+	t.Helper()
+	select {
+	case <-r.Ended():
+		return r.EndedAt()
+	case <-time.After(within):
+		t.Fatalf("upstream request still open %s after the client finished", within)
+		return time.Time{}
+	}
+}
+
+// codebase makes a small directory for the tool to read.
+func codebase(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{
+		"alpha.go":     "package alpha\n\n// Alpha answers.\nfunc Alpha() int { return 42 }\n",
+		"beta/beta.go": "package beta\n\n// Beta asks.\nfunc Beta() string { return \"why\" }\n",
+	}
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// callArgs are the consultation arguments used by every scenario, plus extra.
+func callArgs(t *testing.T, extra map[string]any) map[string]any {
+	args := map[string]any{
+		"path":    codebase(t),
+		"pattern": "**/*.go",
+		"query":   "What does Alpha return?",
+		"model":   model,
+	}
+	for k, v := range extra {
+		args[k] = v
+	}
+	return args
+}
+
+// eachTransport runs f as a parallel subtest over stdio and over streamable HTTP.
+func eachTransport(t *testing.T, f func(t *testing.T, transport string)) {
+	t.Parallel()
+	for _, tr := range []string{"stdio", "http"} {
+		t.Run(tr, func(t *testing.T) {
+			t.Parallel()
+			f(t, tr)
+		})
+	}
+}
+
+// slowAnswer is a model that thinks for 6 s (OpenRouter keep-alive comments every second,
+// as the real one sends) and then answers.
+func slowAnswer() fake.Script {
+	return fake.Script{
+		KeepAlive: time.Second,
+		Steps:     []fake.Step{fake.Think("Let me look."), fake.Sleep(6 * time.Second), fake.Text("Alpha returns 42.")},
+	}
+}
+
+// Scenario (a): progress notifications reset the client's 2.5 s timeout; the 6 s answer
+// arrives.
+func TestProgressKeepsClientWaiting(t *testing.T) {
+	eachTransport(t, func(t *testing.T, transport string) {
+		e := newEnv(t, transport)
+		e.fake.Push(slowAnswer())
+		out := e.call(scenario{
+			Arguments: callArgs(t, map[string]any{"timeout": 20}),
+			Timeout:   2500, ResetTimeoutOnProgress: true, Progress: true,
+		})
+		checkProgress(t, out)
+		res := requireResult(t, out)
+		if res.IsError {
+			t.Fatalf("isError after %dms, text:\n%s", out.ElapsedMs, res.Text)
+		}
+		if !strings.Contains(res.Text, "Alpha returns 42.") {
+			t.Errorf("result text does not hold the answer:\n%s", res.Text)
+		}
+		if out.ElapsedMs < 6000 {
+			t.Errorf("answered after %dms, before the model's 6s", out.ElapsedMs)
+		}
+	})
+}
+
+// checkProgress asserts the heartbeats: at least 4 in 6 s at 1 s, progress strictly
+// increasing, each with a message of at most 200 characters.
+func checkProgress(t *testing.T, out outcome) {
+	t.Helper()
+	var at []string
+	for i, p := range out.Progress {
+		at = append(at, fmt.Sprintf("%dms %v %q", p.At, p.Progress, p.Message))
+		if i > 0 && p.Progress <= out.Progress[i-1].Progress {
+			t.Errorf("progress #%d = %v, not above the previous %v", i+1, p.Progress, out.Progress[i-1].Progress)
+		}
+		if p.Message == "" {
+			t.Errorf("progress #%d has no message", i+1)
+		}
+		if n := len([]rune(p.Message)); n > 200 {
+			t.Errorf("progress #%d message is %d characters, want at most 200: %q", i+1, n, p.Message)
+		}
+	}
+	if len(out.Progress) < 4 {
+		t.Errorf("got %d progress notifications, want at least 4 (heartbeat 1s, call 6s)", len(out.Progress))
+	}
+	t.Logf("progress: %s", strings.Join(at, "; "))
+}
+
+// Scenario (b): without resetTimeoutOnProgress the client gives up at 2.5 s, sends
+// notifications/cancelled, and the server closes its upstream request at once.
+func TestClientTimeoutCancelsUpstream(t *testing.T) {
+	eachTransport(t, func(t *testing.T, transport string) {
+		e := newEnv(t, transport)
+		e.fake.Push(slowAnswer())
+		out := e.call(scenario{
+			Arguments: callArgs(t, map[string]any{"timeout": 20}),
+			Timeout:   2500, Progress: true,
+			// Keep the session open after the timeout: only the cancellation may end the call.
+			LingerMs: 1000,
+		})
+		if out.OK {
+			t.Fatalf("call succeeded after %dms, want the SDK's request timeout at 2.5s", out.ElapsedMs)
+		}
+		if out.Error.Code == nil || *out.Error.Code != sdkRequestTimeout {
+			t.Errorf("error = %v, want code %d (RequestTimeout)", out.Error, sdkRequestTimeout)
+		}
+		if out.ElapsedMs < 2500 || out.ElapsedMs > 3000 {
+			t.Errorf("client failed after %dms, want about 2500ms", out.ElapsedMs)
+		}
+		// The SDK sends notifications/cancelled from its timer, then rejects the call: the
+		// failure time is when node saw the rejection, a moment after.
+		checkUpstreamEnd(t, e.chatRequest(), out.StartedAt+2500, out.FinishedAt, "client timeout")
+	})
+}
+
+// Scenario (c): an abort through the request's AbortSignal after 1 s ends the upstream
+// request.
+func TestAbortCancelsUpstream(t *testing.T) {
+	eachTransport(t, func(t *testing.T, transport string) {
+		e := newEnv(t, transport)
+		e.fake.Push(fake.Script{Steps: []fake.Step{fake.Think("Hmm."), fake.Hang()}})
+		out := e.call(scenario{
+			Arguments: callArgs(t, map[string]any{"timeout": 20}),
+			Timeout:   10_000, Progress: true, AbortAfterMs: 1000, LingerMs: 1000,
+		})
+		if out.OK {
+			t.Fatalf("call returned after %dms, want it aborted at 1s", out.ElapsedMs)
+		}
+		if !strings.Contains(out.Error.Message, "e2e client abort") {
+			t.Errorf("error = %v, want the abort reason", out.Error)
+		}
+		if out.ElapsedMs < 1000 || out.ElapsedMs > 1500 {
+			t.Errorf("client gave up after %dms, want about 1000ms", out.ElapsedMs)
+		}
+		checkUpstreamEnd(t, e.chatRequest(), out.AbortedAt, out.AbortedAt, "client abort")
+	})
+}
+
+// checkUpstreamEnd asserts that the upstream request was still open at notBefore and ended
+// within 100 ms of the moment the client gave up, at (both Unix ms, node's clock, which is
+// this machine's).
+func checkUpstreamEnd(t *testing.T, req *fake.Request, notBefore, at int64, what string) {
+	t.Helper()
+	end := ended(t, req, 5*time.Second).UnixMilli()
+	lag := end - at
+	t.Logf("upstream request ended %dms after the %s (ClientGone=%v)", lag, what, req.ClientGone())
+	if end < notBefore {
+		t.Errorf("upstream request ended %dms before the %s could have happened", notBefore-end, what)
+	}
+	if lag > 100 {
+		t.Errorf("upstream request ended %dms after the %s, want at most 100ms", lag, what)
+	}
+	if !req.ClientGone() {
+		t.Errorf("upstream request completed instead of being closed by consult")
+	}
+}
+
+// Scenario (d): an upstream that sends nothing is cut at --idle-timeout.
+func TestIdleTimeout(t *testing.T) {
+	cases := []struct {
+		name   string
+		script fake.Script
+	}{
+		// No byte at all: not even response headers.
+		{"silent", fake.Script{HeaderDelay: time.Hour}},
+		// Headers and one reasoning delta, then a stall with no keep-alives.
+		{"stalled", fake.Script{Steps: []fake.Step{fake.Think("Hmm."), fake.Hang()}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			eachTransport(t, func(t *testing.T, transport string) {
+				e := newEnv(t, transport, "--idle-timeout", "2s")
+				e.fake.Push(tc.script)
+				out := e.call(scenario{
+					Arguments: callArgs(t, map[string]any{"timeout": 20}),
+					Timeout:   10_000, ResetTimeoutOnProgress: true, Progress: true,
+				})
+				res := requireResult(t, out)
+				if !res.IsError {
+					t.Errorf("result is not an error after %dms:\n%s", out.ElapsedMs, res.Text)
+				}
+				if want := "No progress for 2s (idle timeout)"; !strings.Contains(res.Text, want) {
+					t.Errorf("result text lacks %q:\n%s", want, res.Text)
+				}
+				if out.ElapsedMs < 2000 || out.ElapsedMs > 3000 {
+					t.Errorf("idle timeout result after %dms, want about 2000ms", out.ElapsedMs)
+				}
+				req := e.chatRequest()
+				end := ended(t, req, 5*time.Second)
+				idle := end.Sub(req.Arrived)
+				t.Logf("upstream request cut %s after it arrived; result %dms after the upstream ended",
+					idle.Round(time.Millisecond), out.FinishedAt-end.UnixMilli())
+				if idle < 1900*time.Millisecond || idle > 2500*time.Millisecond {
+					t.Errorf("upstream request cut %s after it arrived, want about 2s", idle.Round(time.Millisecond))
+				}
+			})
+		})
+	}
+}
+
+// SIGTERM to consult --http during a call ends the upstream request at once and the server
+// exits within a few seconds. (Over stdio the SDK owns the server process; closing stdin is
+// what a stdio client does, and the scenarios above end that way.)
+func TestSIGTERMCancelsCalls(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "http")
+	e.fake.Push(fake.Script{Steps: []fake.Step{fake.Think("Hmm."), fake.Hang()}})
+	args := callArgs(t, map[string]any{"timeout": 20})
+	type result struct {
+		out outcome
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := e.tryCall(scenario{
+			Arguments: args,
+			Timeout:   3000, ResetTimeoutOnProgress: true, Progress: true,
+		})
+		done <- result{out, err}
+	}()
+	req, err := e.fake.Await(1, 10*time.Second)
+	for err == nil && !strings.HasSuffix(req.Path, "/chat/completions") {
+		req, err = e.fake.Await(req.Seq+1, 10*time.Second)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // the call is under way upstream
+	sent := time.Now()
+	took, _ := e.http.stop() // the cleanup reports a failed stop
+	end := ended(t, req, 5*time.Second)
+	lag := end.Sub(sent)
+	t.Logf("after SIGTERM: upstream request ended in %s, consult exited in %s", lag.Round(time.Millisecond), took.Round(time.Millisecond))
+	if lag > 100*time.Millisecond {
+		t.Errorf("upstream request ended %s after SIGTERM, want at most 100ms", lag.Round(time.Millisecond))
+	}
+	if took > 3*time.Second {
+		t.Errorf("consult --http took %s to exit after SIGTERM with a call running, want at most 3s", took.Round(time.Millisecond))
+	}
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	out := r.out
+	switch {
+	case out.OK:
+		t.Logf("client got a result after SIGTERM (isError=%v): %.200s", out.Result.IsError, out.Result.Text)
+	default:
+		t.Logf("client got an error after SIGTERM: %v", out.Error)
+	}
+}
+
+// Smoke tests: a dry run and a plain answer. They come last: the slow scenarios start first.
+
+func TestDryRun(t *testing.T) {
+	eachTransport(t, func(t *testing.T, transport string) {
+		e := newEnv(t, transport)
+		out := e.call(scenario{Arguments: callArgs(t, map[string]any{"dry_run": true}), Timeout: 20_000})
+		res := requireResult(t, out)
+		if res.IsError {
+			t.Fatalf("dry run: isError, text:\n%s", res.Text)
+		}
+		if got, want := res.StructuredContent["kind"], "dry_run"; got != want {
+			t.Errorf("structuredContent.kind = %v, want %q", got, want)
+		}
+		if got, want := res.StructuredContent["files"], 2.0; got != want {
+			t.Errorf("structuredContent.files = %v, want %v", got, want)
+		}
+		if !strings.Contains(res.Text, "alpha.go") {
+			t.Errorf("dry-run text does not name alpha.go:\n%s", res.Text)
+		}
+		if n := e.fake.Count("/chat/completions"); n != 0 {
+			t.Errorf("dry run sent %d generation requests upstream, want 0", n)
+		}
+	})
+}
+
+func TestAnswer(t *testing.T) {
+	eachTransport(t, func(t *testing.T, transport string) {
+		e := newEnv(t, transport)
+		e.fake.Push(fake.Answer("Alpha returns 42."))
+		out := e.call(scenario{Arguments: callArgs(t, nil), Timeout: 20_000})
+		res := requireResult(t, out)
+		if res.IsError {
+			t.Fatalf("isError, text:\n%s", res.Text)
+		}
+		if !strings.Contains(res.Text, "Alpha returns 42.") {
+			t.Errorf("result text does not hold the answer:\n%s", res.Text)
+		}
+		if got, want := res.StructuredContent["kind"], "answer"; got != want {
+			t.Errorf("structuredContent.kind = %v, want %q", got, want)
+		}
+		req := e.chatRequest()
+		if req.Model != model {
+			t.Errorf("upstream model = %q, want %q", req.Model, model)
+		}
+		for _, s := range []string{"func Alpha() int", "func Beta() string", "What does Alpha return?"} {
+			if !bytes.Contains(req.Body, []byte(s)) {
+				t.Errorf("upstream request body lacks %q", s)
+			}
+		}
+		if got := req.Header.Get("Authorization"); got != "Bearer test-key" {
+			t.Errorf("upstream Authorization = %q, want %q", got, "Bearer test-key")
+		}
+	})
+}
+
+// requireResult fails unless the call returned a tool result.
+func requireResult(t *testing.T, out outcome) *toolResult {
+	t.Helper()
+	if !out.OK || out.Result == nil {
+		t.Fatalf("call failed after %dms: %v", out.ElapsedMs, out.Error)
+	}
+	return out.Result
+}
+
+// syncBuffer is a bytes.Buffer safe for a writing process and a reading test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
