@@ -5,7 +5,9 @@ BIN       ?= bin/consult
 PKGS      ?= ./...
 BENCHTIME ?= 5x
 
-.PHONY: all build test lint vet fmt-check bench bench-quick install clean
+FUZZTIME  ?= 10s
+
+.PHONY: all build test lint vet fmt-check bench install clean fuzz
 
 all: build
 
@@ -38,6 +40,13 @@ fmt-check:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=$(BENCHTIME) -count=3 ./files/
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=1x -count=3 ./tokens/
+
+# Each fuzz target briefly (go test takes -fuzz for one package at a time). The seed corpora
+# in each package's testdata/fuzz/ also run as ordinary tests in `make test`.
+fuzz:
+	$(GO) test ./consultation -run '^$$' -fuzz '^FuzzParseArgs$$'    -fuzztime $(FUZZTIME)
+	$(GO) test ./files        -run '^$$' -fuzz '^FuzzCheckPattern$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./models       -run '^$$' -fuzz '^FuzzParseSpec$$'    -fuzztime $(FUZZTIME)
 
 clean:
 	rm -rf bin

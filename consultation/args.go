@@ -224,52 +224,95 @@ func checkQuery(q string) error {
 // can block or be endless, and reading them can leak machine secrets.
 var pseudoFS = []string{"/proc", "/sys", "/dev"}
 
+// shown quotes a caller's value for a message, cut to a readable length: a message must
+// not echo a megabyte back into the agent's context.
+func shown(v string) string {
+	const limit = 200
+	if len(v) > limit {
+		return fmt.Sprintf("%q… (%s bytes)", v[:limit], consult.Thousands(int64(len(v))))
+	}
+	return fmt.Sprintf("%q", v)
+}
+
+// inPseudoFS reports whether a cleaned absolute path is, or is inside, a pseudo-filesystem.
+func inPseudoFS(clean string) (string, bool) {
+	for _, fs := range pseudoFS {
+		if clean == fs || strings.HasPrefix(clean, fs+"/") {
+			return fs, true
+		}
+	}
+	return "", false
+}
+
 func checkDir(p string) (string, error) {
 	if strings.ContainsRune(p, 0) {
-		return "", argErr(ArgPath, "path %q contains a NUL byte: give an absolute directory", p)
+		return "", argErr(ArgPath, "path %s contains a NUL byte: give an absolute directory", shown(p))
 	}
 	if !filepath.IsAbs(p) {
 		hint := ""
 		if strings.HasPrefix(p, "~") {
 			hint = " (\"~\" is not expanded: write the home directory out)"
 		}
-		return "", argErr(ArgPath, "path %q is not absolute%s: give the full directory path, e.g. \"/home/me/project\"", p, hint)
+		return "", argErr(ArgPath, "path %s is not absolute%s: give the full directory path, e.g. \"/home/me/project\"", shown(p), hint)
 	}
 	clean := filepath.Clean(p)
-	if clean == string(filepath.Separator) {
-		return "", argErr(ArgPath, "path %q is the filesystem root: give the project directory to gather from", p)
-	}
-	for _, fs := range pseudoFS {
-		if clean == fs || strings.HasPrefix(clean, fs+"/") {
-			return "", argErr(ArgPath, "path %q is inside %s, a system pseudo-filesystem, not source code: give a project directory", p, fs)
-		}
-	}
 	info, err := os.Stat(clean)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return "", argErr(ArgPath, "path %q does not exist: give an existing directory", p)
+		return "", argErr(ArgPath, "path %s does not exist: give an existing directory", shown(p))
 	case errors.Is(err, os.ErrPermission):
-		return "", argErr(ArgPath, "path %q cannot be read (permission denied)", p)
+		return "", argErr(ArgPath, "path %s cannot be read (permission denied)", shown(p))
 	case err != nil:
-		return "", argErr(ArgPath, "path %q cannot be used: %v", p, unwrapPathError(err))
+		return "", argErr(ArgPath, "path %s cannot be used: %v", shown(p), unwrapPathError(err))
 	case !info.IsDir():
-		return "", argErr(ArgPath, "path %q is a file, not a directory: give its directory %q and a pattern that matches %q", p, filepath.Dir(clean), filepath.Base(clean))
+		return "", argErr(ArgPath, "path %s is a file, not a directory: give its directory %s and a pattern that matches %s", shown(p), shown(filepath.Dir(clean)), shown(filepath.Base(clean)))
+	}
+	// Judge where the path really leads: a link to / or /proc is refused like / or /proc.
+	real, err := filepath.EvalSymlinks(clean)
+	if err != nil {
+		return "", argErr(ArgPath, "path %s cannot be resolved: %v", shown(p), unwrapPathError(err))
+	}
+	via := ""
+	if real != clean {
+		via = fmt.Sprintf(" (it leads to %s)", shown(real))
+	}
+	if real == string(filepath.Separator) || clean == string(filepath.Separator) {
+		return "", argErr(ArgPath, "path %s is the filesystem root%s: give the project directory to gather from", shown(p), via)
+	}
+	for _, c := range []string{clean, real} {
+		if fs, ok := inPseudoFS(c); ok {
+			return "", argErr(ArgPath, "path %s is inside %s%s, a system pseudo-filesystem, not source code: give a project directory", shown(p), fs, via)
+		}
 	}
 	return clean, nil
 }
 
 func checkOutputFile(p string) (string, error) {
 	if strings.ContainsRune(p, 0) || !filepath.IsAbs(p) {
-		return "", argErr(ArgOutputFile, "output_file %q is not an absolute path: give the full path of a new file, e.g. \"/tmp/answer.md\"", p)
+		return "", argErr(ArgOutputFile, "output_file %s is not an absolute path: give the full path of a new file, e.g. \"/tmp/answer.md\"", shown(p))
 	}
 	clean := filepath.Clean(p)
-	if info, err := os.Stat(clean); err == nil && info.IsDir() {
-		return "", argErr(ArgOutputFile, "output_file %q is a directory: give a file path inside it, e.g. %q", p, filepath.Join(clean, "answer.md"))
+	if info, err := os.Stat(clean); err == nil {
+		if info.IsDir() {
+			return "", argErr(ArgOutputFile, "output_file %s is a directory: give a file path inside it, e.g. %s", shown(p), shown(filepath.Join(clean, "answer.md")))
+		}
+		if !info.Mode().IsRegular() {
+			return "", argErr(ArgOutputFile, "output_file %s is a device, pipe or socket, not a file: give the path of a new file", shown(p))
+		}
 	}
 	dir := filepath.Dir(clean)
 	info, err := os.Stat(dir)
 	if err != nil || !info.IsDir() {
-		return "", argErr(ArgOutputFile, "output_file %q: its directory %q does not exist; create it first or choose another place", p, dir)
+		return "", argErr(ArgOutputFile, "output_file %s: its directory %s does not exist; create it first or choose another place", shown(p), shown(dir))
+	}
+	realDir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", argErr(ArgOutputFile, "output_file %s: its directory cannot be resolved: %v", shown(p), unwrapPathError(err))
+	}
+	for _, c := range []string{dir, realDir} {
+		if fs, ok := inPseudoFS(c); ok {
+			return "", argErr(ArgOutputFile, "output_file %s is inside %s, a system pseudo-filesystem: give a path in a normal directory", shown(p), fs)
+		}
 	}
 	return clean, nil
 }

@@ -244,7 +244,7 @@ func (r *Report) write(b *strings.Builder) {
 		fmt.Fprintf(b, "Model %s: context window %s tokens; this request needs %s plus about %s for the answer, so it does NOT fit.\n",
 			r.Model, r.ContextWindow, r.PromptTokens, r.Reserve)
 	case r.Model != "":
-		fmt.Fprintf(b, "Model %s: context window unknown; the request is sent as is.\n", r.Model)
+		fmt.Fprintf(b, "Model %s: context window unknown, so whether the request fits cannot be checked.\n", r.Model)
 	}
 	if len(r.LargestFiles) > 0 && r.Files > 1 {
 		b.WriteString("Largest files:\n")

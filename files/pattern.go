@@ -58,7 +58,7 @@ func checkPattern(name, p string) error {
 		}
 		depth, dots := 0, false
 		for _, seg := range splitSegments(a) {
-			switch seg {
+			switch unescapeGlob(seg) {
 			case "..":
 				dots, depth = true, depth-1
 				if depth < 0 {
@@ -292,6 +292,10 @@ func splitSegments(p string) []string {
 	for i := 0; i < len(p); i++ {
 		switch p[i] {
 		case '\\':
+			if i+1 < len(p) && p[i+1] == '/' { // doublestar reads an escaped "/" as a separator
+				segs = append(segs, p[start:i])
+				start = i + 2
+			}
 			i++
 		case '[':
 			i = skipClass(p, i)
@@ -301,6 +305,21 @@ func splitSegments(p string) []string {
 		}
 	}
 	return append(segs, p[start:])
+}
+
+// unescapeGlob removes glob escapes: `\.\.` is the segment "..".
+func unescapeGlob(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 func hasMeta(s string) bool {
