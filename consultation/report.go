@@ -74,14 +74,32 @@ func buildReport(req Request, g *files.Gathered, tok []consult.Tokens, overhead 
 	for _, s := range g.Skipped {
 		r.Skipped = append(r.Skipped, Skipped{Reason: s.Reason.String(), Count: s.Count, Examples: s.Examples})
 	}
-	entries := make([]Entry, len(g.Files))
-	dirs := map[string]*Entry{}
+	entries, dirs, total := sizes(g, tok)
+	r.Tokens = total
+	r.PromptTokens = r.Tokens + overhead
+	r.LargestFiles = top(entries, consult.ReportTop)
+	dirList := make([]Entry, 0, len(dirs))
+	for _, e := range dirs {
+		if e.Files < r.Files || len(dirs) == 1 { // a directory holding everything says nothing
+			dirList = append(dirList, *e)
+		}
+	}
+	r.LargestDirs = top(dirList, consult.ReportTop)
+	return r
+}
+
+// sizes returns an entry per gathered file, an entry per directory holding any (sizes summed
+// over everything below it), and the total tokens. tok[i] is file i's count; missing counts
+// are zero.
+func sizes(g *files.Gathered, tok []consult.Tokens) (entries []Entry, dirs map[string]*Entry, total consult.Tokens) {
+	entries = make([]Entry, len(g.Files))
+	dirs = map[string]*Entry{}
 	for i, f := range g.Files {
 		var t consult.Tokens
 		if i < len(tok) {
 			t = tok[i]
 		}
-		r.Tokens += t
+		total += t
 		entries[i] = Entry{Path: f.Path, Bytes: f.Size, Tokens: t}
 		for d := path.Dir(f.Path); d != "."; d = path.Dir(d) {
 			e := dirs[d]
@@ -94,16 +112,7 @@ func buildReport(req Request, g *files.Gathered, tok []consult.Tokens, overhead 
 			e.Tokens += t
 		}
 	}
-	r.PromptTokens = r.Tokens + overhead
-	r.LargestFiles = top(entries, consult.ReportTop)
-	dirList := make([]Entry, 0, len(dirs))
-	for _, e := range dirs {
-		if e.Files < r.Files || len(dirs) == 1 { // a directory holding everything says nothing
-			dirList = append(dirList, *e)
-		}
-	}
-	r.LargestDirs = top(dirList, consult.ReportTop)
-	return r
+	return entries, dirs, total
 }
 
 // top returns the n largest entries by tokens (then bytes, then path), largest first.
@@ -153,22 +162,7 @@ func shrinkPattern(existing string, g *files.Gathered, tok []consult.Tokens, nee
 	if need <= 0 || g == nil || len(tok) != len(g.Files) {
 		return ""
 	}
-	var total consult.Tokens
-	var cands []Entry
-	dirs := map[string]*Entry{}
-	for i, f := range g.Files {
-		total += tok[i]
-		cands = append(cands, Entry{Path: f.Path, Tokens: tok[i], Bytes: f.Size})
-		for d := path.Dir(f.Path); d != "."; d = path.Dir(d) {
-			e := dirs[d]
-			if e == nil {
-				e = &Entry{Path: d + "/"}
-				dirs[d] = e
-			}
-			e.Files++
-			e.Tokens += tok[i]
-		}
-	}
+	cands, dirs, total := sizes(g, tok)
 	for _, e := range dirs {
 		if e.Tokens < total {
 			cands = append(cands, *e)

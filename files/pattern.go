@@ -58,7 +58,7 @@ func checkPattern(name, p string) error {
 		}
 		depth, dots := 0, false
 		for _, seg := range splitSegments(a) {
-			switch unescapeGlob(seg) {
+			switch unescape(seg) { // `\.\.` is ".." too
 			case "..":
 				dots, depth = true, depth-1
 				if depth < 0 {
@@ -305,21 +305,6 @@ func splitSegments(p string) []string {
 		}
 	}
 	return append(segs, p[start:])
-}
-
-// unescapeGlob removes glob escapes: `\.\.` is the segment "..".
-func unescapeGlob(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) {
-			i++
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 func hasMeta(s string) bool {

@@ -18,12 +18,21 @@ import (
 // newClient starts an in-process mcp-go client against a fresh server and initializes it.
 func newClient(t *testing.T) *client.Client {
 	t.Helper()
-	s := New(Config{Service: &consultation.Service{Counter: tokens.NewCounter()}})
-	c, err := client.NewInProcessClient(s)
+	return startClient(t, &consultation.Service{Counter: tokens.NewCounter()}, nil)
+}
+
+// startClient serves svc in-process and returns an initialized mcp-go client for it;
+// onNotification, if set, sees every notification the client receives.
+func startClient(t *testing.T, svc *consultation.Service, onNotification func(mcp.JSONRPCNotification)) *client.Client {
+	t.Helper()
+	c, err := client.NewInProcessClient(New(Config{Service: svc}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
+	if onNotification != nil {
+		c.OnNotification(onNotification)
+	}
 	ctx := context.Background()
 	if err := c.Start(ctx); err != nil {
 		t.Fatal(err)

@@ -22,9 +22,9 @@ import (
 	"github.com/consultmcp/consult/tooldefs"
 )
 
-// modelClient starts an in-process client against a server whose provider is an OpenRouter
-// client talking to a fake upstream.
-func modelClient(t *testing.T) (*client.Client, *fake.Server) {
+// modelService returns a service whose provider is a real OpenRouter client talking to a
+// fake upstream.
+func modelService(t *testing.T) (*fake.Server, *consultation.Service) {
 	t.Helper()
 	srv := fake.New(t, fake.OpenRouter)
 	p, err := providers.NewOpenRouter(providers.Config{APIKey: "k-123", BaseURL: srv.BaseURL(),
@@ -32,22 +32,14 @@ func modelClient(t *testing.T) (*client.Client, *fake.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(Config{Service: &consultation.Service{Counter: tokens.NewCounter(), Model: p, DefaultModel: "google/gemini-2.5-pro", Heartbeat: 100 * time.Millisecond}})
-	c, err := client.NewInProcessClient(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "consult-test", Version: "1"}
-	if _, err := c.Initialize(context.Background(), init); err != nil {
-		t.Fatal(err)
-	}
-	return c, srv
+	return srv, &consultation.Service{Counter: tokens.NewCounter(), Model: p, DefaultModel: "google/gemini-2.5-pro", Heartbeat: 100 * time.Millisecond}
+}
+
+// modelClient starts an in-process client against a modelService.
+func modelClient(t *testing.T) (*client.Client, *fake.Server) {
+	t.Helper()
+	srv, svc := modelService(t)
+	return startClient(t, svc, nil), srv
 }
 
 func goTree(t *testing.T) string {
@@ -168,31 +160,11 @@ func (p *progressLog) count() int {
 }
 
 func TestHeartbeatThroughClient(t *testing.T) {
-	srv := fake.New(t, fake.OpenRouter)
-	p, err := providers.NewOpenRouter(providers.Config{APIKey: "k", BaseURL: srv.BaseURL(),
-		HTTPClient: &http.Client{Transport: providers.ActivityTransport(nil)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := New(Config{Service: &consultation.Service{Counter: tokens.NewCounter(), Model: p,
-		DefaultModel: "google/gemini-2.5-pro", Heartbeat: 200 * time.Millisecond}})
-	c, err := client.NewInProcessClient(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	srv, svc := modelService(t)
+	svc.Heartbeat = 200 * time.Millisecond
 	log := &progressLog{}
-	c.OnNotification(log.add)
+	c := startClient(t, svc, log.add)
 	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "t", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
 	srv.Push(fake.Script{Steps: []fake.Step{fake.Think("hmm "), fake.Sleep(1100 * time.Millisecond), fake.Text("answer")}})
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "consultation"
@@ -243,29 +215,9 @@ func TestNoProgressWithoutToken(t *testing.T) {
 }
 
 func TestIdleTimeoutThroughClient(t *testing.T) {
-	srv := fake.New(t, fake.OpenRouter)
-	p, err := providers.NewOpenRouter(providers.Config{APIKey: "k", BaseURL: srv.BaseURL(),
-		HTTPClient: &http.Client{Transport: providers.ActivityTransport(nil)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := New(Config{Service: &consultation.Service{Counter: tokens.NewCounter(), Model: p,
-		DefaultModel: "google/gemini-2.5-pro", IdleTimeout: 500 * time.Millisecond}})
-	c, err := client.NewInProcessClient(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "t", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
+	srv, svc := modelService(t)
+	svc.IdleTimeout = 500 * time.Millisecond
+	c := startClient(t, svc, nil)
 	srv.Push(fake.Script{Steps: []fake.Step{fake.Text("start"), fake.Hang()}})
 	start := time.Now()
 	res := call(t, c, map[string]any{"path": goTree(t), "pattern": "**/*.go", "query": "q", "timeout": 20})
