@@ -476,17 +476,28 @@ func googleStatus(code int) string {
 	return "UNKNOWN"
 }
 
-// modelList serves GET /models.
-func (s *Server) modelList(w http.ResponseWriter, r *http.Request) {
+// modelsPreamble plays the next model-endpoint script's delay and, if it scripts an error or
+// a verbatim body, sends that. ok is false when the response is already written (or the
+// client went away); otherwise the caller answers with models.
+func (s *Server) modelsPreamble(w http.ResponseWriter, r *http.Request) (models []Model, ok bool) {
 	sc, models := s.nextModelsScript()
 	if !s.sleep(r.Context(), sc.HeaderDelay, nil) {
-		return
+		return nil, false
 	}
 	if sc.Status >= 400 || sc.Body != "" {
 		if sc.Status == 0 {
 			sc.Status = http.StatusOK
 		}
 		s.writeError(w, sc)
+		return nil, false
+	}
+	return models, true
+}
+
+// modelList serves GET /models.
+func (s *Server) modelList(w http.ResponseWriter, r *http.Request) {
+	models, ok := s.modelsPreamble(w, r)
+	if !ok {
 		return
 	}
 	data := make([]any, 0, len(models))
@@ -513,15 +524,8 @@ func (s *Server) modelList(w http.ResponseWriter, r *http.Request) {
 
 // modelInfo serves Gemini's GET /v1beta/models/{model}.
 func (s *Server) modelInfo(w http.ResponseWriter, r *http.Request, model string) {
-	sc, models := s.nextModelsScript()
-	if !s.sleep(r.Context(), sc.HeaderDelay, nil) {
-		return
-	}
-	if sc.Status >= 400 || sc.Body != "" {
-		if sc.Status == 0 {
-			sc.Status = http.StatusOK
-		}
-		s.writeError(w, sc)
+	models, ok := s.modelsPreamble(w, r)
+	if !ok {
 		return
 	}
 	for _, m := range models {
