@@ -77,6 +77,32 @@ const (
 	AnswerReserve Tokens = 16_000
 )
 
+// Background consultations (on_timeout "continue").
+const (
+	// DefaultBackgroundLimit is how long a consultation may run on after its call returned:
+	// the slowest thinking models finish a full context in well under half an hour, and a
+	// bound keeps a forgotten call from running up a bill.
+	DefaultBackgroundLimit = 30 * time.Minute
+	// DefaultResultsTTL is how long a finished background answer is kept: a working day is
+	// enough to come back for it, and old answers describe code that has since changed.
+	DefaultResultsTTL = 24 * time.Hour
+	// MaxResultsBytes bounds the results directory: answers are tens of kilobytes, so 256 MiB
+	// holds thousands; beyond it the oldest are removed first.
+	MaxResultsBytes Bytes = 256 << 20
+	// MaxResults bounds the number of saved results, so listing and pruning stay fast.
+	MaxResults = 2000
+	// DefaultShutdownGrace is how long running background consultations get to finish and
+	// be saved when the server stops: clients and service managers wait about 10 s before
+	// they kill a server that was asked to stop.
+	DefaultShutdownGrace = 10 * time.Second
+	// DefaultWait is how long consultation_result waits for an answer when the caller sets
+	// no wait: under the ~25 s after which many clients give up on a call.
+	DefaultWait = 20 * time.Second
+	// MinWait and MaxWait bound consultation_result's wait, like a call's timeout.
+	MinWait = 1 * time.Second
+	MaxWait = 600 * time.Second
+)
+
 // Retries.
 const (
 	// MaxAttempts bounds the requests one call sends: beyond four, a failing provider is
