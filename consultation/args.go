@@ -48,9 +48,19 @@ const (
 	ArgTimeout    = "timeout"
 	ArgOutputFile = "output_file"
 	ArgDryRun     = "dry_run"
+	ArgOnTimeout  = "on_timeout"
 )
 
-var knownArgs = []string{ArgPath, ArgPattern, ArgQuery, ArgModel, ArgExclude, ArgTimeout, ArgOutputFile, ArgDryRun}
+// The values of on_timeout.
+const (
+	// OnTimeoutFail ends the call at its timeout with an error that says what was collected.
+	OnTimeoutFail = "fail"
+	// OnTimeoutContinue returns "still running" with an id at the timeout and lets the
+	// consultation finish in the background, to be collected with consultation_result.
+	OnTimeoutContinue = "continue"
+)
+
+var knownArgs = []string{ArgPath, ArgPattern, ArgQuery, ArgModel, ArgExclude, ArgTimeout, ArgOutputFile, ArgDryRun, ArgOnTimeout}
 
 // Request is a validated consultation.
 type Request struct {
@@ -68,6 +78,9 @@ type Request struct {
 	OutputFile string
 	// DryRun asks for gathering and counting only.
 	DryRun bool
+	// Continue is on_timeout "continue": at Timeout the call returns an id and the
+	// consultation goes on in the background.
+	Continue bool
 	// Warnings are notes about accepted arguments the caller should see (e.g. a long timeout).
 	Warnings []string
 }
@@ -77,15 +90,8 @@ type Request struct {
 // *ArgError wrapping ErrInvalidArgument whose message names the value and the rule.
 func ParseArgs(raw map[string]any, defaultTimeout time.Duration) (Request, error) {
 	var req Request
-	var unknown []string
-	for k := range raw {
-		if !slices.Contains(knownArgs, k) {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return req, argErr(unknown[0], "unknown argument %s: consultation takes %s", quoteList(unknown), strings.Join(knownArgs, ", "))
+	if err := checkKnown(raw, "consultation", knownArgs); err != nil {
+		return req, err
 	}
 
 	var err error
@@ -111,13 +117,26 @@ func ParseArgs(raw map[string]any, defaultTimeout time.Duration) (Request, error
 	if req.DryRun, err = optionalBool(raw, ArgDryRun); err != nil {
 		return req, err
 	}
-	if req.Timeout, err = parseTimeout(raw, defaultTimeout); err != nil {
+	if req.Timeout, err = parseSeconds(raw, ArgTimeout, defaultTimeout, consult.MinTimeout, consult.MaxTimeout); err != nil {
 		return req, err
 	}
+	onTimeout, err := optionalString(raw, ArgOnTimeout)
+	if err != nil {
+		return req, err
+	}
+	switch onTimeout {
+	case "", OnTimeoutFail:
+	case OnTimeoutContinue:
+		req.Continue = true
+	default:
+		return req, argErr(ArgOnTimeout, "on_timeout must be %q (the default: stop at timeout and report) or %q (return an id at timeout and finish in the background); got %s", OnTimeoutFail, OnTimeoutContinue, shown(onTimeout))
+	}
 	if req.Timeout >= consult.TimeoutWarnAt {
-		req.Warnings = append(req.Warnings, fmt.Sprintf(
-			"timeout %s accepted, but many MCP clients give up on a tool call after about 25-60 s unless they reset their clock on progress notifications; if this call is cut off, retry with a smaller pattern or a shorter timeout",
-			formatSeconds(req.Timeout)))
+		fix := "retry with a smaller pattern or a shorter timeout"
+		if req.Continue {
+			fix = "retry with a timeout under your client's limit: the consultation then continues in the background"
+		}
+		req.Warnings = append(req.Warnings, longWaitWarning(ArgTimeout, req.Timeout, fix))
 	}
 
 	if err := checkQuery(req.Query); err != nil {
@@ -143,6 +162,21 @@ func ParseArgs(raw map[string]any, defaultTimeout time.Duration) (Request, error
 		}
 	}
 	return req, nil
+}
+
+// checkKnown refuses arguments the tool does not take, naming the ones it does.
+func checkKnown(raw map[string]any, tool string, known []string) error {
+	var unknown []string
+	for k := range raw {
+		if !slices.Contains(known, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	sort.Strings(unknown)
+	return argErr(unknown[0], "unknown argument %s: %s takes %s", quoteList(unknown), tool, strings.Join(known, ", "))
 }
 
 func requiredString(raw map[string]any, name, what string) (string, error) {
@@ -184,13 +218,20 @@ func optionalBool(raw map[string]any, name string) (bool, error) {
 	return b, nil
 }
 
-func parseTimeout(raw map[string]any, def time.Duration) (time.Duration, error) {
-	v, ok := raw[ArgTimeout]
+// longWaitWarning is the note on a wait (timeout, wait) long enough for clients to give up.
+func longWaitWarning(arg string, d time.Duration, fix string) string {
+	return fmt.Sprintf("%s %s accepted, but many MCP clients give up on a tool call after about 25-60 s unless they reset their clock on progress notifications; if this call is cut off, %s",
+		arg, formatSeconds(d), fix)
+}
+
+// parseSeconds reads an optional number of seconds in [lo, hi], def when absent.
+func parseSeconds(raw map[string]any, name string, def, minD, maxD time.Duration) (time.Duration, error) {
+	v, ok := raw[name]
 	if !ok || v == nil {
 		return def, nil
 	}
-	lo, hi := consult.MinTimeout.Seconds(), consult.MaxTimeout.Seconds()
-	rule := fmt.Sprintf("timeout must be a number of seconds from %g to %g (default %s)", lo, hi, formatSeconds(def))
+	lo, hi := minD.Seconds(), maxD.Seconds()
+	rule := fmt.Sprintf("%s must be a number of seconds from %g to %g (default %s)", name, lo, hi, formatSeconds(def))
 	var f float64
 	switch n := v.(type) {
 	case float64:
@@ -202,10 +243,10 @@ func parseTimeout(raw map[string]any, def time.Duration) (time.Duration, error) 
 	case int64:
 		f = float64(n)
 	default:
-		return 0, argErr(ArgTimeout, "%s; got %s", rule, describe(v))
+		return 0, argErr(name, "%s; got %s", rule, describe(v))
 	}
 	if math.IsNaN(f) || math.IsInf(f, 0) || f < lo || f > hi {
-		return 0, argErr(ArgTimeout, "%s; got %s", rule, describe(v))
+		return 0, argErr(name, "%s; got %s", rule, describe(v))
 	}
 	return time.Duration(f * float64(time.Second)), nil
 }

@@ -73,6 +73,9 @@ type Service struct {
 	// AllowRoots, when set (see ResolveRoots), confines path and output_file to these
 	// directories.
 	AllowRoots []string
+	// Jobs runs and keeps consultations that continue after their call (on_timeout
+	// "continue"); nil refuses such calls and consultation_result.
+	Jobs *Jobs
 
 	// gather is files.Gather; tests replace it to observe or slow the gathering phase.
 	gather func(context.Context, files.Options) (*files.Gathered, error)
@@ -120,26 +123,37 @@ func (s *Service) Consult(ctx context.Context, raw map[string]any, r Reporter) R
 			return Result{Text: "the server's default model is invalid: " + err.Error(), IsError: true}
 		}
 	}
-	ctx, cancel := context.WithDeadlineCause(ctx, start.Add(req.Timeout), ErrCallTimeout)
-	defer cancel()
-	ctx, cancelCause := context.WithCancelCause(ctx)
-	defer cancelCause(nil)
-	if s.IdleTimeout > req.Timeout {
+	if !req.Continue && s.IdleTimeout > req.Timeout {
 		req.Warnings = append(req.Warnings, fmt.Sprintf("the server's idle timeout (%s) is longer than this call's timeout; it is clamped to %s", s.IdleTimeout, formatWhole(req.Timeout)))
 	}
-	c := &call{svc: s, req: req, start: start, reporter: r, cancel: cancelCause}
-	c.idle, c.interval = s.liveness(req.Timeout)
-	for _, w := range req.Warnings {
-		c.log(LevelWarning, w)
+	var res Result
+	if req.Continue {
+		res = s.consultContinuing(ctx, req, start, r)
+	} else {
+		res = s.consultWithin(ctx, req, start, r)
 	}
-	hb := c.startHeartbeat(ctx, r, c.interval)
-	res := c.run(ctx)
-	hb.halt()
 	if len(req.Warnings) > 0 {
 		res.Text = res.Text + "\n\nWarning: " + strings.Join(req.Warnings, "\nWarning: ")
 	}
 	s.logger().Info("consultation done", "path", req.Path, "pattern", req.Pattern, "dry_run", req.DryRun,
 		"error", res.IsError, "elapsed", time.Since(start).Round(time.Millisecond))
+	return res
+}
+
+// consultWithin runs a call that ends at its timeout (on_timeout "fail").
+func (s *Service) consultWithin(ctx context.Context, req Request, start time.Time, r Reporter) Result {
+	ctx, cancel := context.WithDeadlineCause(ctx, start.Add(req.Timeout), ErrCallTimeout)
+	defer cancel()
+	ctx, cancelCause := context.WithCancelCause(ctx)
+	defer cancelCause(nil)
+	c := &call{svc: s, req: req, start: start, reporter: r, cancel: cancelCause}
+	c.idle, c.interval = s.liveness(req.Timeout)
+	for _, w := range c.req.Warnings {
+		c.log(LevelWarning, w)
+	}
+	hb := startHeartbeat(ctx, r, c.interval, c.progressMessage)
+	res := c.run(ctx)
+	hb.halt()
 	return res
 }
 
@@ -161,12 +175,36 @@ func (s *Service) liveness(timeout time.Duration) (idle, interval time.Duration)
 	return idle, interval
 }
 
-// log sends a notable event to the client and the server log.
+// log sends a notable event to the client (while one listens) and the server log.
 func (c *call) log(level Level, msg string) {
-	c.svc.logger().Info("notice to client", "level", string(level), "message", msg)
+	c.svc.logger().Info("notice to client", "level", string(level), "id", c.id, "message", msg)
+	c.repMu.Lock()
+	defer c.repMu.Unlock()
 	if c.reporter != nil {
 		c.reporter.Log(level, msg)
 	}
+}
+
+// setReporter changes who hears the call's notices; it waits for a notice being sent, so
+// none reaches the old reporter afterwards.
+func (c *call) setReporter(r Reporter) {
+	c.repMu.Lock()
+	c.reporter = r
+	c.repMu.Unlock()
+}
+
+// setAnswer keeps the answer text (whole or partial) for the results directory.
+func (c *call) setAnswer(text string) {
+	c.answerMu.Lock()
+	c.answerTxt = text
+	c.answerMu.Unlock()
+}
+
+// fullAnswer is the answer kept by setAnswer.
+func (c *call) fullAnswer() string {
+	c.answerMu.Lock()
+	defer c.answerMu.Unlock()
+	return c.answerTxt
 }
 
 // call is the state of one consultation.
@@ -175,8 +213,10 @@ type call struct {
 	req      Request
 	start    time.Time
 	phaseV   atomic.Value // Phase; read by the heartbeat
+	repMu    sync.Mutex   // guards reporter: a background call drops it when its caller leaves
 	reporter Reporter
 	cancel   context.CancelCauseFunc
+	id       string // set for on_timeout "continue": the id to collect the result with
 	idle     time.Duration
 	interval time.Duration
 	alive    liveness
@@ -189,6 +229,9 @@ type call struct {
 	live      *stream        // the model call in flight, nil before it starts
 	attempts  atomic.Int32   // model requests sent; read by the heartbeat
 	failed    []attemptRecord
+	sized     atomic.Pointer[Report] // the size report once counted; read by "still running"
+	answerMu  sync.Mutex
+	answerTxt string // the full (or partial) answer once the call ends, for the results directory
 }
 
 func (c *call) run(ctx context.Context) Result {
@@ -239,6 +282,7 @@ func (c *call) run(ctx context.Context) Result {
 		c.ctxWindow = w
 	}
 	rep := c.report()
+	c.sized.Store(rep)
 	if c.req.DryRun {
 		sum := c.summary(KindDryRun, rep)
 		sum.Report = rep
@@ -255,45 +299,58 @@ func (c *call) report() *Report {
 	return rep
 }
 
-// stopped explains a call whose context ended: its own deadline, or the client cancelling.
+// stopped explains a call whose context ended: its own deadline, its idle timeout, the
+// background limit, a shutdown, consultation_cancel, or the client cancelling.
 func (c *call) stopped(ctx context.Context) Result {
 	rep := c.report()
-	secs := formatWhole(c.req.Timeout)
 	cause := context.Cause(ctx)
-	if errors.Is(cause, ErrCallTimeout) || errors.Is(cause, ErrIdleTimeout) {
-		var b strings.Builder
-		if errors.Is(cause, ErrIdleTimeout) {
-			fmt.Fprintf(&b, "No progress for %s (idle timeout) while %s; the call was stopped after %s.\n",
-				c.idle, c.currentPhase(), time.Since(c.start).Round(100*time.Millisecond))
-		} else {
-			fmt.Fprintf(&b, "Request timed out after %s while %s.\n", secs, c.currentPhase())
-		}
-		if c.gathered == nil {
-			b.WriteString("Nothing had been gathered yet.\n")
-		} else {
-			b.WriteString("Collected so far: ")
-			b.WriteString(rep.Text())
-		}
-		partial := ""
-		if live := c.liveStream(); live != nil {
-			var reasoning consult.Tokens
-			partial, reasoning, _ = live.snapshot()
-			if reasoning > 0 {
-				fmt.Fprintf(&b, "The model had produced %s reasoning tokens.\n", reasoning)
-			}
-		}
-		if len(c.failed) > 0 {
-			fmt.Fprintf(&b, "Attempt %d was running; earlier attempts failed:%s\n", c.attempts.Load(), describeAttempts(c.failed))
-		}
-		b.WriteString(shrinkAdvice(c.req, rep))
-		if partial != "" {
-			fmt.Fprintf(&b, "\nPartial answer (cut off at the deadline):\n%s", partial)
-		}
-		res := c.errorResult(b.String(), rep)
-		res.Structured.(*Summary).Answer = partial
-		return res
+	phase, elapsed := c.currentPhase(), time.Since(c.start).Round(100*time.Millisecond)
+	var b strings.Builder
+	shrink, partialWhy := true, "cut off at the deadline"
+	switch {
+	case errors.Is(cause, ErrIdleTimeout):
+		fmt.Fprintf(&b, "No progress for %s (idle timeout) while %s; the call was stopped after %s.\n", c.idle, phase, elapsed)
+	case errors.Is(cause, ErrCallTimeout):
+		fmt.Fprintf(&b, "Request timed out after %s while %s.\n", formatWhole(c.req.Timeout), phase)
+	case errors.Is(cause, ErrBackgroundLimit):
+		fmt.Fprintf(&b, "Stopped at the server's background limit (%s) while %s.\n", c.svc.Jobs.Limit(), phase)
+		partialWhy = "cut off at the background limit"
+	case errors.Is(cause, ErrShutdown):
+		fmt.Fprintf(&b, "The server shut down while %s, after %s; the consultation was stopped and what it had is kept here. Run it again for a full answer.\n", phase, elapsed)
+		shrink, partialWhy = false, "cut off by the shutdown"
+	case errors.Is(cause, ErrCancelledByTool):
+		fmt.Fprintf(&b, "Cancelled with consultation_cancel while %s, after %s.\n", phase, elapsed)
+		shrink, partialWhy = false, "cut off by the cancellation"
+	default:
+		return c.errorResult(fmt.Sprintf("Cancelled by the client while %s after %s.", phase, time.Since(c.start).Round(time.Millisecond)), rep)
 	}
-	return c.errorResult(fmt.Sprintf("Cancelled by the client while %s after %s.", c.currentPhase(), time.Since(c.start).Round(time.Millisecond)), rep)
+	if c.gathered == nil {
+		b.WriteString("Nothing had been gathered yet.\n")
+	} else {
+		b.WriteString("Collected so far: ")
+		b.WriteString(rep.Text())
+	}
+	partial := ""
+	if live := c.liveStream(); live != nil {
+		var reasoning consult.Tokens
+		partial, reasoning, _ = live.snapshot()
+		if reasoning > 0 {
+			fmt.Fprintf(&b, "The model had produced %s reasoning tokens.\n", reasoning)
+		}
+	}
+	if len(c.failed) > 0 {
+		fmt.Fprintf(&b, "Attempt %d was running; earlier attempts failed:%s\n", c.attempts.Load(), describeAttempts(c.failed))
+	}
+	if shrink {
+		b.WriteString(shrinkAdvice(c.req, rep))
+	}
+	if partial != "" {
+		fmt.Fprintf(&b, "\nPartial answer (%s):\n%s", partialWhy, partial)
+	}
+	c.setAnswer(partial)
+	res := c.errorResult(b.String(), rep)
+	res.Structured.(*Summary).Answer = partial
+	return res
 }
 
 // shrinkAdvice says how to make a request that timed out smaller or give it more time.

@@ -154,6 +154,7 @@ func (c *call) upstreamFailure(err error, resp *providers.Response, rep *Report,
 	}
 	res := c.errorResult(b.String(), rep)
 	res.Structured.(*Summary).Answer = partialText(resp)
+	c.setAnswer(partialText(resp))
 	return res
 }
 
@@ -179,6 +180,7 @@ func (c *call) answer(resp *providers.Response, rep *Report) Result {
 		sum.Usage.CostUSD = &cost
 	}
 	sum.Truncated = resp.Truncated
+	c.setAnswer(resp.Text)
 	var b strings.Builder
 	if c.req.OutputFile != "" {
 		written, err := writeNew(c.req.OutputFile, []byte(resp.Text))

@@ -94,10 +94,13 @@ func watchIdle(ctx context.Context, l *liveness, idle time.Duration, cancel cont
 // quietBeforeEnd of the deadline.
 type heartbeat struct {
 	stop chan struct{}
+	once sync.Once
 	done sync.WaitGroup
 }
 
-func (c *call) startHeartbeat(ctx context.Context, r Reporter, interval time.Duration) *heartbeat {
+// startHeartbeat reports msg(now) to r every interval until halted or ctx ends, quiet in the
+// last moments before ctx's deadline.
+func startHeartbeat(ctx context.Context, r Reporter, interval time.Duration, msg func(time.Time) string) *heartbeat {
 	hb := &heartbeat{stop: make(chan struct{})}
 	if r == nil || interval <= 0 {
 		return hb
@@ -120,16 +123,17 @@ func (c *call) startHeartbeat(ctx context.Context, r Reporter, interval time.Dur
 					continue
 				}
 				n++
-				r.Progress(float64(n), c.progressMessage(now))
+				r.Progress(float64(n), msg(now))
 			}
 		}
 	}()
 	return hb
 }
 
-// halt stops the heartbeat and waits for it, so no progress follows the result.
+// halt stops the heartbeat and waits for it, so no progress follows the result. It may be
+// called more than once.
 func (hb *heartbeat) halt() {
-	close(hb.stop)
+	hb.once.Do(func() { close(hb.stop) })
 	hb.done.Wait()
 }
 

@@ -11,13 +11,19 @@ const (
 	KindAnswer = "answer"
 	KindDryRun = "dry_run"
 	KindError  = "error"
+	// KindRunning is a consultation still running in the background: collect it by ID.
+	KindRunning = "running"
+	// KindList is consultation_result without an id: the consultations the server knows.
+	KindList = "list"
 )
 
 // Summary is the structured content of every consultation result: the same figures as the
 // text, for programs. Its JSON shape is declared as the tool's output schema.
 type Summary struct {
-	// Kind is "answer", "dry_run" or "error".
+	// Kind is "answer", "dry_run", "error", "running" or "list".
 	Kind string `json:"kind"`
+	// ID names a consultation started with on_timeout "continue", for consultation_result.
+	ID string `json:"id,omitempty"`
 	// Answer is the model's answer (absent when written to OutputFile; partial on error).
 	Answer string `json:"answer,omitempty"`
 	// OutputFile is where the answer was written, when output_file was given.
@@ -39,6 +45,24 @@ type Summary struct {
 	Attempts       int     `json:"attempts"`
 	// Report is the full size report (dry runs and size-related failures).
 	Report *Report `json:"report,omitempty"`
+	// Streamed counts what a running consultation has received so far.
+	Streamed *StreamedSummary `json:"streamed,omitempty"`
+	// Consultations lists the known consultations (kind "list").
+	Consultations []ListEntry `json:"consultations,omitempty"`
+}
+
+// StreamedSummary is what a running consultation has received from the model so far.
+type StreamedSummary struct {
+	Reasoning consult.Tokens `json:"reasoning"`
+	Answer    consult.Tokens `json:"answer"`
+}
+
+// ListEntry is one consultation in a listing.
+type ListEntry struct {
+	ID      string    `json:"id"`
+	Status  string    `json:"status"`
+	Created time.Time `json:"created"`
+	Query   string    `json:"query,omitempty"`
 }
 
 // UsageSummary is the provider's token and cost accounting.
@@ -54,7 +78,7 @@ type UsageSummary struct {
 // summary starts a Summary of this call with the gathering figures filled in.
 func (c *call) summary(kind string, rep *Report) *Summary {
 	s := &Summary{
-		Kind: kind, Model: c.req.Model.ID, Attempts: int(c.attempts.Load()),
+		Kind: kind, ID: c.id, Model: c.req.Model.ID, Attempts: int(c.attempts.Load()),
 		ElapsedSeconds: time.Since(c.start).Round(time.Millisecond).Seconds(),
 	}
 	if rep != nil {

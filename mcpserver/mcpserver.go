@@ -45,6 +45,10 @@ func New(cfg Config) *server.MCPServer {
 	)
 	h := &handler{svc: cfg.Service, log: logger}
 	s.AddTool(tooldefs.Consultation(), h.consultation)
+	if cfg.Service.Jobs != nil {
+		s.AddTool(tooldefs.Result(), h.result)
+		s.AddTool(tooldefs.Cancel(), h.cancel)
+	}
 	return s
 }
 
@@ -54,15 +58,32 @@ type handler struct {
 }
 
 func (h *handler) consultation(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return h.run(ctx, req, "a JSON object with path, pattern and query", h.svc.Consult)
+}
+
+func (h *handler) result(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return h.run(ctx, req, "a JSON object with id and wait", h.svc.Collect)
+}
+
+func (h *handler) cancel(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return h.run(ctx, req, "a JSON object with id", func(ctx context.Context, args map[string]any, _ consultation.Reporter) consultation.Result {
+		return h.svc.Cancel(ctx, args)
+	})
+}
+
+// run decodes a tool call's arguments, runs the use case with a reporter for the caller and
+// returns its result once the last notification has had time to arrive first.
+func (h *handler) run(ctx context.Context, req mcp.CallToolRequest, want string,
+	use func(context.Context, map[string]any, consultation.Reporter) consultation.Result) (*mcp.CallToolResult, error) {
 	args := req.GetArguments()
 	if args == nil {
 		if raw := req.GetRawArguments(); raw != nil {
-			return mcp.NewToolResultError("arguments must be a JSON object with path, pattern and query"), nil
+			return mcp.NewToolResultError("arguments must be " + want), nil
 		}
 		args = map[string]any{}
 	}
 	rep := newReporter(ctx, req)
-	res := h.svc.Consult(ctx, args, rep)
+	res := use(ctx, args, rep)
 	rep.settle()
 	return toMCP(res), nil
 }

@@ -12,29 +12,42 @@ import (
 	consult "github.com/consultmcp/consult"
 )
 
-// ConsultationName is the name of the main tool.
-const ConsultationName = "consultation"
+// Tool names.
+const (
+	// ConsultationName is the name of the main tool.
+	ConsultationName = "consultation"
+	// ResultName collects a consultation that went on in the background.
+	ResultName = "consultation_result"
+	// CancelName stops one.
+	CancelName = "consultation_cancel"
+)
 
 const consultationDescription = `Ask a large-context model a question about many files at once. The server reads the files under path matching pattern (skipping .gitignored files, dependencies, lock files, binaries, secrets), sends them with query to the model and returns the answer with a footer: files, tokens, cost, time.
 
 Use it for questions that need many files together: architecture, cross-file bugs, reviews, "where is X handled". The model sees only these files and the query: make the query self-contained.
 
-pattern is a glob relative to path: "**/*.go", "src/**/*.{ts,tsx}", "{cmd,internal}/**/*.go". Keep it narrow; leave out tests or generated code with exclude_pattern, e.g. "**/*_test.go".
+pattern is a glob relative to path: "**/*.go", "src/**/*.{ts,tsx}". Keep it narrow; leave out tests or generated code with exclude_pattern, e.g. "**/*_test.go".
 
-On a large or unfamiliar tree call first with dry_run: true: it returns files, tokens, the largest files and directories and whether the request fits the model, without calling the model.
+On a large or unfamiliar tree call first with dry_run: true: it returns files, tokens, the largest files and directories and whether the request fits, without calling the model.
 
-timeout covers the whole call. Big requests and thinking models ("model|thinking") need more than the default; above 25 s your client must accept progress notifications or it may give up first. On timeout the error says what was gathered and how to shrink it.`
+timeout covers the whole call; on timeout the error says what was gathered and how to shrink it. Big requests and thinking models ("model|thinking") can take minutes: then pass on_timeout: "continue" with a timeout under your client's tool-call limit. If the answer is not ready by then, the result says "still running" with an id: collect it with consultation_result, or stop it with consultation_cancel.`
 
-// consultationOutput is the JSON schema of the structured content of every consultation
-// result (consultation.Summary), kept compact: agents pay for it on every turn.
-const consultationOutput = `{"type":"object","properties":{` +
-	`"kind":{"type":"string","enum":["answer","dry_run","error"]},` +
+// summaryProperties are the fields of consultation.Summary every result tool declares.
+const summaryProperties = `"kind":{"type":"string","enum":["answer","dry_run","error","running"%s]},"id":{"type":"string"},` +
 	`"answer":{"type":"string"},"output_file":{"type":"string"},"model":{"type":"string"},` +
 	`"files":{"type":"integer"},"bytes":{"type":"integer"},"prompt_tokens":{"type":"integer"},` +
 	`"usage":{"type":"object","description":"input, output, reasoning, cached tokens; cost_usd"},` +
+	`"streamed":{"type":"object","description":"reasoning, answer tokens so far"},` +
 	`"truncated":{"type":"boolean"},"phase":{"type":"string"},` +
-	`"elapsed_seconds":{"type":"number"},"attempts":{"type":"integer"},"report":{"type":"object"}},` +
-	`"required":["kind","files","bytes","prompt_tokens","elapsed_seconds","attempts"]}`
+	`"elapsed_seconds":{"type":"number"},"attempts":{"type":"integer"},"report":{"type":"object"}`
+
+// consultationOutput is the JSON schema of the structured content of every consultation
+// result (consultation.Summary), kept compact: agents pay for it on every turn.
+var consultationOutput = `{"type":"object","properties":{` + fmt.Sprintf(summaryProperties, "") + `},"required":["kind"]}`
+
+// resultOutput is consultation_result's: a Summary, or a listing of consultations.
+var resultOutput = `{"type":"object","properties":{` + fmt.Sprintf(summaryProperties, `,"list"`) +
+	`,"consultations":{"type":"array","items":{"type":"object","description":"id, status, created, query"}}},"required":["kind"]}`
 
 // Consultation returns the declaration of the consultation tool.
 func Consultation() mcp.Tool {
@@ -59,10 +72,48 @@ func Consultation() mcp.Tool {
 			mcp.Description("Absolute path of a new file to write the answer to; the result then holds the path and the footer.")),
 		mcp.WithBoolean("dry_run",
 			mcp.Description("Gather and count only; no model call.")),
+		mcp.WithString("on_timeout",
+			mcp.Description(`"fail" (default): stop at timeout. "continue": at timeout return an id and finish in the background.`),
+			mcp.Enum("fail", "continue")),
 		mcp.WithRawOutputSchema(json.RawMessage(consultationOutput)),
 		mcp.WithReadOnlyHintAnnotation(false),
 		mcp.WithDestructiveHintAnnotation(false),
 		mcp.WithIdempotentHintAnnotation(false),
 		mcp.WithOpenWorldHintAnnotation(true),
+	)
+}
+
+const resultDescription = `Collect the answer of a consultation that returned "still running" (on_timeout: "continue"). Waits up to wait seconds, then returns the answer with its footer, the failure with its report, or "still running" with progress: then call again. Results are kept across server restarts. Without id, lists recent consultations.`
+
+// Result returns the declaration of the consultation_result tool.
+func Result() mcp.Tool {
+	return mcp.NewTool(ResultName,
+		mcp.WithTitleAnnotation("Collect a background consultation"),
+		mcp.WithDescription(resultDescription),
+		mcp.WithString("id",
+			mcp.Description("The id from the \"still running\" result.")),
+		mcp.WithNumber("wait",
+			mcp.Description(fmt.Sprintf("Seconds to wait for the answer, %g-%g.", consult.MinWait.Seconds(), consult.MaxWait.Seconds())),
+			mcp.Min(consult.MinWait.Seconds()), mcp.Max(consult.MaxWait.Seconds()),
+			mcp.DefaultNumber(consult.DefaultWait.Seconds())),
+		mcp.WithRawOutputSchema(json.RawMessage(resultOutput)),
+		mcp.WithReadOnlyHintAnnotation(true),
+		mcp.WithDestructiveHintAnnotation(false),
+		mcp.WithIdempotentHintAnnotation(true),
+		mcp.WithOpenWorldHintAnnotation(false),
+	)
+}
+
+// Cancel returns the declaration of the consultation_cancel tool.
+func Cancel() mcp.Tool {
+	return mcp.NewTool(CancelName,
+		mcp.WithTitleAnnotation("Stop a background consultation"),
+		mcp.WithDescription(`Stop a consultation that is "still running" (no further cost). What it received so far is kept as its result.`),
+		mcp.WithString("id", mcp.Required(),
+			mcp.Description("The id from the \"still running\" result.")),
+		mcp.WithReadOnlyHintAnnotation(false),
+		mcp.WithDestructiveHintAnnotation(true),
+		mcp.WithIdempotentHintAnnotation(true),
+		mcp.WithOpenWorldHintAnnotation(false),
 	)
 }

@@ -23,7 +23,7 @@ const goldenDir = "../testdata/tooldefs"
 // every turn of every conversation.
 const MaxToolTokens consult.Tokens = 800
 
-func all() []mcp.Tool { return []mcp.Tool{Consultation()} }
+func all() []mcp.Tool { return []mcp.Tool{Consultation(), Result(), Cancel()} }
 
 func marshal(t *testing.T, tool mcp.Tool) []byte {
 	t.Helper()
@@ -75,7 +75,7 @@ func TestTokenBudget(t *testing.T) {
 
 func TestSchemaDeclaresEveryArgument(t *testing.T) {
 	tool := Consultation()
-	want := []string{"path", "pattern", "query", "model", "exclude_pattern", "timeout", "output_file", "dry_run"}
+	want := []string{"path", "pattern", "query", "model", "exclude_pattern", "timeout", "output_file", "dry_run", "on_timeout"}
 	for _, name := range want {
 		if _, ok := tool.InputSchema.Properties[name]; !ok {
 			t.Errorf("consultation schema lacks argument %q", name)

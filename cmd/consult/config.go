@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -56,6 +57,11 @@ type config struct {
 	httpAddr       string
 	test           bool
 	allowRoots     []string
+
+	resultsDir      string        // where background answers are saved; "" keeps them in memory
+	resultsTTL      time.Duration // how long a saved answer is kept
+	backgroundLimit time.Duration // how long a consultation may run after its call returned
+	shutdownGrace   time.Duration // how long running background consultations get at shutdown
 }
 
 // durationValue is a flag.Value for durations written as Go durations or plain seconds.
@@ -102,6 +108,11 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 		defaultTimeout: consult.DefaultTimeout,
 		heartbeat:      consult.DefaultHeartbeat,
 		logLevel:       slog.LevelInfo,
+
+		resultsDir:      defaultResultsDir(getenv),
+		resultsTTL:      consult.DefaultResultsTTL,
+		backgroundLimit: consult.DefaultBackgroundLimit,
+		shutdownGrace:   consult.DefaultShutdownGrace,
 	}
 	level := "info"
 	// Environment first, so flags override it.
@@ -117,6 +128,10 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 		{"CONSULT_LOG_LEVEL", func(s string) error { level = s; return nil }},
 		{"CONSULT_HTTP", func(s string) error { cfg.httpAddr = s; return nil }},
 		{"CONSULT_ALLOW_ROOT", func(s string) error { cfg.allowRoots = filepath.SplitList(s); return nil }},
+		{"CONSULT_RESULTS_DIR", func(s string) error { cfg.resultsDir = s; return nil }},
+		{"CONSULT_RESULTS_TTL", durationValue{&cfg.resultsTTL}.Set},
+		{"CONSULT_BACKGROUND_LIMIT", durationValue{&cfg.backgroundLimit}.Set},
+		{"CONSULT_SHUTDOWN_GRACE", durationValue{&cfg.shutdownGrace}.Set},
 	}
 	for _, e := range envs {
 		if v := getenv(e.name); v != "" {
@@ -135,6 +150,10 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 	fs.Var(durationValue{&cfg.idleTimeout}, "idle-timeout", "cancel a call whose upstream is silent this long (0 = off)")
 	fs.StringVar(&level, "log-level", level, "debug, info, warn or error")
 	fs.StringVar(&cfg.httpAddr, "http", cfg.httpAddr, "serve streamable HTTP at this address")
+	fs.StringVar(&cfg.resultsDir, "results-dir", cfg.resultsDir, "directory for background consultations' results")
+	fs.Var(durationValue{&cfg.resultsTTL}, "results-ttl", "how long a background result is kept")
+	fs.Var(durationValue{&cfg.backgroundLimit}, "background-limit", "how long a consultation may run in all with on_timeout continue")
+	fs.Var(durationValue{&cfg.shutdownGrace}, "shutdown-grace", "how long background consultations get to finish at shutdown")
 	fs.BoolVar(&cfg.test, "test", false, "send a one-line query, print the answer, model and timing, and exit")
 	var flagRoots []string
 	fs.Func("allow-root", "confine consultations to this directory (repeatable)", func(s string) error {
@@ -178,7 +197,41 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 	if cfg.idleTimeout < 0 {
 		cfg.idleTimeout = 0 // DESIGN: negative values are 0 (off)
 	}
+	if cfg.resultsTTL < time.Second {
+		return cfg, fmt.Errorf("--results-ttl %s: must be at least 1s", cfg.resultsTTL)
+	}
+	if cfg.backgroundLimit < consult.MinTimeout {
+		return cfg, fmt.Errorf("--background-limit %s: must be at least %s", cfg.backgroundLimit, consult.MinTimeout)
+	}
+	if cfg.shutdownGrace < 0 {
+		return cfg, fmt.Errorf("--shutdown-grace %s: must be 0 (stop at once) or more", cfg.shutdownGrace)
+	}
+	if cfg.resultsDir != "" {
+		abs, err := filepath.Abs(cfg.resultsDir)
+		if err != nil {
+			return cfg, fmt.Errorf("--results-dir %q: %w", cfg.resultsDir, err)
+		}
+		cfg.resultsDir = abs
+	}
 	return cfg, nil
+}
+
+// defaultResultsDir is the XDG state directory's consult/results: $XDG_STATE_HOME, else
+// ~/.local/state (on Windows %LocalAppData%). "" when there is no home to put it in.
+func defaultResultsDir(getenv func(string) string) string {
+	if d := getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "consult", "results")
+	}
+	if runtime.GOOS == "windows" {
+		if d := getenv("LocalAppData"); d != "" {
+			return filepath.Join(d, "consult", "results")
+		}
+		return ""
+	}
+	if h := getenv("HOME"); filepath.IsAbs(h) {
+		return filepath.Join(h, ".local", "state", "consult", "results")
+	}
+	return ""
 }
 
 // loopback reports whether addr (host:port) listens only on this machine.

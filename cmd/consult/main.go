@@ -80,6 +80,13 @@ Server flags (each also an environment variable CONSULT_<NAME>, e.g. CONSULT_BAS
                           loopback needs --allow-root
   --allow-root DIR        confine path and output_file to DIR (repeatable; CONSULT_ALLOW_ROOT
                           takes a list separated by ':')
+  --results-dir DIR       where answers of background consultations (on_timeout "continue")
+                          are saved (default $XDG_STATE_HOME/consult/results, else
+                          ~/.local/state/consult/results)
+  --results-ttl DUR       how long a saved result is kept (default 24h)
+  --background-limit DUR  how long a consultation may run in all (default 30m)
+  --shutdown-grace DUR    how long running background consultations get to finish and be
+                          saved when the server stops (default 10s; a second signal ends it)
   --test                  send a one-line question, print answer, model and timing, and exit
 Durations take Go syntax (90s, 2m) or plain seconds (90).
 `

@@ -8,7 +8,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -16,6 +19,7 @@ import (
 	"github.com/consultmcp/consult/consultation"
 	"github.com/consultmcp/consult/mcpserver"
 	"github.com/consultmcp/consult/providers"
+	"github.com/consultmcp/consult/results"
 	"github.com/consultmcp/consult/tokens"
 )
 
@@ -27,7 +31,17 @@ func newService(cfg config, logger *slog.Logger) (*consultation.Service, error) 
 	if err != nil {
 		return nil, err
 	}
+	var store *results.Store
+	if cfg.resultsDir != "" {
+		store = results.Open(cfg.resultsDir, cfg.resultsTTL, 0, 0)
+		if err := store.Prune(); err != nil {
+			logger.Warn("cannot tidy the results directory", "dir", cfg.resultsDir, "error", err)
+		}
+	} else {
+		logger.Warn("no results directory (no HOME or XDG_STATE_HOME): background answers are kept in memory only; set --results-dir")
+	}
 	svc := &consultation.Service{
+		Jobs:           consultation.NewJobs(consultation.JobsConfig{Store: store, Limit: cfg.backgroundLimit, Logger: logger}),
 		AllowRoots:     roots,
 		Counter:        tokens.NewCounter(),
 		DefaultTimeout: cfg.defaultTimeout,
@@ -77,15 +91,37 @@ func runServe(ctx context.Context, provider string, args []string, getenv func(s
 	}
 	s := mcpserver.New(mcpserver.Config{Service: svc, Logger: logger})
 	logger.Info("consult serving", "provider", provider, "model", cfg.model, "transport", transportName(cfg),
-		"default_timeout", cfg.defaultTimeout, "heartbeat", cfg.heartbeat, "idle_timeout", cfg.idleTimeout)
+		"default_timeout", cfg.defaultTimeout, "heartbeat", cfg.heartbeat, "idle_timeout", cfg.idleTimeout,
+		"results_dir", cfg.resultsDir, "results_ttl", cfg.resultsTTL, "background_limit", cfg.backgroundLimit)
 	if cfg.httpAddr != "" {
-		return serveHTTP(ctx, s, cfg.httpAddr, logger)
+		err = serveHTTP(ctx, s, cfg.httpAddr, logger)
+	} else {
+		err = mcpserver.ServeStdio(ctx, s, stdin, stdout, stderr)
+		if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+			err = nil
+		}
 	}
-	err = mcpserver.ServeStdio(ctx, s, stdin, stdout, stderr)
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
-		return nil
-	}
+	shutdownJobs(svc.Jobs, cfg.shutdownGrace)
 	return err
+}
+
+// shutdownJobs gives running background consultations the grace period to finish and be
+// saved, then stops the rest and saves what they have. A further SIGINT or SIGTERM ends the
+// grace at once.
+func shutdownJobs(jobs *consultation.Jobs, grace time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	go func() {
+		select {
+		case <-sig:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	jobs.Shutdown(ctx)
 }
 
 func transportName(cfg config) string {

@@ -1,0 +1,469 @@
+package consultation
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/consultmcp/consult/files"
+	"github.com/consultmcp/consult/providers/fake"
+	"github.com/consultmcp/consult/results"
+)
+
+// background starts a fake OpenRouter and a service with background jobs saving to a new
+// results directory.
+func background(t *testing.T) (*fake.Server, *Service, *results.Store) {
+	t.Helper()
+	srv, svc := upstream(t, 0)
+	store := results.Open(t.TempDir(), 0, 0, 0)
+	svc.Jobs = NewJobs(JobsConfig{Store: store})
+	t.Cleanup(func() { shutdownNow(svc.Jobs) })
+	return srv, svc, store
+}
+
+// shutdownNow stops every job at once, as a server with no grace does.
+func shutdownNow(j *Jobs) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	j.Shutdown(ctx)
+}
+
+var idPattern = regexp.MustCompile(`\b\d{8}-\d{6}-[0-9a-f]{8}\b`)
+
+// startRunning makes a consultation with on_timeout "continue" and a one-second timeout that
+// the upstream outlasts, checks the "still running" result and returns its id.
+func startRunning(t *testing.T, svc *Service, dir string, extra ...any) string {
+	t.Helper()
+	args := goArgs(dir, append([]any{"timeout", 1, "on_timeout", "continue"}, extra...)...)
+	t0 := time.Now()
+	res := svc.Consult(context.Background(), args, nil)
+	if res.IsError {
+		t.Fatalf("continue call is an error: %s", res.Text)
+	}
+	if d := time.Since(t0); d < time.Second || d > 1500*time.Millisecond {
+		t.Errorf("the call returned after %s, want at its 1 s timeout", d)
+	}
+	sum := summaryOf(t, res)
+	if sum.Kind != KindRunning || !idPattern.MatchString(sum.ID) {
+		t.Fatalf("kind %q id %q, want running with an id; text:\n%s", sum.Kind, sum.ID, res.Text)
+	}
+	for _, want := range []string{"Still running in the background (timeout 1 s reached)", "id " + sum.ID, "consultation_result", "consultation_cancel", "So far: "} {
+		if !strings.Contains(res.Text, want) {
+			t.Errorf("running result lacks %q:\n%s", want, res.Text)
+		}
+	}
+	return sum.ID
+}
+
+func collect(svc *Service, id string, wait float64, r Reporter) Result {
+	return svc.Collect(context.Background(), map[string]any{"id": id, "wait": wait}, r)
+}
+
+func TestContinueThenCollect(t *testing.T) {
+	t.Parallel()
+	srv, svc, store := background(t)
+	srv.Push(fake.Script{Steps: append([]fake.Step{fake.Think("reading "), fake.Text("main "), fake.Sleep(1500 * time.Millisecond)},
+		fake.Chunks("prints hello.", 4)...)})
+	id := startRunning(t, svc, sampleTree(t))
+
+	rec := &recorder{}
+	svc.Heartbeat = 200 * time.Millisecond
+	res := collect(svc, id, 5, rec)
+	if res.IsError || !strings.HasPrefix(res.Text, "main prints hello.") || !strings.Contains(res.Text, "\n---\nmodel ") {
+		t.Fatalf("collected result: error=%v\n%s", res.IsError, res.Text)
+	}
+	if sum := summaryOf(t, res); sum.Kind != KindAnswer || sum.ID != id || sum.Answer != "main prints hello." {
+		t.Errorf("summary kind %q id %q answer %q", sum.Kind, sum.ID, sum.Answer)
+	}
+	// Saved before it was reported.
+	saved, err := store.Load(id)
+	if err != nil || saved.Status != results.Done || saved.Answer != "main prints hello." || saved.IsError || saved.Text != res.Text {
+		t.Fatalf("saved record: %+v, %v", saved, err)
+	}
+	if got := srv.Count("/chat/completions"); got != 1 {
+		t.Errorf("%d upstream requests, want 1: the background call must not re-send", got)
+	}
+	// Collecting again returns the same result.
+	if again := collect(svc, id, 1, nil); again.Text != res.Text {
+		t.Errorf("second collection differs:\n%s", again.Text)
+	}
+}
+
+func TestContinueAnswersInBandWhenFast(t *testing.T) {
+	t.Parallel()
+	srv, svc, store := background(t)
+	srv.Push(fake.Answer("main prints hello."))
+	res := svc.Consult(context.Background(), goArgs(sampleTree(t), "timeout", 5, "on_timeout", "continue"), nil)
+	sum := summaryOf(t, res)
+	if res.IsError || sum.Kind != KindAnswer || !strings.HasPrefix(res.Text, "main prints hello.") {
+		t.Fatalf("fast continue call: kind %q\n%s", sum.Kind, res.Text)
+	}
+	if _, err := store.Load(sum.ID); !errors.Is(err, results.ErrNotFound) {
+		t.Errorf("an answer delivered in-band was saved (or the id is odd): %v", err)
+	}
+	if got := collect(svc, sum.ID, 1, nil); got.Text != res.Text {
+		t.Errorf("collecting an in-band answer by its id: %s", got.Text)
+	}
+}
+
+func TestCollectWhileRunningSendsHeartbeats(t *testing.T) {
+	t.Parallel()
+	srv, svc, _ := background(t)
+	srv.Push(fake.Script{Steps: []fake.Step{fake.Think("thinking hard "), fake.Hang()}})
+	svc.Heartbeat = 200 * time.Millisecond
+	id := startRunning(t, svc, sampleTree(t))
+	rec := &recorder{}
+	t0 := time.Now()
+	res := collect(svc, id, 2, rec)
+	if d := time.Since(t0); d < 2*time.Second || d > 2400*time.Millisecond {
+		t.Errorf("waited %s, want the 2 s wait", d)
+	}
+	sum := summaryOf(t, res)
+	if res.IsError || sum.Kind != KindRunning || sum.ID != id {
+		t.Fatalf("kind %q error %v:\n%s", sum.Kind, res.IsError, res.Text)
+	}
+	if !strings.Contains(res.Text, "not finished within wait 2 s") || sum.Streamed == nil || sum.Streamed.Reasoning == 0 || sum.Files != 3 {
+		t.Errorf("running result should say why and what it has: streamed %+v files %d\n%s", sum.Streamed, sum.Files, res.Text)
+	}
+	progress, messages, at := rec.snapshot()
+	if len(progress) < 5 {
+		t.Fatalf("%d heartbeats in a 2 s wait at 200 ms, want at least 5", len(progress))
+	}
+	for i := range progress {
+		if i > 0 && progress[i] <= progress[i-1] {
+			t.Errorf("progress not increasing: %v", progress)
+		}
+		if !strings.Contains(messages[i], "model thinking") {
+			t.Errorf("heartbeat %q does not say the model is thinking", messages[i])
+		}
+		if at[i].After(t0.Add(2*time.Second - quietBeforeEnd)) {
+			t.Errorf("heartbeat %d sent %s into a 2 s wait, inside the quiet time", i, at[i].Sub(t0))
+		}
+	}
+}
+
+func TestCancelStopsUpstreamAndKeepsPartial(t *testing.T) {
+	t.Parallel()
+	srv, svc, store := background(t)
+	srv.Push(fake.Script{Steps: []fake.Step{fake.Text("The first half"), fake.Hang()}})
+	id := startRunning(t, svc, sampleTree(t))
+	req := completionRequest(t, srv) // sent: the call returned "still running" after it
+	if req.ClientGone() {
+		t.Fatal("the upstream request ended before the cancel")
+	}
+	t0 := time.Now()
+	res := svc.Cancel(context.Background(), map[string]any{"id": id})
+	if res.IsError || !strings.Contains(res.Text, "Cancelled consultation "+id) || !strings.Contains(res.Text, "The first half") {
+		t.Fatalf("cancel result: error=%v\n%s", res.IsError, res.Text)
+	}
+	select {
+	case <-req.Ended():
+		if d := req.EndedAt().Sub(t0); d > 100*time.Millisecond {
+			t.Errorf("upstream closed %s after the cancel, want within 100 ms", d)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("upstream request still open after consultation_cancel")
+	}
+	got := collect(svc, id, 1, nil)
+	if !got.IsError || !strings.Contains(got.Text, "Cancelled with consultation_cancel while receiving the answer") ||
+		!strings.Contains(got.Text, "Partial answer (cut off by the cancellation):\nThe first half") {
+		t.Errorf("collecting a cancelled consultation:\n%s", got.Text)
+	}
+	saved, err := store.Load(id)
+	if err != nil || saved.Status != results.Done || !saved.IsError || saved.Answer != "The first half" {
+		t.Errorf("saved record after cancel: %+v, %v", saved, err)
+	}
+	if again := svc.Cancel(context.Background(), map[string]any{"id": id}); again.IsError || !strings.Contains(again.Text, "had already finished") {
+		t.Errorf("cancelling twice: %s", again.Text)
+	}
+}
+
+func TestResultSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	srv, first := upstream(t, 0)
+	dir := t.TempDir()
+	first.Jobs = NewJobs(JobsConfig{Store: results.Open(dir, 0, 0, 0)})
+	srv.Push(fake.Script{Steps: append([]fake.Step{fake.Sleep(1300 * time.Millisecond)}, fake.Chunks("main prints hello.", 4)...)})
+	id := startRunning(t, first, sampleTree(t))
+	// The server stops; the grace is long enough for the answer to arrive and be saved.
+	grace, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	first.Jobs.Shutdown(grace)
+	cancel()
+
+	_, second := upstream(t, 0)
+	second.Jobs = NewJobs(JobsConfig{Store: results.Open(dir, 0, 0, 0)})
+	res := collect(second, id, 1, nil)
+	if res.IsError || !strings.HasPrefix(res.Text, "main prints hello.") {
+		t.Fatalf("collected after restart: error=%v\n%s", res.IsError, res.Text)
+	}
+	raw, ok := res.Structured.(json.RawMessage)
+	if !ok {
+		t.Fatalf("structured = %T, want the saved JSON", res.Structured)
+	}
+	var sum Summary
+	if err := json.Unmarshal(raw, &sum); err != nil || sum.Kind != KindAnswer || sum.ID != id || sum.Answer != "main prints hello." {
+		t.Errorf("saved summary %+v, %v", sum, err)
+	}
+}
+
+func TestShutdownSavesPartialAfterGrace(t *testing.T) {
+	t.Parallel()
+	srv, svc, store := background(t)
+	srv.Push(fake.Script{Steps: []fake.Step{fake.Text("Half an answer"), fake.Hang()}})
+	id := startRunning(t, svc, sampleTree(t))
+	req := completionRequest(t, srv) // sent: the call returned "still running" after it
+	if req.ClientGone() {
+		t.Fatal("the upstream request ended before the shutdown")
+	}
+	grace, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	t0 := time.Now()
+	svc.Jobs.Shutdown(grace)
+	if d := time.Since(t0); d < 300*time.Millisecond || d > time.Second {
+		t.Errorf("shutdown took %s, want the 300 ms grace and a moment to save", d)
+	}
+	select {
+	case <-req.Ended():
+	case <-time.After(200 * time.Millisecond):
+		t.Error("the upstream request is still open after shutdown")
+	}
+	saved, err := store.Load(id)
+	if err != nil || saved.Status != results.Done || !saved.IsError || saved.Note != "saved at shutdown" ||
+		!strings.Contains(saved.Text, "The server shut down while receiving the answer") || !strings.Contains(saved.Text, "Half an answer") {
+		t.Fatalf("record after shutdown: %+v, %v", saved, err)
+	}
+	res := svc.Consult(context.Background(), goArgs(sampleTree(t), "on_timeout", "continue"), nil)
+	if !res.IsError || !strings.Contains(res.Text, "shutting down") {
+		t.Errorf("a new continue call during shutdown: %s", res.Text)
+	}
+}
+
+func TestExpiry(t *testing.T) {
+	t.Parallel()
+	srv, svc := upstream(t, 0)
+	store := results.Open(t.TempDir(), time.Second, 0, 0)
+	svc.Jobs = NewJobs(JobsConfig{Store: store})
+	t.Cleanup(func() { shutdownNow(svc.Jobs) })
+	srv.Push(fake.Script{Steps: append([]fake.Step{fake.Sleep(1200 * time.Millisecond)}, fake.Text("done"))})
+	id := startRunning(t, svc, sampleTree(t))
+	if res := collect(svc, id, 3, nil); res.IsError {
+		t.Fatalf("collect: %s", res.Text)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	for name, svc := range map[string]*Service{"same server": svc, "new server": {Counter: counter, Jobs: NewJobs(JobsConfig{Store: store})}} {
+		res := collect(svc, id, 1, nil)
+		if !res.IsError || !strings.Contains(res.Text, "has expired: results are kept for 1s") {
+			t.Errorf("%s: collecting an expired result: %s", name, res.Text)
+		}
+	}
+}
+
+func TestUnknownAndBadIDs(t *testing.T) {
+	t.Parallel()
+	_, svc, _ := background(t)
+	cases := []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"unknown", map[string]any{"id": results.NewID(time.Now())}, "Unknown id: this server has no consultation"},
+		{"older than any result", map[string]any{"id": results.NewID(time.Now().Add(-72 * time.Hour))}, "has expired"},
+		{"malformed", map[string]any{"id": "../../etc/passwd"}, `id "../../etc/passwd" is not a consultation id`},
+		{"number", map[string]any{"id": 12}, `argument "id" must be a string`},
+		{"wait too long", map[string]any{"id": results.NewID(time.Now()), "wait": 601}, "wait must be a number of seconds from 1 to 600"},
+		{"wait not a number", map[string]any{"wait": "soon"}, "wait must be a number of seconds"},
+		{"unknown argument", map[string]any{"id": results.NewID(time.Now()), "timeout": 5}, `unknown argument "timeout": consultation_result takes id, wait`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res := svc.Collect(context.Background(), tc.args, nil)
+			if !res.IsError || !strings.Contains(res.Text, tc.want) {
+				t.Errorf("got error=%v %q, want an error containing %q", res.IsError, res.Text, tc.want)
+			}
+		})
+	}
+	for _, args := range []map[string]any{{}, {"id": "nope"}, {"id": results.NewID(time.Now())}, {"id": results.NewID(time.Now()), "wait": 3}} {
+		if res := svc.Cancel(context.Background(), args); !res.IsError {
+			t.Errorf("cancel %v: %s", args, res.Text)
+		}
+	}
+}
+
+func TestConcurrentBackgroundConsultations(t *testing.T) {
+	t.Parallel()
+	srv, svc, _ := background(t)
+	srv.SetFunc(func(r *fake.Request) fake.Script {
+		q := regexp.MustCompile(`question (\d+)`).FindString(string(r.Body))
+		return fake.Script{Steps: []fake.Step{fake.Sleep(1300 * time.Millisecond), fake.Text("answer to " + q)}}
+	})
+	dir := sampleTree(t)
+	const n = 8
+	ids := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { ids[i] = startRunning(t, svc, dir, "query", fmt.Sprintf("question %d", i)) })
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			t.Fatalf("id %s given twice", id)
+		}
+		seen[id] = true
+	}
+	answers := make([]string, n)
+	for i := range n {
+		wg.Go(func() { answers[i] = collect(svc, ids[i], 5, nil).Text })
+	}
+	wg.Wait()
+	for i, a := range answers {
+		if want := fmt.Sprintf("answer to question %d\n", i); !strings.HasPrefix(a, want) {
+			t.Errorf("consultation %d collected %q, want %q", i, a, want)
+		}
+	}
+	if got := svc.Jobs.Running(); got != 0 {
+		t.Errorf("%d jobs still running", got)
+	}
+}
+
+func TestClientCancelBeforeSendingStops(t *testing.T) {
+	t.Parallel()
+	srv, svc, _ := background(t)
+	release := make(chan struct{})
+	svc.gather = func(ctx context.Context, o files.Options) (*files.Gathered, error) {
+		close(release)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-release; cancel() }()
+	res := svc.Consult(ctx, goArgs(sampleTree(t), "timeout", 5, "on_timeout", "continue"), nil)
+	if !res.IsError || !strings.Contains(res.Text, "Cancelled by the client while gathering files") {
+		t.Fatalf("cancel while gathering: %s", res.Text)
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("%d upstream requests after a cancel before sending", n)
+	}
+	if got := svc.Jobs.Running(); got != 0 {
+		t.Errorf("%d jobs still running", got)
+	}
+}
+
+func TestClientCancelAfterSendingContinues(t *testing.T) {
+	t.Parallel()
+	srv, svc, _ := background(t)
+	srv.Push(fake.Script{Steps: []fake.Step{fake.Sleep(800 * time.Millisecond), fake.Text("kept")}})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for srv.Count("/chat/completions") == 0 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+	}()
+	res := svc.Consult(ctx, goArgs(sampleTree(t), "timeout", 5, "on_timeout", "continue"), nil)
+	sum := summaryOf(t, res)
+	if res.IsError || sum.Kind != KindRunning || !strings.Contains(res.Text, "the client cancelled the call") {
+		t.Fatalf("cancel after sending: kind %q\n%s", sum.Kind, res.Text)
+	}
+	if got := collect(svc, sum.ID, 3, nil); !strings.HasPrefix(got.Text, "kept") {
+		t.Errorf("the paid answer was not kept: %s", got.Text)
+	}
+}
+
+func TestBackgroundLimit(t *testing.T) {
+	t.Parallel()
+	srv, svc := upstream(t, 0)
+	svc.Jobs = NewJobs(JobsConfig{Store: results.Open(t.TempDir(), 0, 0, 0), Limit: 1500 * time.Millisecond})
+	t.Cleanup(func() { shutdownNow(svc.Jobs) })
+	srv.Push(fake.Script{Steps: []fake.Step{fake.Text("so far"), fake.Hang()}})
+	id := startRunning(t, svc, sampleTree(t))
+	res := collect(svc, id, 3, nil)
+	if !res.IsError || !strings.Contains(res.Text, "Stopped at the server's background limit (1.5s) while receiving the answer") ||
+		!strings.Contains(res.Text, "Partial answer (cut off at the background limit):\nso far") {
+		t.Errorf("past the background limit:\n%s", res.Text)
+	}
+}
+
+func TestListWithoutID(t *testing.T) {
+	t.Parallel()
+	srv, svc, store := background(t)
+	srv.Push(fake.Script{Steps: []fake.Step{fake.Think("hmm"), fake.Hang()}})
+	running := startRunning(t, svc, sampleTree(t), "query", "Which  package\nprints hello?")
+	old := results.NewID(time.Now().Add(-time.Hour))
+	if err := store.Save(results.Record{ID: old, Status: results.Done, Created: time.Now().Add(-time.Hour), Query: "An older question", Text: "old answer"}); err != nil {
+		t.Fatal(err)
+	}
+	res := svc.Collect(context.Background(), map[string]any{}, nil)
+	if res.IsError {
+		t.Fatal(res.Text)
+	}
+	lines := strings.Split(res.Text, "\n")
+	if len(lines) != 3 || !strings.Contains(lines[1], running+" · running · ") || !strings.HasSuffix(lines[1], "Which package prints hello?") ||
+		!strings.Contains(lines[2], old+" · finished · started 1h0m0s ago · An older question") {
+		t.Errorf("listing:\n%s", res.Text)
+	}
+	if sum := summaryOf(t, res); sum.Kind != KindList || len(sum.Consultations) != 2 || sum.Consultations[0].ID != running {
+		t.Errorf("structured listing: %+v", sum)
+	}
+}
+
+// TestOtherProcess covers records of consultations run by other server processes: one alive
+// (polled until its result appears) and one whose process is gone (lost).
+func TestOtherProcess(t *testing.T) {
+	t.Parallel()
+	_, svc, store := background(t)
+	other := exec.Command("sleep", "30")
+	if err := other.Start(); err != nil {
+		t.Skip("cannot start a second process:", err)
+	}
+	defer other.Process.Kill()
+	id := results.NewID(time.Now())
+	rec := results.Record{ID: id, Status: results.Running, PID: other.Process.Pid, Created: time.Now(), Query: "q"}
+	if err := store.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(600 * time.Millisecond)
+		rec.Status, rec.Text = results.Done, "answered elsewhere"
+		if err := store.Save(rec); err != nil {
+			t.Error(err)
+		}
+	}()
+	if res := collect(svc, id, 3, nil); res.IsError || res.Text != "answered elsewhere" {
+		t.Errorf("collecting from another process: %s", res.Text)
+	}
+
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Skip(err)
+	}
+	lost := results.NewID(time.Now())
+	if err := store.Save(results.Record{ID: lost, Status: results.Running, PID: gone.Process.Pid, Created: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if res := collect(svc, lost, 1, nil); !res.IsError || !strings.Contains(res.Text, "stopped before it could save a result") {
+		t.Errorf("collecting a lost consultation: %s", res.Text)
+	}
+	if res := svc.Cancel(context.Background(), map[string]any{"id": lost}); !res.IsError || !strings.Contains(res.Text, "is not running") {
+		t.Errorf("cancelling a lost consultation: %s", res.Text)
+	}
+}
+
+func TestContinueWithoutJobsRefused(t *testing.T) {
+	_, svc := upstream(t, 0)
+	res := svc.Consult(context.Background(), goArgs(sampleTree(t), "on_timeout", "continue"), nil)
+	if !res.IsError || !strings.Contains(res.Text, "keeps no background consultations") {
+		t.Errorf("continue without jobs: %s", res.Text)
+	}
+	if res := svc.Consult(context.Background(), goArgs(sampleTree(t), "on_timeout", "later"), nil); !res.IsError ||
+		!strings.Contains(res.Text, `on_timeout must be "fail"`) {
+		t.Errorf("bad on_timeout: %s", res.Text)
+	}
+}

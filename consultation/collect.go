@@ -1,0 +1,360 @@
+package consultation
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	consult "github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/results"
+)
+
+// Arguments of consultation_result and consultation_cancel.
+const (
+	ArgID   = "id"
+	ArgWait = "wait"
+)
+
+// listMax is how many consultations a listing shows: the recent ones are the ones asked for.
+const listMax = 20
+
+// pollEvery is how often a result being finished by another server process is looked for.
+const pollEvery = 250 * time.Millisecond
+
+const noJobs = "This server keeps no background consultations, so there is nothing to collect or cancel."
+
+// parseCollectArgs validates consultation_result's arguments: an optional id and a wait.
+func parseCollectArgs(raw map[string]any) (id string, wait time.Duration, warnings []string, err error) {
+	if err = checkKnown(raw, "consultation_result", []string{ArgID, ArgWait}); err != nil {
+		return "", 0, nil, err
+	}
+	if id, err = optionalString(raw, ArgID); err != nil {
+		return "", 0, nil, err
+	}
+	if id != "" {
+		if err = checkID(id); err != nil {
+			return "", 0, nil, err
+		}
+	}
+	if wait, err = parseSeconds(raw, ArgWait, consult.DefaultWait, consult.MinWait, consult.MaxWait); err != nil {
+		return "", 0, nil, err
+	}
+	if wait >= consult.TimeoutWarnAt {
+		warnings = append(warnings, longWaitWarning(ArgWait, wait, "call again with a shorter wait: the consultation goes on meanwhile"))
+	}
+	return id, wait, warnings, nil
+}
+
+// parseCancelArgs validates consultation_cancel's only argument, the id.
+func parseCancelArgs(raw map[string]any) (string, error) {
+	if err := checkKnown(raw, "consultation_cancel", []string{ArgID}); err != nil {
+		return "", err
+	}
+	id, err := requiredString(raw, ArgID, `the id a consultation returned with "still running"`)
+	if err != nil {
+		return "", err
+	}
+	return id, checkID(id)
+}
+
+func checkID(id string) error {
+	if _, err := results.ParseID(id); err != nil {
+		return argErr(ArgID, `id %s is not a consultation id: ids look like "20261123-104628-1a2b3c4d" and come from a consultation that returned "still running"; call consultation_result without id to list them`, shown(id))
+	}
+	return nil
+}
+
+// Collect is consultation_result: it waits up to the call's wait for the consultation with
+// the given id and returns its result, or "still running" with its progress. Without an id it
+// lists the consultations the server knows. Waiting never affects the consultation: a
+// cancelled wait leaves it running.
+func (s *Service) Collect(ctx context.Context, raw map[string]any, r Reporter) Result {
+	id, wait, warnings, err := parseCollectArgs(raw)
+	if err != nil {
+		return Result{Text: err.Error(), IsError: true}
+	}
+	if s.Jobs == nil {
+		return Result{Text: noJobs, IsError: true}
+	}
+	var res Result
+	if id == "" {
+		res = s.list()
+	} else {
+		res = s.collect(ctx, id, wait, r)
+	}
+	if len(warnings) > 0 {
+		res.Text += "\n\nWarning: " + strings.Join(warnings, "\nWarning: ")
+	}
+	s.logger().Info("consultation_result", "id", id, "wait", wait, "error", res.IsError)
+	return res
+}
+
+func (s *Service) collect(ctx context.Context, id string, wait time.Duration, r Reporter) Result {
+	jb, ok, expired := s.Jobs.get(id)
+	switch {
+	case ok:
+		return s.awaitJob(ctx, jb, wait, r)
+	case expired:
+		return s.expired(id)
+	}
+	st := s.Jobs.Store()
+	if st == nil {
+		return s.notFound(id)
+	}
+	rec, err := st.Load(id)
+	switch {
+	case err == nil && rec.Status == results.Done:
+		return fromRecord(rec)
+	case err == nil:
+		return s.awaitOther(ctx, rec, wait, r)
+	case errors.Is(err, results.ErrExpired):
+		return s.expired(id)
+	case errors.Is(err, results.ErrNotFound):
+		return s.notFound(id)
+	default:
+		return Result{Text: fmt.Sprintf("Cannot read the result of %s from %s: %v", id, st.Dir(), err), IsError: true}
+	}
+}
+
+// awaitJob waits for a job of this process, with heartbeats, until it finishes or wait passes.
+func (s *Service) awaitJob(ctx context.Context, jb *job, wait time.Duration, r Reporter) Result {
+	if jb.isDone() {
+		return jb.res
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	hb := startHeartbeat(wctx, r, jb.c.interval, jb.c.progressMessage)
+	select {
+	case <-jb.finished:
+	case <-wctx.Done():
+	}
+	hb.halt()
+	if jb.isDone() {
+		return jb.res
+	}
+	if ctx.Err() != nil {
+		return Result{Text: fmt.Sprintf("Stopped waiting for %s because the call was cancelled; the consultation goes on.", jb.id), IsError: true}
+	}
+	return jb.c.running(fmt.Sprintf("not finished within wait %s", formatSeconds(wait)))
+}
+
+// awaitOther waits for a consultation recorded as running by another server process (or by
+// an earlier one that is gone), polling the results directory.
+func (s *Service) awaitOther(ctx context.Context, rec results.Record, wait time.Duration, r Reporter) Result {
+	st := s.Jobs.Store()
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	hb := startHeartbeat(wctx, r, s.heartbeat(), func(now time.Time) string {
+		return fmt.Sprintf("running in another consult server (pid %d), %s", rec.PID, now.Sub(rec.Created).Truncate(time.Second))
+	})
+	defer hb.halt()
+	t := time.NewTicker(pollEvery)
+	defer t.Stop()
+	for {
+		if rec.PID == s.Jobs.pid || !processAlive(rec.PID) {
+			return Result{Text: fmt.Sprintf("Consultation %s was running in a consult server (pid %d) that stopped before it could save a result (it was killed or crashed), so nothing was kept. Run the consultation again.", rec.ID, rec.PID), IsError: true}
+		}
+		select {
+		case <-wctx.Done():
+			if ctx.Err() != nil {
+				return Result{Text: fmt.Sprintf("Stopped waiting for %s because the call was cancelled; the consultation goes on.", rec.ID), IsError: true}
+			}
+			return Result{
+				Text: fmt.Sprintf("Still running in another consult server (pid %d), started %s ago: id %s. Collect it again with consultation_result, or cancel it through the client connected to that server.",
+					rec.PID, time.Since(rec.Created).Round(time.Second), rec.ID),
+				Structured: &Summary{Kind: KindRunning, ID: rec.ID, Model: rec.Model, ElapsedSeconds: time.Since(rec.Created).Round(time.Millisecond).Seconds()},
+			}
+		case <-t.C:
+		}
+		next, err := st.Load(rec.ID)
+		switch {
+		case err == nil && next.Status == results.Done:
+			hb.halt()
+			return fromRecord(next)
+		case err == nil:
+			rec = next
+		case errors.Is(err, results.ErrNotFound), errors.Is(err, results.ErrExpired):
+			return s.notFound(rec.ID)
+		default:
+			return Result{Text: fmt.Sprintf("Cannot read the result of %s from %s: %v", rec.ID, st.Dir(), err), IsError: true}
+		}
+	}
+}
+
+func (s *Service) heartbeat() time.Duration {
+	if s.Heartbeat > 0 {
+		return s.Heartbeat
+	}
+	return consult.DefaultHeartbeat
+}
+
+// fromRecord is the result a saved consultation returns.
+func fromRecord(rec results.Record) Result {
+	res := Result{Text: rec.Text, IsError: rec.IsError}
+	if len(rec.Summary) > 0 {
+		res.Structured = json.RawMessage(rec.Summary)
+	} else {
+		kind := KindAnswer
+		if rec.IsError {
+			kind = KindError
+		}
+		res.Structured = &Summary{Kind: kind, ID: rec.ID, Model: rec.Model, Answer: rec.Answer}
+	}
+	return res
+}
+
+// notFound explains an id this server does not know: expired when it is older than any
+// result is kept, unknown otherwise.
+func (s *Service) notFound(id string) Result {
+	if created, err := results.ParseID(id); err == nil && time.Since(created) > s.Jobs.Limit()+s.Jobs.ttl {
+		return s.expired(id)
+	}
+	where := "this server has no consultation " + id
+	if st := s.Jobs.Store(); st != nil {
+		where += " and none is saved in " + st.Dir()
+	}
+	return Result{Text: fmt.Sprintf("Unknown id: %s. Ids come from a consultation that returned \"still running\"; call consultation_result without id to list the known ones.", where), IsError: true}
+}
+
+func (s *Service) expired(id string) Result {
+	return Result{Text: fmt.Sprintf("The result of consultation %s has expired: results are kept for %s after they finish. Run the consultation again.", id, s.Jobs.ttl), IsError: true}
+}
+
+// list is consultation_result without an id: this process's consultations and the saved
+// ones, newest first.
+func (s *Service) list() Result {
+	seen := map[string]bool{}
+	var entries []ListEntry
+	s.Jobs.mu.Lock()
+	for id, jb := range s.Jobs.jobs {
+		status := "running"
+		if jb.isDone() {
+			if time.Since(jb.ended) > s.Jobs.ttl {
+				continue
+			}
+			status = statusOf(jb.res.IsError)
+		}
+		seen[id] = true
+		entries = append(entries, ListEntry{ID: id, Status: status, Created: jb.created, Query: jb.c.req.Query})
+	}
+	s.Jobs.mu.Unlock()
+	var listErr error
+	if st := s.Jobs.Store(); st != nil {
+		recs, err := st.List(0)
+		listErr = err
+		for _, rec := range recs {
+			if seen[rec.ID] {
+				continue
+			}
+			status := statusOf(rec.IsError)
+			if rec.Status == results.Running {
+				status = "lost"
+				if rec.PID != s.Jobs.pid && processAlive(rec.PID) {
+					status = fmt.Sprintf("running in pid %d", rec.PID)
+				}
+			}
+			entries = append(entries, ListEntry{ID: rec.ID, Status: status, Created: rec.Created, Query: rec.Query})
+		}
+	}
+	sort.Slice(entries, func(i, k int) bool { return entries[i].Created.After(entries[k].Created) })
+	var b strings.Builder
+	if len(entries) == 0 {
+		b.WriteString(`No consultations: none was started with on_timeout "continue", or their results have expired.`)
+	} else {
+		fmt.Fprintf(&b, "Consultations, newest first (%d):\n", len(entries))
+	}
+	if len(entries) > listMax {
+		entries = entries[:listMax]
+	}
+	for i := range entries {
+		e := &entries[i]
+		e.Query = shortQuery(e.Query)
+		fmt.Fprintf(&b, "- %s · %s · started %s ago · %s\n", e.ID, e.Status, time.Since(e.Created).Round(time.Second), e.Query)
+	}
+	if listErr != nil {
+		fmt.Fprintf(&b, "\n(The results directory could not be read: %v)", listErr)
+	}
+	return Result{Text: strings.TrimRight(b.String(), "\n"), Structured: &Summary{Kind: KindList, Consultations: entries}}
+}
+
+func statusOf(isError bool) string {
+	if isError {
+		return "failed"
+	}
+	return "finished"
+}
+
+// shortQuery is the head of a query for a listing line.
+func shortQuery(q string) string {
+	q = strings.Join(strings.Fields(q), " ")
+	const n = 80
+	if len(q) <= n {
+		return q
+	}
+	cut := n
+	for cut > 0 && !utf8RuneStart(q[cut]) {
+		cut--
+	}
+	return q[:cut] + "…"
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// Cancel is consultation_cancel: it stops the consultation with the given id. What it had
+// received is kept as its result (saved when it runs in the background).
+func (s *Service) Cancel(ctx context.Context, raw map[string]any) Result {
+	id, err := parseCancelArgs(raw)
+	if err != nil {
+		return Result{Text: err.Error(), IsError: true}
+	}
+	if s.Jobs == nil {
+		return Result{Text: noJobs, IsError: true}
+	}
+	s.logger().Info("consultation_cancel", "id", id)
+	jb, ok, expired := s.Jobs.get(id)
+	if expired {
+		return s.expired(id)
+	}
+	if ok {
+		if jb.isDone() {
+			return alreadyFinished(id)
+		}
+		jb.cancel(ErrCancelledByTool)
+		select {
+		case <-jb.finished:
+		case <-ctx.Done():
+			return Result{Text: fmt.Sprintf("Cancellation of %s requested; it is stopping.", id)}
+		}
+		if !errors.Is(jb.cause(), ErrCancelledByTool) {
+			return alreadyFinished(id)
+		}
+		return Result{Text: fmt.Sprintf("Cancelled consultation %s. Its final state:\n\n%s", id, jb.res.Text)}
+	}
+	st := s.Jobs.Store()
+	if st == nil {
+		return s.notFound(id)
+	}
+	rec, err := st.Load(id)
+	switch {
+	case err == nil && rec.Status == results.Done:
+		return alreadyFinished(id)
+	case err == nil && rec.PID != s.Jobs.pid && processAlive(rec.PID):
+		return Result{Text: fmt.Sprintf("Consultation %s runs in another consult server (pid %d); cancel it through the client connected to that server.", id, rec.PID), IsError: true}
+	case err == nil:
+		return Result{Text: fmt.Sprintf("Consultation %s is not running: the server that ran it (pid %d) stopped before it finished, and nothing was kept.", id, rec.PID), IsError: true}
+	case errors.Is(err, results.ErrExpired):
+		return s.expired(id)
+	case errors.Is(err, results.ErrNotFound):
+		return s.notFound(id)
+	default:
+		return Result{Text: fmt.Sprintf("Cannot read consultation %s from %s: %v", id, st.Dir(), err), IsError: true}
+	}
+}
+
+func alreadyFinished(id string) Result {
+	return Result{Text: fmt.Sprintf("Consultation %s had already finished; nothing was cancelled. Collect its result with consultation_result {\"id\": %q}.", id, id)}
+}

@@ -1,0 +1,100 @@
+package consultation
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	consult "github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/results"
+)
+
+// consultContinuing runs a call with on_timeout "continue": the consultation runs as a job
+// under the server's background limit; the call waits for it until its own timeout and then
+// returns "still running" with the id to collect it by. When the client gives up on the
+// call first, the job is stopped if nothing was sent to the model yet (nothing is paid for)
+// and goes on in the background otherwise.
+func (s *Service) consultContinuing(ctx context.Context, req Request, start time.Time, r Reporter) Result {
+	if s.Jobs == nil {
+		return Result{Text: `on_timeout "continue" is not available: this server keeps no background consultations. Call again without on_timeout.`, IsError: true}
+	}
+	c := &call{svc: s, req: req, start: start, reporter: r, id: results.NewID(start)}
+	c.idle, c.interval = s.liveness(s.Jobs.Limit())
+	for _, w := range req.Warnings {
+		c.log(LevelWarning, w)
+	}
+	if ctx.Err() != nil { // cancelled while queued: start nothing
+		return c.stopped(ctx)
+	}
+	jb, err := s.Jobs.start(c)
+	if err != nil {
+		return Result{Text: "The server is shutting down and starts no new background consultations; call again once it has restarted.", IsError: true}
+	}
+	fg, cancel := context.WithDeadline(ctx, start.Add(req.Timeout))
+	defer cancel()
+	hb := startHeartbeat(fg, r, c.interval, c.progressWithID)
+	select {
+	case <-jb.finished:
+		hb.halt()
+		return jb.res
+	case <-fg.Done():
+	}
+	hb.halt()
+	if ctx.Err() != nil && c.attempts.Load() == 0 {
+		jb.cancel(context.Cause(ctx))
+		<-jb.finished
+		return jb.res
+	}
+	if !s.Jobs.detach(jb) {
+		return jb.res
+	}
+	why := fmt.Sprintf("timeout %s reached", formatSeconds(req.Timeout))
+	if ctx.Err() != nil {
+		why = "the client cancelled the call"
+	}
+	return c.running(why)
+}
+
+// running is the result of a consultation that goes on in the background: its id, what it
+// has so far and how to collect it.
+func (c *call) running(why string) Result {
+	now := time.Now()
+	sum := c.summary(KindRunning, nil)
+	sum.Phase = string(c.currentPhase())
+	var sizes string
+	if rep := c.sized.Load(); rep != nil {
+		sum.Files, sum.Bytes, sum.PromptTokens = rep.Files, rep.Bytes, rep.PromptTokens
+		sizes = fmt.Sprintf("; %s %s, %s, %s prompt tokens", consult.Thousands(int64(rep.Files)), plural(rep.Files, "file", "files"), rep.Bytes, rep.PromptTokens)
+	}
+	var streamed string
+	if live := c.liveStream(); live != nil {
+		answer, reasoning, _ := live.snapshot()
+		st := &StreamedSummary{Reasoning: reasoning, Answer: c.svc.Counter.CountString(answer)}
+		sum.Streamed = st
+		streamed = fmt.Sprintf("; streamed so far: %s reasoning, %s answer tokens", st.Reasoning, st.Answer)
+	}
+	limit := c.svc.Jobs.Limit()
+	var b strings.Builder
+	fmt.Fprintf(&b, "Still running in the background (%s): id %s.\n", why, c.id)
+	fmt.Fprintf(&b, "So far: %s%s%s.\n", c.progressMessage(now), sizes, streamed)
+	fmt.Fprintf(&b, `Collect it with consultation_result {"id": %q} (waits up to %g s per call; set "wait" up to %g); stop it with consultation_cancel. `,
+		c.id, consult.DefaultWait.Seconds(), consult.MaxWait.Seconds())
+	fmt.Fprintf(&b, "It may run until %s (background limit %s)", c.start.Add(limit).UTC().Format("15:04:05 UTC"), limit)
+	if st := c.svc.Jobs.Store(); st != nil {
+		fmt.Fprintf(&b, "; its result is kept for %s, across server restarts.", st.TTL())
+	} else {
+		b.WriteString("; its result is kept in memory only: it is lost if the server stops.")
+	}
+	return Result{Text: b.String(), Structured: sum}
+}
+
+// progressWithID is the progress message with the id appended, so a client whose call is cut
+// off has seen the id to collect the result by.
+func (c *call) progressWithID(now time.Time) string {
+	msg := c.progressMessage(now)
+	if tail := ", id " + c.id; len(msg)+len(tail) <= consult.MaxProgressMessage {
+		msg += tail
+	}
+	return msg
+}

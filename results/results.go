@@ -1,0 +1,484 @@
+// Package results keeps the results of background consultations in a directory, so that a
+// later tool call, possibly served by another process after a restart, can collect them by
+// id.
+//
+// Each consultation is one file, <id>.json, holding a Record. Any number of server
+// processes may share the directory (every MCP client starts its own server), so:
+//
+//   - a record is written to a temporary file in the same directory and renamed into place:
+//     a reader sees the old record or the new one, never a mix;
+//   - a file that vanishes between listing the directory and opening it (another process
+//     pruned it) is skipped, and a removal never fails because the file is already gone;
+//   - before a file is removed it is checked to be the one that was judged (not a newer
+//     record renamed over it since);
+//   - a file that is not ours (its name is not an id followed by ".json", or not our
+//     temporary-file form) is never read, counted or removed, and a record that does not
+//     decode is skipped by List and reported by Load as ErrCorrupt.
+//
+// A record's file carries its Updated time as modification time, so Prune orders and
+// expires records from one stat each, without reading them.
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	consult "github.com/consultmcp/consult"
+)
+
+// Status of a saved consultation.
+type Status string
+
+// The statuses a record can have.
+const (
+	// Running is written when a consultation goes to the background; PID says which
+	// process runs it.
+	Running Status = "running"
+	// Done is final: the result (answer, failure or partial state) is in the record.
+	Done Status = "done"
+)
+
+// Record is one saved consultation, as stored in <dir>/<id>.json.
+type Record struct {
+	// Version is the record format (1); Save sets it, and Load refuses any other.
+	Version int `json:"version"`
+	// ID names the consultation; it has the form NewID gives.
+	ID string `json:"id"`
+	// Status says whether the consultation is still running or done.
+	Status Status `json:"status"`
+	// PID is the process running the consultation (Running records), as the caller set it.
+	PID int `json:"pid,omitempty"`
+	// Created is when the consultation started.
+	Created time.Time `json:"created"`
+	// Updated is when this record was written; Save sets it to the current time.
+	Updated time.Time `json:"updated"`
+	// Path is the directory the consultation gathered files from.
+	Path string `json:"path,omitempty"`
+	// Pattern is the glob that chose the files.
+	Pattern string `json:"pattern,omitempty"`
+	// Model is the model consulted.
+	Model string `json:"model,omitempty"`
+	// Query is the question; Save truncates it to 200 bytes on a UTF-8 boundary.
+	Query string `json:"query,omitempty"`
+	// Text is the tool result text to return.
+	Text string `json:"text,omitempty"`
+	// IsError says the tool result is an error.
+	IsError bool `json:"is_error,omitempty"`
+	// Answer is the model's full (or partial) answer.
+	Answer string `json:"answer,omitempty"`
+	// Summary is the structured content, stored as given (the JSON encoder compacts its
+	// whitespace); it must be valid JSON.
+	Summary json.RawMessage `json:"summary,omitempty"`
+	// Note says something about how the record came to be, e.g. "saved at shutdown".
+	Note string `json:"note,omitempty"`
+}
+
+// Errors of Load, Save and ParseID; check them with errors.Is.
+var (
+	// ErrNotFound: no record has this id (never saved, or already pruned).
+	ErrNotFound = errors.New("no such consultation")
+	// ErrExpired: the record was older than the store's TTL; Load removed it.
+	ErrExpired = errors.New("consultation result expired")
+	// ErrBadID: the id does not have the form NewID gives.
+	ErrBadID = errors.New("malformed consultation id")
+	// ErrCorrupt: the record's file exists but does not hold a record Load can use.
+	ErrCorrupt = errors.New("corrupt result record")
+)
+
+// Errors of Save that callers are not expected to tell apart; tests check them.
+var (
+	errBadStatus = errors.New("record status is neither running nor done")
+	errTooLarge  = errors.New("record is larger than the results directory may hold")
+	errNoDir     = errors.New("no results directory")
+)
+
+const (
+	// recordVersion is the record format Save writes and Load accepts.
+	recordVersion = 1
+	// maxQuery is how much of the question a record keeps, in bytes: enough to recognise
+	// it in a listing; the answer is what the record is for.
+	maxQuery = 200
+	// recordExt ends the name of every record file.
+	recordExt = ".json"
+	// tempPrefix and tempSuffix frame the names of the temporary files Save writes; no
+	// record name starts with a dot, so the two can never be confused.
+	tempPrefix = ".result-"
+	tempSuffix = ".tmp"
+	// staleTemp is the age from which a temporary file is taken for the leftover of a
+	// writer that crashed: a write takes milliseconds.
+	staleTemp = time.Hour
+)
+
+// Store is a results directory. Its methods are safe for concurrent use, and any number of
+// processes may use the same directory at once.
+type Store struct {
+	dir      string
+	ttl      time.Duration
+	maxBytes consult.Bytes
+	maxFiles int
+	now      func() time.Time // time.Now; tests replace it
+}
+
+// Open returns the store in dir, keeping records for ttl after their last update and at
+// most maxBytes and maxFiles of them; a zero (or negative) ttl, maxBytes or maxFiles takes
+// consult.DefaultResultsTTL, consult.MaxResultsBytes or consult.MaxResults. Open does no
+// I/O: the directory is created (mode 0700, with its parents) by the first Save, so a
+// server that never saves never creates it.
+func Open(dir string, ttl time.Duration, maxBytes consult.Bytes, maxFiles int) *Store {
+	if ttl <= 0 {
+		ttl = consult.DefaultResultsTTL
+	}
+	if maxBytes <= 0 {
+		maxBytes = consult.MaxResultsBytes
+	}
+	if maxFiles <= 0 {
+		maxFiles = consult.MaxResults
+	}
+	return &Store{dir: dir, ttl: ttl, maxBytes: maxBytes, maxFiles: maxFiles, now: time.Now}
+}
+
+// Dir is the results directory.
+func (s *Store) Dir() string { return s.dir }
+
+// TTL is how long a record is kept after it was last written.
+func (s *Store) TTL() time.Duration { return s.ttl }
+
+// path is the file of the record with this (valid) id.
+func (s *Store) path(id string) string { return filepath.Join(s.dir, id+recordExt) }
+
+// expired reports whether a record last written at updated has outlived the TTL. The rule
+// is the same for both statuses: a Running record is rewritten as Done by its process when
+// the consultation ends, so one not rewritten within the TTL belongs to a process that
+// died.
+func (s *Store) expired(updated, now time.Time) bool {
+	return updated.Add(s.ttl).Before(now)
+}
+
+// Save writes r as <dir>/<id>.json (mode 0600), replacing any record with that id
+// atomically, then prunes the directory (a pruning failure is not a Save failure); the
+// record just written is never pruned for size or count. Save sets r.Version and
+// r.Updated (to now) and truncates r.Query; r.ID must pass ParseID (else the error wraps
+// ErrBadID) and r.Status must be Running or Done. A record that alone is larger than the
+// store's maxBytes is not kept: Save removes any earlier record with its id and says so.
+func (s *Store) Save(r Record) error {
+	if _, err := ParseID(r.ID); err != nil {
+		return err
+	}
+	if r.Status != Running && r.Status != Done {
+		return fmt.Errorf("results: %w: %q", errBadStatus, r.Status)
+	}
+	if s.dir == "" {
+		return errNoDir
+	}
+	r.Version = recordVersion
+	r.Updated = s.now().UTC()
+	r.Query = truncateUTF8(r.Query, maxQuery)
+	data, err := encode(r)
+	if err != nil {
+		return fmt.Errorf("results: cannot encode consultation %s: %w", r.ID, err)
+	}
+	if size := consult.Bytes(len(data)); size > s.maxBytes {
+		if err := os.Remove(s.path(r.ID)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("results: consultation %s: %w (%v > %v), and its earlier record cannot be removed: %w",
+				r.ID, errTooLarge, size, s.maxBytes, err)
+		}
+		return fmt.Errorf("results: consultation %s: %w (%v > %v); it was not saved", r.ID, errTooLarge, size, s.maxBytes)
+	}
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	if err := writeAtomic(s.path(r.ID), tempPrefix+r.ID+"-*"+tempSuffix, data, r.Updated); err != nil {
+		return fmt.Errorf("results: cannot save consultation %s: %w", r.ID, err)
+	}
+	_ = s.prune(r.ID) // the record is saved; a later Save or Prune tries again
+	return nil
+}
+
+// encode is the file form of a record: JSON without HTML escaping (the text holds code,
+// and "<" should stay readable in the file), ending in a newline.
+func encode(r Record) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// writeAtomic writes data to a temporary file named by pattern in path's directory, gives
+// it modification time mtime, and renames it to path. On failure the temporary file is
+// removed and path is left as it was.
+func writeAtomic(path, pattern string, data []byte, mtime time.Time) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), pattern) // mode 0600
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+			_ = os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Chtimes(tmp, mtime, mtime); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// Load returns the record with this id. The error wraps ErrBadID when id is malformed,
+// ErrNotFound when there is no such record, ErrCorrupt when its file cannot be used, and
+// ErrExpired when it outlived the TTL (Load then removes it). A record expires when its
+// Updated time plus the TTL is before now, whatever its status: a Running record is
+// rewritten by its process when the consultation ends, so one older than the TTL belongs
+// to a process that died.
+func (s *Store) Load(id string) (Record, error) {
+	if _, err := ParseID(id); err != nil {
+		return Record{}, err
+	}
+	r, fi, err := s.read(id)
+	if err != nil {
+		return Record{}, err
+	}
+	if s.expired(r.Updated, s.now()) {
+		_ = removeIfSame(s.path(id), fi)
+		return Record{}, fmt.Errorf("%w: %s (last written %s, results are kept for %v)",
+			ErrExpired, id, r.Updated.Format(time.RFC3339), s.ttl)
+	}
+	return r, nil
+}
+
+// read opens, decodes and checks the record with this (valid) id, and returns it with the
+// file's information (for removeIfSame). A missing file is ErrNotFound; a file that does
+// not hold a current record for this id is ErrCorrupt.
+func (s *Store) read(id string) (Record, fs.FileInfo, error) {
+	f, err := os.Open(s.path(id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return Record{}, nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	if err != nil {
+		return Record{}, nil, fmt.Errorf("results: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return Record{}, nil, fmt.Errorf("results: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return Record{}, nil, fmt.Errorf("%w: %s: not a regular file", ErrCorrupt, id)
+	}
+	// A record is never larger than maxBytes (Save refuses it), so a larger file is not one
+	// of ours, and reading it whole would only cost memory.
+	data, err := io.ReadAll(io.LimitReader(f, int64(s.maxBytes)+1))
+	if err != nil {
+		return Record{}, nil, fmt.Errorf("results: %w", err)
+	}
+	if consult.Bytes(len(data)) > s.maxBytes {
+		return Record{}, nil, fmt.Errorf("%w: %s: larger than %v", ErrCorrupt, id, s.maxBytes)
+	}
+	var r Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return Record{}, nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, id, err)
+	}
+	switch {
+	case r.Version != recordVersion:
+		return Record{}, nil, fmt.Errorf("%w: %s: format version %d, want %d", ErrCorrupt, id, r.Version, recordVersion)
+	case r.ID != id:
+		return Record{}, nil, fmt.Errorf("%w: %s: the file holds id %q", ErrCorrupt, id, r.ID)
+	case r.Status != Running && r.Status != Done:
+		return Record{}, nil, fmt.Errorf("%w: %s: status %q", ErrCorrupt, id, r.Status)
+	case r.Updated.IsZero():
+		return Record{}, nil, fmt.Errorf("%w: %s: no update time", ErrCorrupt, id)
+	}
+	return r, fi, nil
+}
+
+// List returns the saved records, newest Created first (ties: greater id first), at most
+// limit of them (all if limit <= 0). Expired records are left out, and files that vanish,
+// cannot be read or are corrupt are skipped; a missing directory is an empty list. The
+// records come without Text, Answer and Summary: a listing is a table of contents, and
+// Load gives the rest.
+func (s *Store) List(limit int) ([]Record, error) {
+	entries, err := os.ReadDir(s.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	now := s.now()
+	var out []Record
+	for _, e := range entries {
+		id, ok := recordID(e)
+		if !ok {
+			continue
+		}
+		r, _, err := s.read(id)
+		if err != nil || s.expired(r.Updated, now) {
+			continue
+		}
+		r.Text, r.Answer, r.Summary = "", "", nil
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b Record) int {
+		if c := b.Created.Compare(a.Created); c != 0 {
+			return c
+		}
+		return strings.Compare(b.ID, a.ID)
+	})
+	if limit > 0 && len(out) > limit {
+		out = out[:limit:limit]
+	}
+	return out, nil
+}
+
+// recordID returns the id of a directory entry named like one of our record files,
+// <id>.json with a valid id. Whether it is a regular file is for the caller to check.
+func recordID(e fs.DirEntry) (string, bool) {
+	id, ok := strings.CutSuffix(e.Name(), recordExt)
+	if !ok {
+		return "", false
+	}
+	if _, err := ParseID(id); err != nil {
+		return "", false
+	}
+	return id, true
+}
+
+// isTemp reports whether name is one of the temporary files Save writes.
+func isTemp(name string) bool {
+	return strings.HasPrefix(name, tempPrefix) && strings.HasSuffix(name, tempSuffix)
+}
+
+// Prune removes the expired records, then the least recently updated ones until the
+// records take at most maxBytes and number at most maxFiles, and the temporary files that
+// crashed writers left more than an hour ago. Files that are not ours are left alone, a
+// missing directory is fine, and a file another process removed first is no error.
+func (s *Store) Prune() error { return s.prune("") }
+
+// prune is Prune sparing the record with id keep (the one Save just wrote) from removal.
+func (s *Store) prune(keep string) error {
+	entries, err := os.ReadDir(s.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	type rec struct {
+		id   string
+		info fs.FileInfo
+	}
+	var (
+		now   = s.now()
+		recs  []rec
+		total consult.Bytes
+		errs  []error
+	)
+	remove := func(name string, info fs.FileInfo) bool {
+		if err := removeIfSame(filepath.Join(s.dir, name), info); err != nil {
+			errs = append(errs, err)
+			return false
+		}
+		return true
+	}
+	for _, e := range entries {
+		if isTemp(e.Name()) {
+			info, err := e.Info()
+			if err == nil && info.Mode().IsRegular() && now.Sub(info.ModTime()) > staleTemp {
+				remove(e.Name(), info)
+			}
+			continue
+		}
+		id, ok := recordID(e)
+		if !ok {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || !info.Mode().IsRegular() {
+			continue // vanished, or replaced by something that is not ours
+		}
+		if id != keep && s.expired(info.ModTime(), now) {
+			remove(e.Name(), info)
+			continue
+		}
+		recs = append(recs, rec{id, info})
+		total += consult.Bytes(info.Size())
+	}
+	// Oldest first; the id (creation time first) breaks ties of coarse file clocks.
+	slices.SortFunc(recs, func(a, b rec) int {
+		if c := a.info.ModTime().Compare(b.info.ModTime()); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	count := len(recs)
+	for _, r := range recs {
+		if total <= s.maxBytes && count <= s.maxFiles {
+			break
+		}
+		if r.id == keep {
+			continue
+		}
+		if remove(r.id+recordExt, r.info) {
+			total -= consult.Bytes(r.info.Size())
+			count--
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// removeIfSame removes path if it is still the file described by info: a record renamed
+// over it since (a newer Save, perhaps by another process) is left alone, and a file
+// already gone is no error.
+func removeIfSame(path string, info fs.FileInfo) error {
+	cur, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	if !os.SameFile(cur, info) {
+		return nil
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("results: %w", err)
+	}
+	return nil
+}
+
+// truncateUTF8 cuts s to at most n bytes without splitting a UTF-8 sequence.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	// A UTF-8 sequence has at most UTFMax-1 continuation bytes; farther back, s is not
+	// UTF-8 there, and any cut is as good as another.
+	for cut := n; cut > 0 && n-cut < utf8.UTFMax; cut-- {
+		if utf8.RuneStart(s[cut]) {
+			return s[:cut]
+		}
+	}
+	return s[:n]
+}
