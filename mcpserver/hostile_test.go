@@ -21,6 +21,7 @@ import (
 	"github.com/consultmcp/consult/consultation"
 	"github.com/consultmcp/consult/providers"
 	"github.com/consultmcp/consult/providers/fake"
+	"github.com/consultmcp/consult/results"
 	"github.com/consultmcp/consult/tokens"
 )
 
@@ -43,6 +44,7 @@ type hostileEnv struct {
 	root      string // fixture tree
 	proj      string // a small Go project under root
 	out       string // a directory for output_file targets
+	jobs      *consultation.Jobs
 }
 
 func newHostileEnv(t *testing.T) *hostileEnv {
@@ -99,8 +101,11 @@ func newHostileEnv(t *testing.T) *hostileEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Background jobs save under root, so a hostile call that wrongly started one and saved
+	// anything shows in the snapshot.
+	e.jobs = consultation.NewJobs(consultation.JobsConfig{Store: results.Open(filepath.Join(e.root, "results"), 0, 0, 0)})
 	s := New(Config{Service: &consultation.Service{Counter: tokens.NewCounter(), Model: p,
-		DefaultModel: "google/gemini-2.5-pro", Heartbeat: 100 * time.Millisecond}})
+		DefaultModel: "google/gemini-2.5-pro", Heartbeat: 100 * time.Millisecond, Jobs: e.jobs}})
 	e.c, err = client.NewInProcessClient(s)
 	if err != nil {
 		t.Fatal(err)
@@ -130,10 +135,16 @@ func (e *hostileEnv) close() {
 // the test instead of hanging it.
 func (e *hostileEnv) call(t *testing.T, args any) *mcp.CallToolResult {
 	t.Helper()
+	return e.callTool(t, "consultation", args)
+}
+
+// callTool is call for any of the server's tools.
+func (e *hostileEnv) callTool(t *testing.T, tool string, args any) *mcp.CallToolResult {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	req := mcp.CallToolRequest{}
-	req.Params.Name = "consultation"
+	req.Params.Name = tool
 	req.Params.Arguments = args
 	res, err := e.c.CallTool(ctx, req)
 	if err != nil {
@@ -366,6 +377,19 @@ func TestHostileInputs(t *testing.T) {
 		{name: "timeout ok/one", args: dry("timeout", 1), ok: true},
 		{name: "timeout ok/600 with a warning", args: dry("timeout", 600), ok: true, want: []string{"Warning", "600 s"}},
 
+		// on_timeout
+		{name: "on_timeout/upper case", args: args("on_timeout", "CONTINUE"), want: []string{"on_timeout", `"CONTINUE"`, `"continue"`}},
+		{name: "on_timeout/trailing space", args: args("on_timeout", "continue "), want: []string{"on_timeout", `"continue "`}},
+		{name: "on_timeout/other word", args: args("on_timeout", "background"), want: []string{"on_timeout", `"background"`}},
+		{name: "on_timeout/boolean", args: args("on_timeout", true), want: []string{"on_timeout", "boolean true"}},
+		{name: "on_timeout/list", args: args("on_timeout", []any{"continue"}), want: []string{"on_timeout", "a list"}},
+		{name: "on_timeout/1 MB", args: args("on_timeout", strings.Repeat("c", 1<<20)), want: []string{"on_timeout", "1,048,576 bytes"}},
+		{name: "on_timeout/continue with a bad timeout", args: args("on_timeout", "continue", "timeout", 0), want: []string{"timeout", "got 0"}},
+		{name: "on_timeout/continue with a bad path", args: args("on_timeout", "continue", "path", "proj"), want: []string{"not absolute"}},
+		{name: "on_timeout ok/fail", args: dry("on_timeout", "fail"), ok: true},
+		{name: "on_timeout ok/empty is the default", args: dry("on_timeout", ""), ok: true},
+		{name: "on_timeout ok/continue on a dry run", args: dry("on_timeout", "continue"), ok: true},
+
 		// query
 		{name: "query/empty", args: args("query", ""), want: []string{`"query"`, "empty"}},
 		{name: "query/whitespace", args: args("query", " \n\t\r "), want: []string{`"query"`, "empty"}},
@@ -505,6 +529,76 @@ func TestHostileInputs(t *testing.T) {
 
 	// No goroutine outlives the session: close the client (its own goroutines), the fake
 	// upstream and the idle keep-alive connections, then let them wind down.
+	e.close()
+	checkGoroutines(t, baseline, e.transport.CloseIdleConnections)
+}
+
+// TestHostileCollectAndCancel sends consultation_result and consultation_cancel arguments a
+// careless or hostile caller might: each is refused with a message naming the argument, no
+// file appears, nothing reaches the upstream, and the server keeps answering.
+func TestHostileCollectAndCancel(t *testing.T) {
+	baseline := runtime.NumGoroutine()
+	e := newHostileEnv(t)
+	fresh := results.NewID(time.Now())
+	big := strings.Repeat("9", 1<<20)
+	cases := []struct {
+		tool string
+		name string
+		args any
+		want []string
+	}{
+		{"consultation_result", "id/traversal", map[string]any{"id": "../../../etc/passwd"}, []string{`id "../../../etc/passwd" is not a consultation id`}},
+		{"consultation_result", "id/absolute path", map[string]any{"id": "/etc/passwd"}, []string{"is not a consultation id"}},
+		{"consultation_result", "id/with .json", map[string]any{"id": fresh + ".json"}, []string{"is not a consultation id"}},
+		{"consultation_result", "id/with a slash", map[string]any{"id": fresh[:8] + "/" + fresh[9:]}, []string{"is not a consultation id"}},
+		{"consultation_result", "id/NUL byte", map[string]any{"id": fresh + "\x00"}, []string{"is not a consultation id"}},
+		{"consultation_result", "id/upper case", map[string]any{"id": strings.ToUpper(fresh[:16]) + "ABCDEF12"}, []string{"is not a consultation id"}},
+		{"consultation_result", "id/1 MB", map[string]any{"id": big}, []string{"is not a consultation id", "1,048,576 bytes"}},
+		{"consultation_result", "id/number", map[string]any{"id": 20261123}, []string{`"id" must be a string`}},
+		{"consultation_result", "id/object", map[string]any{"id": map[string]any{"id": fresh}}, []string{`"id"`, "an object"}},
+		{"consultation_result", "id/unknown", map[string]any{"id": fresh}, []string{"Unknown id", fresh}},
+		{"consultation_result", "id/too old", map[string]any{"id": "20000101-000000-00000000"}, []string{"has expired"}},
+		{"consultation_result", "wait/zero", map[string]any{"id": fresh, "wait": 0}, []string{"wait", "from 1 to 600", "got 0"}},
+		{"consultation_result", "wait/negative", map[string]any{"id": fresh, "wait": -5}, []string{"wait", "got -5"}},
+		{"consultation_result", "wait/601", map[string]any{"id": fresh, "wait": 601}, []string{"wait", "got 601"}},
+		{"consultation_result", "wait/1e308", map[string]any{"id": fresh, "wait": 1e308}, []string{"wait", "got 1e+308"}},
+		{"consultation_result", "wait/string", map[string]any{"id": fresh, "wait": "20"}, []string{"wait", `the string "20"`}},
+		{"consultation_result", "wait/boolean", map[string]any{"id": fresh, "wait": true}, []string{"wait", "boolean true"}},
+		{"consultation_result", "unknown argument", map[string]any{"id": fresh, "path": "/"}, []string{`unknown argument "path"`}},
+		{"consultation_result", "arguments not an object", []any{fresh}, []string{"arguments must be a JSON object"}},
+		{"consultation_cancel", "id/missing", map[string]any{}, []string{`missing required argument "id"`}},
+		{"consultation_cancel", "id/empty", map[string]any{"id": ""}, []string{`"id"`, "empty"}},
+		{"consultation_cancel", "id/traversal", map[string]any{"id": "../results"}, []string{"is not a consultation id"}},
+		{"consultation_cancel", "id/1 MB", map[string]any{"id": big}, []string{"1,048,576 bytes"}},
+		{"consultation_cancel", "id/list", map[string]any{"id": []any{fresh}}, []string{`"id"`, "a list"}},
+		{"consultation_cancel", "id/unknown", map[string]any{"id": fresh}, []string{"Unknown id"}},
+		{"consultation_cancel", "unknown argument", map[string]any{"id": fresh, "wait": 3}, []string{`unknown argument "wait": consultation_cancel takes id`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.tool+"/"+tc.name, func(t *testing.T) {
+			before := e.snapshot(t)
+			res := e.callTool(t, tc.tool, tc.args)
+			msg := text(res)
+			if !res.IsError {
+				t.Errorf("want isError, got: %s", shorten(msg, 300))
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("message lacks %q: %s", w, shorten(msg, 300))
+				}
+			}
+			if len(msg) > 4000 {
+				t.Errorf("message is %d bytes: it must not echo a huge value back", len(msg))
+			}
+			if d := diffSnapshots(before, e.snapshot(t)); len(d) > 0 {
+				t.Errorf("the call changed the file system: %v", d)
+			}
+			if n := e.srv.Count(completionsPath); n != 0 {
+				t.Fatalf("%d completion request(s) reached the upstream", n)
+			}
+			e.control(t)
+		})
+	}
 	e.close()
 	checkGoroutines(t, baseline, e.transport.CloseIdleConnections)
 }

@@ -58,13 +58,15 @@ func goTree(t *testing.T) string {
 // outputSchema compiles the consultation tool's declared output schema.
 func outputSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	raw, err := json.Marshal(tooldefs.Consultation().RawOutputSchema)
+	return schemaOf(t, tooldefs.Consultation())
+}
+
+// schemaOf compiles a tool's declared output schema.
+func schemaOf(t *testing.T, tool mcp.Tool) *jsonschema.Schema {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(tool.RawOutputSchema)))
 	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(tooldefs.Consultation().RawOutputSchema)))
-	if err != nil {
-		t.Fatalf("output schema is not JSON: %v (%s)", err, raw)
+		t.Fatalf("output schema of %s is not JSON: %v (%s)", tool.Name, err, tool.RawOutputSchema)
 	}
 	c := jsonschema.NewCompiler()
 	if err := c.AddResource("output.json", doc); err != nil {
