@@ -1,0 +1,298 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/consultmcp/consult/providers/fake"
+	"github.com/consultmcp/consult/results"
+)
+
+// rawServer is the binary driven line by line over stdio, so a test controls its stdin and
+// its signals and sees when it exits.
+type rawServer struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan map[string]any
+	stderr *lockedBuffer
+	exited chan struct{}
+	err    error // the exit status, once exited is closed
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func startRaw(t *testing.T, args ...string) *rawServer {
+	t.Helper()
+	s := &rawServer{cmd: exec.Command(binary, args...), lines: make(chan map[string]any, 100), stderr: &lockedBuffer{}, exited: make(chan struct{})}
+	s.cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
+	s.cmd.Stderr = s.stderr
+	var err error
+	if s.stdin, err = s.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := s.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.cmd.Process.Kill(); <-s.exited })
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				s.lines <- m
+			}
+		}
+		s.err = s.cmd.Wait()
+		close(s.exited)
+	}()
+	s.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	s.await(t, 1)
+	s.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return s
+}
+
+func (s *rawServer) send(t *testing.T, line string) {
+	t.Helper()
+	if _, err := io.WriteString(s.stdin, line+"\n"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// await returns the response with this id, skipping notifications.
+func (s *rawServer) await(t *testing.T, id int) map[string]any {
+	t.Helper()
+	timeout := time.After(15 * time.Second)
+	for {
+		select {
+		case m := <-s.lines:
+			if n, ok := m["id"].(float64); ok && int(n) == id {
+				return m
+			}
+		case <-timeout:
+			t.Fatalf("no response %d within 15 s; stderr:\n%s", id, s.stderr.String())
+		}
+	}
+}
+
+// call makes a tool call and returns its result's text and structured content.
+func (s *rawServer) call(t *testing.T, id int, tool string, args map[string]any) (string, map[string]any) {
+	t.Helper()
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": map[string]any{"name": tool, "arguments": args}})
+	s.send(t, string(b))
+	m := s.await(t, id)
+	res, _ := m["result"].(map[string]any)
+	if res == nil {
+		t.Fatalf("call %d: no result in %v", id, m)
+	}
+	var text strings.Builder
+	content, _ := res["content"].([]any)
+	for _, c := range content {
+		if cm, _ := c.(map[string]any); cm["type"] == "text" {
+			text.WriteString(cm["text"].(string))
+		}
+	}
+	sc, _ := res["structuredContent"].(map[string]any)
+	return text.String(), sc
+}
+
+func (s *rawServer) waitExit(t *testing.T, within time.Duration) time.Time {
+	t.Helper()
+	select {
+	case <-s.exited:
+		if s.err != nil {
+			t.Errorf("server exited with %v\n%s", s.err, s.stderr.String())
+		}
+		return time.Now()
+	case <-time.After(within):
+		t.Fatalf("server still running after %s\n%s", within, s.stderr.String())
+		return time.Time{}
+	}
+}
+
+// startBackground starts a consultation with on_timeout "continue" and a 1 s timeout the
+// upstream outlasts, and returns its id.
+func startBackground(t *testing.T, s *rawServer, id int, dir, query string) string {
+	t.Helper()
+	text, sc := s.call(t, id, "consultation", map[string]any{"path": dir, "pattern": "**/*.go", "query": query,
+		"model": "google/gemini-2.5-pro", "timeout": 1, "on_timeout": "continue"})
+	bid, _ := sc["id"].(string)
+	if sc["kind"] != "running" || bid == "" {
+		t.Fatalf("want a running result with an id, got %v\n%s", sc, text)
+	}
+	return bid
+}
+
+// scripted answers by query: "slow" after 2 s, "hang" never after a first part.
+func scripted(t *testing.T) *fake.Server {
+	srv := fake.New(t, fake.OpenRouter)
+	srv.SetFunc(func(r *fake.Request) fake.Script {
+		if strings.Contains(string(r.Body), "hang") {
+			return fake.Script{Steps: []fake.Step{fake.Text("first part"), fake.Hang()}}
+		}
+		return fake.Script{Steps: []fake.Step{fake.Think("hmm"), fake.Sleep(2 * time.Second), fake.Text("the slow answer")}}
+	})
+	return srv
+}
+
+// TestRestartCollects: a background consultation outlives the session that started it (the
+// client closes stdin; the grace lets the answer arrive and be saved); a new server process
+// with the same results directory hands it to a new client.
+func TestRestartCollects(t *testing.T) {
+	srv := scripted(t)
+	resultsDir := t.TempDir()
+	dir := fixture(t)
+	first := startRaw(t, "openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", resultsDir, "--shutdown-grace", "10s")
+	id := startBackground(t, first, 2, dir, "slow question")
+	closed := time.Now()
+	first.stdin.Close()
+	exited := first.waitExit(t, 8*time.Second)
+	if d := exited.Sub(closed); d > 3*time.Second {
+		t.Errorf("the server took %s to exit after its answer was due in ~1 s", d)
+	}
+	if _, err := os.Stat(filepath.Join(resultsDir, id+".json")); err != nil {
+		t.Fatalf("no saved result: %v\n%s", err, first.stderr.String())
+	}
+
+	c := stdioClient(t, "openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", resultsDir)
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "consultation_result"
+	req.Params.Arguments = map[string]any{"id": id}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := c.CallTool(ctx, req)
+	if err != nil || res.IsError || !strings.HasPrefix(resultText(res), "the slow answer") {
+		t.Fatalf("collect after restart: %v %s", err, resultText(res))
+	}
+	if n := srv.Count("/chat/completions"); n != 1 {
+		t.Errorf("%d completion requests, want 1", n)
+	}
+}
+
+// TestShutdownGrace: on SIGTERM, a background consultation that finishes within the grace is
+// saved whole; one that does not is stopped when the grace ends and saved with what it had.
+func TestShutdownGrace(t *testing.T) {
+	srv := scripted(t)
+	resultsDir := t.TempDir()
+	dir := fixture(t)
+	s := startRaw(t, "openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", resultsDir, "--shutdown-grace", "2500ms")
+	slow := startBackground(t, s, 2, dir, "slow question")
+	hung := startBackground(t, s, 3, dir, "hang forever")
+	signalled := time.Now()
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	exited := s.waitExit(t, 8*time.Second)
+	if d := exited.Sub(signalled); d < 2500*time.Millisecond || d > 4500*time.Millisecond {
+		t.Errorf("exit %s after SIGTERM, want the 2.5 s grace and a moment", d)
+	}
+	store := results.Open(resultsDir, 0, 0, 0)
+	done, err := store.Load(slow)
+	if err != nil || done.IsError || done.Answer != "the slow answer" {
+		t.Errorf("the consultation that finished in the grace: %+v %v", done, err)
+	}
+	cut, err := store.Load(hung)
+	if err != nil || !cut.IsError || cut.Note != "saved at shutdown" || cut.Answer != "first part" {
+		t.Errorf("the consultation stopped at the end of the grace: %+v %v", cut, err)
+	}
+
+	next := startRaw(t, "openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", resultsDir)
+	text, sc := next.call(t, 2, "consultation_result", map[string]any{"id": hung})
+	if sc["kind"] != "error" || !strings.Contains(text, "The server shut down while receiving the answer") || !strings.Contains(text, "Partial answer (cut off by the shutdown):\nfirst part") {
+		t.Errorf("collecting the stopped one after restart: %v\n%s", sc, text)
+	}
+	text, _ = next.call(t, 3, "consultation_result", map[string]any{})
+	for _, want := range []string{slow + " · finished", hung + " · failed"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("listing lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// TestSecondSignalEndsGrace: a second SIGTERM during the grace stops the rest at once.
+func TestSecondSignalEndsGrace(t *testing.T) {
+	srv := scripted(t)
+	resultsDir := t.TempDir()
+	s := startRaw(t, "openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", resultsDir, "--shutdown-grace", "60s")
+	id := startBackground(t, s, 2, fixture(t), "hang forever")
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	select {
+	case <-s.exited:
+		t.Fatal("the server exited before its grace was over")
+	default:
+	}
+	second := time.Now()
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if d := s.waitExit(t, 5*time.Second).Sub(second); d > time.Second {
+		t.Errorf("exit %s after the second signal, want at once", d)
+	}
+	if rec, err := results.Open(resultsDir, 0, 0, 0).Load(id); err != nil || rec.Note != "saved at shutdown" {
+		t.Errorf("record: %+v %v", rec, err)
+	}
+}
+
+func TestParseServeBackgroundFlags(t *testing.T) {
+	var stderr bytes.Buffer
+	cfg, err := parseServe("openai", nil, env(map[string]string{"HOME": "/home/u"}), &stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.resultsDir != "/home/u/.local/state/consult/results" || cfg.resultsTTL != 24*time.Hour ||
+		cfg.backgroundLimit != 30*time.Minute || cfg.shutdownGrace != 10*time.Second {
+		t.Errorf("defaults: %+v", cfg)
+	}
+	cfg, err = parseServe("openai", nil, env(map[string]string{"HOME": "/home/u", "XDG_STATE_HOME": "/state", "CONSULT_RESULTS_TTL": "2h", "CONSULT_SHUTDOWN_GRACE": "0"}), &stderr)
+	if err != nil || cfg.resultsDir != "/state/consult/results" || cfg.resultsTTL != 2*time.Hour || cfg.shutdownGrace != 0 {
+		t.Errorf("XDG_STATE_HOME and environment: %+v %v", cfg, err)
+	}
+	cfg, err = parseServe("openai", []string{"--results-dir", "rel", "--background-limit", "90m"}, env(map[string]string{"CONSULT_RESULTS_DIR": "/env"}), &stderr)
+	wd, _ := os.Getwd()
+	if err != nil || cfg.resultsDir != filepath.Join(wd, "rel") || cfg.backgroundLimit != 90*time.Minute {
+		t.Errorf("flags: %+v %v", cfg, err)
+	}
+	for _, bad := range [][]string{{"--results-ttl", "0"}, {"--background-limit", "500ms"}, {"--shutdown-grace", "-1s"}, {"--results-ttl", "later"}} {
+		if _, err := parseServe("openai", bad, env(nil), &stderr); err == nil {
+			t.Errorf("parseServe(%q) accepted a bad value", bad)
+		}
+	}
+	if cfg, _ := parseServe("openai", nil, env(nil), &stderr); cfg.resultsDir != "" {
+		t.Errorf("no HOME: results dir %q, want none (memory only)", cfg.resultsDir)
+	}
+}
