@@ -37,11 +37,15 @@ func New(cfg Config) *server.MCPServer {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	instructions := "consult answers questions about a codebase by sending the matching files to a large-context model. Use the consultation tool; try dry_run first on large trees."
+	if cfg.Service.Jobs != nil {
+		instructions += ` For slow models or big trees pass on_timeout "continue" and collect a "still running" answer with consultation_result.`
+	}
 	s := server.NewMCPServer("consult", consult.Version,
 		server.WithToolCapabilities(false),
 		server.WithLogging(),
 		server.WithRecovery(),
-		server.WithInstructions("consult answers questions about a codebase by sending the matching files to a large-context model. Use the consultation tool; try dry_run first on large trees."),
+		server.WithInstructions(instructions),
 	)
 	h := &handler{svc: cfg.Service, log: logger}
 	s.AddTool(tooldefs.Consultation(), h.consultation)
