@@ -47,6 +47,7 @@ fuzz:
 	$(GO) test ./consultation -run '^$$' -fuzz '^FuzzParseArgs$$'    -fuzztime $(FUZZTIME)
 	$(GO) test ./files        -run '^$$' -fuzz '^FuzzCheckPattern$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./models       -run '^$$' -fuzz '^FuzzParseSpec$$'    -fuzztime $(FUZZTIME)
+	$(GO) test ./results      -run '^$$' -fuzz '^FuzzParseID$$'      -fuzztime $(FUZZTIME)
 
 clean:
 	rm -rf bin
