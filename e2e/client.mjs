@@ -16,11 +16,31 @@
 //	lingerMs                after a failed call, keep the session open this long before closing,
 //	                        so that only notifications/cancelled can have stopped the server's work
 //	logLevel                when set, logging/setLevel to it and record notifications/message
+//	steps                   instead of the single call above, a sequence of calls made one after
+//	                        the other in the same session. Each step has the fields tool,
+//	                        arguments, timeout, resetTimeoutOnProgress, progress, abortAfterMs,
+//	                        plus:
+//	                          idFrom   set arguments.id from the structuredContent of the
+//	                                   result of step idFrom (0-based) ...
+//	                          idPath   ... at this dot path ("id" unless given; e.g.
+//	                                   "consultations.0.id"). When that step has no such
+//	                                   value, this step is not sent and fails with name
+//	                                   "E2EError".
+//	                        A step that fails does not stop the next ones. lingerMs applies
+//	                        after the last step, when it failed.
+//	exitWaitMs              stdio only: after the calls, close the server's stdin and wait up
+//	                        to this long for it to exit by itself (the SDK's close() would send
+//	                        SIGTERM after 2 s); the exit is reported in serverExit
 //
 // Output: {ok, result?: {isError, text, structuredContent}, error?: {name, code, message},
 // startedAt, finishedAt, abortedAt (Date.now() ms: call sent, settled, abort() called),
 // elapsedMs, progress: [{progress, total, message, at}],
-// logs: [{level, data, at}], fatal?}. Times in progress and logs are ms since the call started.
+// steps: [{the same fields, for each call}], serverPid?, serverExit?: {code, signal, at},
+// logs: [{level, data, at}], sdkErrors: [{message, at (Date.now())}] (the SDK's onerror:
+// e.g. a response to a request it had already given up on), fatal?}. The top-level call fields are those of the first
+// (without steps, the only) call. Times in progress are ms since that call was sent, in logs
+// ms since the first call was sent; serverExit.at is Date.now() when the server exited
+// (null code and signal, and no at, when it had not exited within exitWaitMs).
 // The exit status is 0 whenever the JSON line was printed.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -28,11 +48,77 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const sc = JSON.parse(process.argv[2] ?? "{}");
-const out = { ok: false, progress: [], logs: [] };
+const out = { ok: false, progress: [], logs: [], steps: [], sdkErrors: [] };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 function emit() {
   process.stdout.write(JSON.stringify(out) + "\n");
+}
+
+const stepFields = ["tool", "arguments", "timeout", "resetTimeoutOnProgress", "progress", "abortAfterMs"];
+
+// lookup follows a dot path ("consultations.0.id") into v.
+function lookup(v, path) {
+  for (const key of path.split(".")) {
+    if (v === null || typeof v !== "object") return undefined;
+    v = v[key];
+  }
+  return v;
+}
+
+// callStep makes one tools/call as step describes and returns what happened.
+async function callStep(client, step, done) {
+  const rec = { ok: false, progress: [] };
+  const args = { ...(step.arguments ?? {}) };
+  if (step.idFrom !== undefined && step.idFrom !== null) {
+    const path = step.idPath || "id";
+    const id = lookup(done[step.idFrom]?.result?.structuredContent, path);
+    if (typeof id !== "string" || id === "") {
+      rec.startedAt = rec.finishedAt = Date.now();
+      rec.elapsedMs = 0;
+      rec.error = { name: "E2EError", code: null, message: `step ${step.idFrom} has no structuredContent.${path}` };
+      return rec;
+    }
+    args.id = id;
+  }
+  const opts = {};
+  if (step.timeout) opts.timeout = step.timeout;
+  if (step.resetTimeoutOnProgress) opts.resetTimeoutOnProgress = true;
+  let started = Date.now();
+  if (step.progress) {
+    opts.onprogress = (p) => {
+      rec.progress.push({ progress: p.progress, total: p.total, message: p.message, at: Date.now() - started });
+    };
+  }
+  let timer;
+  if (step.abortAfterMs > 0) {
+    const ac = new AbortController();
+    opts.signal = ac.signal;
+    timer = setTimeout(() => {
+      rec.abortedAt = Date.now();
+      ac.abort("e2e client abort");
+    }, step.abortAfterMs);
+  }
+
+  started = Date.now();
+  rec.startedAt = started;
+  try {
+    const res = await client.callTool({ name: step.tool, arguments: args }, undefined, opts);
+    rec.finishedAt = Date.now();
+    rec.ok = true;
+    rec.result = {
+      isError: !!res.isError,
+      text: (res.content ?? []).filter((c) => c.type === "text").map((c) => c.text).join("\n"),
+      structuredContent: res.structuredContent ?? null,
+    };
+  } catch (err) {
+    rec.finishedAt = Date.now();
+    rec.error = { name: err?.name ?? typeof err, code: err?.code ?? null, message: String(err?.message ?? err) };
+  } finally {
+    clearTimeout(timer);
+  }
+  rec.elapsedMs = rec.finishedAt - started;
+  return rec;
 }
 
 async function main() {
@@ -41,54 +127,52 @@ async function main() {
     sc.transport === "http"
       ? new StreamableHTTPClientTransport(new URL(sc.url))
       : new StdioClientTransport({ command: sc.command, args: sc.args ?? [], stderr: "inherit" });
+  // Errors the SDK reports outside any call (a late response, a notification for a request
+  // that is over): recorded, not fatal.
+  client.onerror = (err) => out.sdkErrors.push({ message: String(err?.message ?? err).slice(0, 300), at: Date.now() });
   await client.connect(transport);
 
-  let started = Date.now();
+  // The SDK does not report how its server process ended; its private _process does. Watch
+  // it from the start, so an exit is never missed.
+  let serverExited;
+  if (sc.transport !== "http" && transport._process) {
+    const child = transport._process;
+    out.serverPid = child.pid;
+    serverExited = new Promise((resolve) => {
+      child.once("exit", (code, signal) => resolve({ code, signal, at: Date.now() }));
+    });
+  }
+
+  let sessionStart = Date.now();
   client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
-    out.logs.push({ level: n.params.level, data: n.params.data, at: Date.now() - started });
+    out.logs.push({ level: n.params.level, data: n.params.data, at: Date.now() - sessionStart });
   });
   if (sc.logLevel) await client.setLoggingLevel(sc.logLevel);
   // Listing the tools makes the SDK validate structuredContent against the output schema.
   await client.listTools();
 
-  const opts = {};
-  if (sc.timeout) opts.timeout = sc.timeout;
-  if (sc.resetTimeoutOnProgress) opts.resetTimeoutOnProgress = true;
-  if (sc.progress) {
-    opts.onprogress = (p) => {
-      out.progress.push({ progress: p.progress, total: p.total, message: p.message, at: Date.now() - started });
-    };
+  const steps = Array.isArray(sc.steps)
+    ? sc.steps
+    : [Object.fromEntries(stepFields.filter((k) => sc[k] !== undefined).map((k) => [k, sc[k]]))];
+  sessionStart = Date.now();
+  for (const step of steps) {
+    out.steps.push(await callStep(client, step, out.steps));
   }
-  let timer;
-  if (sc.abortAfterMs > 0) {
-    const ac = new AbortController();
-    opts.signal = ac.signal;
-    timer = setTimeout(() => {
-      out.abortedAt = Date.now();
-      ac.abort("e2e client abort");
-    }, sc.abortAfterMs);
-  }
+  Object.assign(out, out.steps[0] ?? {});
+  const last = out.steps[out.steps.length - 1];
+  if (last && !last.ok && sc.lingerMs > 0) await sleep(sc.lingerMs);
 
-  started = Date.now();
-  out.startedAt = started;
-  try {
-    const res = await client.callTool({ name: sc.tool, arguments: sc.arguments ?? {} }, undefined, opts);
-    out.finishedAt = Date.now();
-    out.ok = true;
-    out.result = {
-      isError: !!res.isError,
-      text: (res.content ?? []).filter((c) => c.type === "text").map((c) => c.text).join("\n"),
-      structuredContent: res.structuredContent ?? null,
-    };
-  } catch (err) {
-    out.finishedAt = Date.now();
-    out.error = { name: err?.name ?? typeof err, code: err?.code ?? null, message: String(err?.message ?? err) };
-  } finally {
-    clearTimeout(timer);
+  if (sc.exitWaitMs > 0 && serverExited) {
+    try {
+      transport._process?.stdin?.end();
+    } catch {
+      // already gone
+    }
+    out.serverExit = (await Promise.race([serverExited, sleep(sc.exitWaitMs)])) ?? { code: null, signal: null };
   }
-  out.elapsedMs = out.finishedAt - started;
-  if (!out.ok && sc.lingerMs > 0) await sleep(sc.lingerMs);
   emit();
+  // When the server has exited, close() has nothing left to do; otherwise it ends stdin,
+  // then sends SIGTERM after 2 s.
   await Promise.race([client.close().catch(() => {}), sleep(2000)]);
 }
 

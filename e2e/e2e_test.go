@@ -89,41 +89,86 @@ func requireClient(t *testing.T) {
 
 // scenario is what client.mjs is told to do; see the comment at its top.
 type scenario struct {
-	Transport              string         `json:"transport"`
-	Command                string         `json:"command,omitempty"`
-	Args                   []string       `json:"args,omitempty"`
-	URL                    string         `json:"url,omitempty"`
+	Transport string   `json:"transport"`
+	Command   string   `json:"command,omitempty"`
+	Args      []string `json:"args,omitempty"`
+	URL       string   `json:"url,omitempty"`
+	// step is the single call of a one-call scenario.
+	step
+	LingerMs int    `json:"lingerMs,omitempty"`
+	LogLevel string `json:"logLevel,omitempty"`
+	// Steps, when set, replace the single call above (Tool ... AbortAfterMs) with calls made
+	// one after the other in one session.
+	Steps []step `json:"steps,omitempty"`
+	// ExitWaitMs (stdio): after the calls, close the server's stdin and wait this long for it
+	// to exit by itself; outcome.ServerExit says how it did.
+	ExitWaitMs int `json:"exitWaitMs,omitempty"`
+}
+
+// step is one call of a multi-call scenario.
+type step struct {
 	Tool                   string         `json:"tool"`
 	Arguments              map[string]any `json:"arguments"`
 	Timeout                int            `json:"timeout,omitempty"` // ms
 	ResetTimeoutOnProgress bool           `json:"resetTimeoutOnProgress,omitempty"`
 	Progress               bool           `json:"progress,omitempty"`
 	AbortAfterMs           int            `json:"abortAfterMs,omitempty"`
-	LingerMs               int            `json:"lingerMs,omitempty"`
-	LogLevel               string         `json:"logLevel,omitempty"`
+	// IDFrom, when set, makes arguments.id the value at IDPath ("id" when empty) in the
+	// structuredContent of the result of step *IDFrom.
+	IDFrom *int   `json:"idFrom,omitempty"`
+	IDPath string `json:"idPath,omitempty"`
 }
 
-// outcome is the JSON line client.mjs prints.
+// fromStep is a step's IDFrom.
+func fromStep(i int) *int { return &i }
+
+// outcome is the JSON line client.mjs prints. Its call fields are those of the first (or
+// only) call; Steps has every call.
 type outcome struct {
-	OK         bool        `json:"ok"`
-	Result     *toolResult `json:"result"`
-	Error      *callError  `json:"error"`
-	StartedAt  int64       `json:"startedAt"`  // Date.now() when the call was sent
-	FinishedAt int64       `json:"finishedAt"` // Date.now() when it resolved or failed
-	AbortedAt  int64       `json:"abortedAt"`  // Date.now() when the AbortController was aborted
-	ElapsedMs  int64       `json:"elapsedMs"`
-	Progress   []struct {
-		Progress float64  `json:"progress"`
-		Total    *float64 `json:"total"`
-		Message  string   `json:"message"`
-		At       int64    `json:"at"` // ms since the call was sent
-	} `json:"progress"`
-	Logs []struct {
+	callOutcome
+	Steps      []callOutcome `json:"steps"`
+	ServerPid  int           `json:"serverPid"`  // stdio: the server process node spawned
+	ServerExit *serverExit   `json:"serverExit"` // stdio with ExitWaitMs: how the server ended
+	Logs       []struct {
 		Level string `json:"level"`
 		Data  any    `json:"data"`
-		At    int64  `json:"at"`
+		At    int64  `json:"at"` // ms since the first call was sent
 	} `json:"logs"`
+	// SDKErrors are what the SDK reported to client.onerror: not failures of a call, but
+	// e.g. a response or a progress notification for a request it had already given up on.
+	SDKErrors []struct {
+		Message string `json:"message"`
+		At      int64  `json:"at"` // Date.now()
+	} `json:"sdkErrors"`
 	Fatal string `json:"fatal"`
+}
+
+// callOutcome is what one call did.
+type callOutcome struct {
+	OK         bool           `json:"ok"`
+	Result     *toolResult    `json:"result"`
+	Error      *callError     `json:"error"`
+	StartedAt  int64          `json:"startedAt"`  // Date.now() when the call was sent
+	FinishedAt int64          `json:"finishedAt"` // Date.now() when it resolved or failed
+	AbortedAt  int64          `json:"abortedAt"`  // Date.now() when the AbortController was aborted
+	ElapsedMs  int64          `json:"elapsedMs"`
+	Progress   []progressNote `json:"progress"`
+}
+
+// progressNote is one notifications/progress the call's onprogress handler received.
+type progressNote struct {
+	Progress float64  `json:"progress"`
+	Total    *float64 `json:"total"`
+	Message  string   `json:"message"`
+	At       int64    `json:"at"` // ms since the call was sent
+}
+
+// serverExit is how a stdio server process ended: Code and Signal as node's "exit" event
+// gave them (both nil when it had not exited within ExitWaitMs), At its Date.now().
+type serverExit struct {
+	Code   *int    `json:"code"`
+	Signal *string `json:"signal"`
+	At     int64   `json:"at"`
 }
 
 // toolResult is the part of a CallToolResult the tests look at.
@@ -160,17 +205,21 @@ type env struct {
 	transport string
 	fake      *fake.Server
 	args      []string    // consult arguments (stdio: node spawns it)
+	results   string      // the --results-dir every server of this env gets (a t.TempDir)
 	http      *httpServer // http: the consult subprocess
 }
 
 // newEnv starts a fake OpenRouter and, for http, a consult server on a free port; for stdio
-// the node client spawns consult itself. flags are extra server flags.
+// the node client spawns consult itself. flags are extra server flags. Every server gets a
+// --results-dir of its own, never the user's state directory.
 func newEnv(t *testing.T, transport string, flags ...string) *env {
 	t.Helper()
 	requireClient(t)
 	srv := fake.New(t, fake.OpenRouter)
-	args := append([]string{"openrouter", "test-key", "--base-url", srv.BaseURL(), "--heartbeat", "1s"}, flags...)
-	e := &env{t: t, transport: transport, fake: srv, args: args}
+	results := t.TempDir()
+	args := append([]string{"openrouter", "test-key", "--base-url", srv.BaseURL(), "--heartbeat", "1s",
+		"--results-dir", results}, flags...)
+	e := &env{t: t, transport: transport, fake: srv, args: args, results: results}
 	if transport == "http" {
 		e.http = startHTTP(t, args)
 	}
@@ -289,8 +338,13 @@ func (e *env) tryCall(sc scenario) (outcome, error) {
 	} else {
 		sc.Command, sc.Args = binary, e.args
 	}
-	if sc.Tool == "" {
+	if sc.Tool == "" && len(sc.Steps) == 0 {
 		sc.Tool = "consultation"
+	}
+	for i := range sc.Steps {
+		if sc.Steps[i].Tool == "" {
+			sc.Steps[i].Tool = "consultation"
+		}
 	}
 	var out outcome
 	js, err := json.Marshal(sc)
@@ -315,7 +369,20 @@ func (e *env) tryCall(sc scenario) (outcome, error) {
 	if out.Fatal != "" {
 		return out, fmt.Errorf("node client failed before or around the call: %s", out.Fatal)
 	}
-	t.Logf("%s: ok=%v elapsed=%dms progress=%d", e.transport, out.OK, out.ElapsedMs, len(out.Progress))
+	if len(sc.Steps) == 0 {
+		t.Logf("%s: ok=%v elapsed=%dms progress=%d", e.transport, out.OK, out.ElapsedMs, len(out.Progress))
+	}
+	for i, st := range out.Steps {
+		if len(sc.Steps) > 0 {
+			t.Logf("%s: step %d %s: ok=%v elapsed=%dms progress=%d", e.transport, i, sc.Steps[i].Tool, st.OK, st.ElapsedMs, len(st.Progress))
+		}
+	}
+	for _, se := range out.SDKErrors {
+		t.Logf("%s: SDK onerror at %d: %s", e.transport, se.At, se.Message)
+	}
+	if len(sc.Steps) > 0 && len(out.Steps) != len(sc.Steps) {
+		return out, fmt.Errorf("node client ran %d of %d steps", len(out.Steps), len(sc.Steps))
+	}
 	return out, nil
 }
 
@@ -406,10 +473,10 @@ func TestProgressKeepsClientWaiting(t *testing.T) {
 	eachTransport(t, func(t *testing.T, transport string) {
 		e := newEnv(t, transport)
 		e.fake.Push(slowAnswer())
-		out := e.call(scenario{
+		out := e.call(scenario{step: step{
 			Arguments: callArgs(t, map[string]any{"timeout": 20}),
 			Timeout:   2500, ResetTimeoutOnProgress: true, Progress: true,
-		})
+		}})
 		checkProgress(t, out)
 		res := requireResult(t, out)
 		if res.IsError {
@@ -428,11 +495,19 @@ func TestProgressKeepsClientWaiting(t *testing.T) {
 // increasing, each with a message of at most 200 characters.
 func checkProgress(t *testing.T, out outcome) {
 	t.Helper()
+	checkNotes(t, out.Progress, 4, "heartbeat 1s, call 6s")
+}
+
+// checkNotes asserts that there are at least atLeast progress notifications (why says why
+// that many), with progress strictly increasing and each with a message of at most 200
+// characters.
+func checkNotes(t *testing.T, notes []progressNote, atLeast int, why string) {
+	t.Helper()
 	var at []string
-	for i, p := range out.Progress {
+	for i, p := range notes {
 		at = append(at, fmt.Sprintf("%dms %v %q", p.At, p.Progress, p.Message))
-		if i > 0 && p.Progress <= out.Progress[i-1].Progress {
-			t.Errorf("progress #%d = %v, not above the previous %v", i+1, p.Progress, out.Progress[i-1].Progress)
+		if i > 0 && p.Progress <= notes[i-1].Progress {
+			t.Errorf("progress #%d = %v, not above the previous %v", i+1, p.Progress, notes[i-1].Progress)
 		}
 		if p.Message == "" {
 			t.Errorf("progress #%d has no message", i+1)
@@ -441,8 +516,8 @@ func checkProgress(t *testing.T, out outcome) {
 			t.Errorf("progress #%d message is %d characters, want at most 200: %q", i+1, n, p.Message)
 		}
 	}
-	if len(out.Progress) < 4 {
-		t.Errorf("got %d progress notifications, want at least 4 (heartbeat 1s, call 6s)", len(out.Progress))
+	if len(notes) < atLeast {
+		t.Errorf("got %d progress notifications, want at least %d (%s)", len(notes), atLeast, why)
 	}
 	t.Logf("progress: %s", strings.Join(at, "; "))
 }
@@ -454,8 +529,7 @@ func TestClientTimeoutCancelsUpstream(t *testing.T) {
 		e := newEnv(t, transport)
 		e.fake.Push(slowAnswer())
 		out := e.call(scenario{
-			Arguments: callArgs(t, map[string]any{"timeout": 20}),
-			Timeout:   2500, Progress: true,
+			step: step{Arguments: callArgs(t, map[string]any{"timeout": 20}), Timeout: 2500, Progress: true},
 			// Keep the session open after the timeout: only the cancellation may end the call.
 			LingerMs: 1000,
 		})
@@ -481,8 +555,8 @@ func TestAbortCancelsUpstream(t *testing.T) {
 		e := newEnv(t, transport)
 		e.fake.Push(fake.Script{Steps: []fake.Step{fake.Think("Hmm."), fake.Hang()}})
 		out := e.call(scenario{
-			Arguments: callArgs(t, map[string]any{"timeout": 20}),
-			Timeout:   10_000, Progress: true, AbortAfterMs: 1000, LingerMs: 1000,
+			step:     step{Arguments: callArgs(t, map[string]any{"timeout": 20}), Timeout: 10_000, Progress: true, AbortAfterMs: 1000},
+			LingerMs: 1000,
 		})
 		if out.OK {
 			t.Fatalf("call returned after %dms, want it aborted at 1s", out.ElapsedMs)
@@ -532,10 +606,10 @@ func TestIdleTimeout(t *testing.T) {
 			eachTransport(t, func(t *testing.T, transport string) {
 				e := newEnv(t, transport, "--idle-timeout", "2s")
 				e.fake.Push(tc.script)
-				out := e.call(scenario{
+				out := e.call(scenario{step: step{
 					Arguments: callArgs(t, map[string]any{"timeout": 20}),
 					Timeout:   10_000, ResetTimeoutOnProgress: true, Progress: true,
-				})
+				}})
 				res := requireResult(t, out)
 				if !res.IsError {
 					t.Errorf("result is not an error after %dms:\n%s", out.ElapsedMs, res.Text)
@@ -573,10 +647,10 @@ func TestSIGTERMCancelsCalls(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		out, err := e.tryCall(scenario{
+		out, err := e.tryCall(scenario{step: step{
 			Arguments: args,
 			Timeout:   3000, ResetTimeoutOnProgress: true, Progress: true,
-		})
+		}})
 		done <- result{out, err}
 	}()
 	req, err := e.fake.Await(1, 10*time.Second)
@@ -616,7 +690,7 @@ func TestSIGTERMCancelsCalls(t *testing.T) {
 func TestDryRun(t *testing.T) {
 	eachTransport(t, func(t *testing.T, transport string) {
 		e := newEnv(t, transport)
-		out := e.call(scenario{Arguments: callArgs(t, map[string]any{"dry_run": true}), Timeout: 20_000})
+		out := e.call(scenario{step: step{Arguments: callArgs(t, map[string]any{"dry_run": true}), Timeout: 20_000}})
 		res := requireResult(t, out)
 		if res.IsError {
 			t.Fatalf("dry run: isError, text:\n%s", res.Text)
@@ -640,7 +714,7 @@ func TestAnswer(t *testing.T) {
 	eachTransport(t, func(t *testing.T, transport string) {
 		e := newEnv(t, transport)
 		e.fake.Push(fake.Answer("Alpha returns 42."))
-		out := e.call(scenario{Arguments: callArgs(t, nil), Timeout: 20_000})
+		out := e.call(scenario{step: step{Arguments: callArgs(t, nil), Timeout: 20_000}})
 		res := requireResult(t, out)
 		if res.IsError {
 			t.Fatalf("isError, text:\n%s", res.Text)
@@ -668,6 +742,12 @@ func TestAnswer(t *testing.T) {
 
 // requireResult fails unless the call returned a tool result.
 func requireResult(t *testing.T, out outcome) *toolResult {
+	t.Helper()
+	return requireStep(t, out.callOutcome)
+}
+
+// requireStep fails unless the call returned a tool result.
+func requireStep(t *testing.T, out callOutcome) *toolResult {
 	t.Helper()
 	if !out.OK || out.Result == nil {
 		t.Fatalf("call failed after %dms: %v", out.ElapsedMs, out.Error)
