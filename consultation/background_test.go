@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -465,5 +467,23 @@ func TestContinueWithoutJobsRefused(t *testing.T) {
 	if res := svc.Consult(context.Background(), goArgs(sampleTree(t), "on_timeout", "later"), nil); !res.IsError ||
 		!strings.Contains(res.Text, `on_timeout must be "fail"`) {
 		t.Errorf("bad on_timeout: %s", res.Text)
+	}
+}
+
+func TestContinueWritesOutputFile(t *testing.T) {
+	t.Parallel()
+	srv, svc, store := background(t)
+	srv.Push(fake.Script{Steps: []fake.Step{fake.Sleep(1300 * time.Millisecond), fake.Text("written answer")}})
+	out := filepath.Join(t.TempDir(), "answer.md")
+	id := startRunning(t, svc, sampleTree(t), "output_file", out)
+	res := collect(svc, id, 5, nil)
+	if res.IsError || !strings.HasPrefix(res.Text, "Answer written to "+out) {
+		t.Fatalf("collected: %s", res.Text)
+	}
+	if got, err := os.ReadFile(out); err != nil || string(got) != "written answer" {
+		t.Errorf("output_file holds %q, %v", got, err)
+	}
+	if saved, err := store.Load(id); err != nil || saved.Answer != "written answer" {
+		t.Errorf("the results directory should hold the answer too: %+v %v", saved, err)
 	}
 }
