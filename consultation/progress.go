@@ -119,6 +119,9 @@ func startHeartbeat(ctx context.Context, r Reporter, interval time.Duration, msg
 			case <-ctx.Done():
 				return
 			case now := <-t.C:
+				if ctx.Err() != nil { // the tick and the end raced: the end wins
+					return
+				}
 				if !deadline.IsZero() && deadline.Sub(now) < quietBeforeEnd {
 					continue
 				}
