@@ -40,6 +40,7 @@ fmt-check:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=$(BENCHTIME) -count=3 ./files/
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=1x -count=3 ./tokens/
+	$(GO) test -run '^$$' -bench . -benchmem -count=3 ./results/
 
 # Each fuzz target briefly (go test takes -fuzz for one package at a time). The seed corpora
 # in each package's testdata/fuzz/ also run as ordinary tests in `make test`.

@@ -70,18 +70,22 @@ type Record struct {
 	Model string `json:"model,omitempty"`
 	// Query is the question; Save truncates it to 200 bytes on a UTF-8 boundary.
 	Query string `json:"query,omitempty"`
-	// Text is the tool result text to return.
-	Text string `json:"text,omitempty"`
 	// IsError says the tool result is an error.
 	IsError bool `json:"is_error,omitempty"`
+	// Note says something about how the record came to be, e.g. "saved at shutdown".
+	Note string `json:"note,omitempty"`
+	// Text is the tool result text to return. It and the fields after it are the large
+	// ones: they come last in the file, so a listing reads only the fields before them.
+	Text string `json:"text,omitempty"`
 	// Answer is the model's full (or partial) answer.
 	Answer string `json:"answer,omitempty"`
 	// Summary is the structured content, stored as given (the JSON encoder compacts its
 	// whitespace); it must be valid JSON.
 	Summary json.RawMessage `json:"summary,omitempty"`
-	// Note says something about how the record came to be, e.g. "saved at shutdown".
-	Note string `json:"note,omitempty"`
 }
+
+// bodyFields are the JSON names of the large fields, which come last in a record file.
+var bodyFields = map[string]bool{"text": true, "answer": true, "summary": true}
 
 // Errors of Load, Save and ParseID; check them with errors.Is.
 var (
@@ -300,17 +304,67 @@ func (s *Store) read(id string) (Record, fs.FileInfo, error) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return Record{}, nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, id, err)
 	}
-	switch {
-	case r.Version != recordVersion:
-		return Record{}, nil, fmt.Errorf("%w: %s: format version %d, want %d", ErrCorrupt, id, r.Version, recordVersion)
-	case r.ID != id:
-		return Record{}, nil, fmt.Errorf("%w: %s: the file holds id %q", ErrCorrupt, id, r.ID)
-	case r.Status != Running && r.Status != Done:
-		return Record{}, nil, fmt.Errorf("%w: %s: status %q", ErrCorrupt, id, r.Status)
-	case r.Updated.IsZero():
-		return Record{}, nil, fmt.Errorf("%w: %s: no update time", ErrCorrupt, id)
+	if err := check(r, id); err != nil {
+		return Record{}, nil, err
 	}
 	return r, fi, nil
+}
+
+// check refuses a decoded record that is not a current record for this id.
+func check(r Record, id string) error {
+	switch {
+	case r.Version != recordVersion:
+		return fmt.Errorf("%w: %s: format version %d, want %d", ErrCorrupt, id, r.Version, recordVersion)
+	case r.ID != id:
+		return fmt.Errorf("%w: %s: the file holds id %q", ErrCorrupt, id, r.ID)
+	case r.Status != Running && r.Status != Done:
+		return fmt.Errorf("%w: %s: status %q", ErrCorrupt, id, r.Status)
+	case r.Updated.IsZero():
+		return fmt.Errorf("%w: %s: no update time", ErrCorrupt, id)
+	}
+	return nil
+}
+
+// readHead decodes a record's fields up to its first large one (text, answer, summary)
+// and stops there: a listing of thousands of results must not read every answer.
+func (s *Store) readHead(id string) (Record, error) {
+	f, err := os.Open(s.path(id))
+	if err != nil {
+		return Record{}, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return Record{}, fmt.Errorf("%w: %s: not a regular file", ErrCorrupt, id)
+	}
+	dec := json.NewDecoder(io.LimitReader(f, int64(s.maxBytes)))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return Record{}, fmt.Errorf("%w: %s: not a JSON object", ErrCorrupt, id)
+	}
+	head := map[string]json.RawMessage{}
+	for dec.More() {
+		tok, err := dec.Token()
+		key, ok := tok.(string)
+		if err != nil || !ok {
+			return Record{}, fmt.Errorf("%w: %s: %v", ErrCorrupt, id, err)
+		}
+		if bodyFields[key] {
+			break
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return Record{}, fmt.Errorf("%w: %s: %w", ErrCorrupt, id, err)
+		}
+		head[key] = v
+	}
+	b, err := json.Marshal(head)
+	if err != nil {
+		return Record{}, err
+	}
+	var r Record
+	if err := json.Unmarshal(b, &r); err != nil {
+		return Record{}, fmt.Errorf("%w: %s: %w", ErrCorrupt, id, err)
+	}
+	return r, check(r, id)
 }
 
 // List returns the saved records, newest Created first (ties: greater id first), at most
@@ -333,11 +387,10 @@ func (s *Store) List(limit int) ([]Record, error) {
 		if !ok {
 			continue
 		}
-		r, _, err := s.read(id)
+		r, err := s.readHead(id)
 		if err != nil || s.expired(r.Updated, now) {
 			continue
 		}
-		r.Text, r.Answer, r.Summary = "", "", nil
 		out = append(out, r)
 	}
 	slices.SortFunc(out, func(a, b Record) int {

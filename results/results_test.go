@@ -694,6 +694,18 @@ func TestList(t *testing.T) {
 			t.Errorf("got query %q, model %q, status %q, pid %d; want the other fields kept", r.Query, r.Model, r.Status, r.PID)
 		}
 	})
+	// A listing reads only the fields before the large ones, so whether a consultation
+	// failed and its note must come before them.
+	t.Run("failures listed as failures", func(t *testing.T) {
+		s, clk := newStore(t, ttl, 0, 0)
+		r := record(idAt(t0, 7), clk)
+		r.IsError, r.Note = true, "saved at shutdown"
+		mustSave(t, s, r)
+		recs, err := s.List(0)
+		if err != nil || len(recs) != 1 || !recs[0].IsError || recs[0].Note != "saved at shutdown" {
+			t.Fatalf("List: %+v, %v; want the failure and its note", recs, err)
+		}
+	})
 }
 
 func TestLoadCorrupt(t *testing.T) {

@@ -1,0 +1,65 @@
+package results
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	consult "github.com/consultmcp/consult"
+)
+
+// fullStore returns a store at its count limit (consult.MaxResults records of about 20 KB,
+// a typical answer), the case where every Save also prunes.
+func fullStore(b *testing.B) *Store {
+	b.Helper()
+	s := Open(b.TempDir(), 0, 0, 0)
+	answer := strings.Repeat("An answer line that quotes some code.\n", 500)
+	base := time.Now().Add(-time.Hour)
+	for i := range consult.MaxResults {
+		at := base.Add(time.Duration(i) * time.Second)
+		if err := s.Save(Record{ID: NewID(at), Status: Done, Created: at, Query: "q", Text: answer, Answer: answer}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return s
+}
+
+// BenchmarkSaveFull: saving a result into a full directory, pruning included.
+func BenchmarkSaveFull(b *testing.B) {
+	s := fullStore(b)
+	answer := strings.Repeat("An answer line that quotes some code.\n", 500)
+	b.ResetTimer()
+	for b.Loop() {
+		now := time.Now()
+		if err := s.Save(Record{ID: NewID(now), Status: Done, Created: now, Query: "q", Text: answer, Answer: answer}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLoad: collecting one result.
+func BenchmarkLoad(b *testing.B) {
+	s := fullStore(b)
+	recs, err := s.List(1)
+	if err != nil || len(recs) != 1 {
+		b.Fatal(recs, err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := s.Load(recs[0].ID); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkListFull: consultation_result without an id over a full directory.
+func BenchmarkListFull(b *testing.B) {
+	s := fullStore(b)
+	b.ResetTimer()
+	for b.Loop() {
+		recs, err := s.List(0)
+		if err != nil || len(recs) != consult.MaxResults {
+			b.Fatal(len(recs), err)
+		}
+	}
+}
