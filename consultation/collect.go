@@ -101,23 +101,38 @@ func (s *Service) collect(ctx context.Context, id string, wait time.Duration, r 
 	case expired:
 		return s.expired(id)
 	}
+	rec, failed := s.loadSaved(id)
+	switch {
+	case failed != nil:
+		return *failed
+	case rec.Status == results.Done:
+		return fromRecord(rec)
+	default:
+		return s.awaitOther(ctx, rec, wait, r)
+	}
+}
+
+// loadSaved reads the saved record of id; when there is none to use it returns the result
+// that says why: no results directory, unknown, expired, unreadable.
+func (s *Service) loadSaved(id string) (results.Record, *Result) {
 	st := s.Jobs.Store()
 	if st == nil {
-		return s.notFound(id)
+		res := s.notFound(id)
+		return results.Record{}, &res
 	}
 	rec, err := st.Load(id)
+	var res Result
 	switch {
-	case err == nil && rec.Status == results.Done:
-		return fromRecord(rec)
 	case err == nil:
-		return s.awaitOther(ctx, rec, wait, r)
+		return rec, nil
 	case errors.Is(err, results.ErrExpired):
-		return s.expired(id)
+		res = s.expired(id)
 	case errors.Is(err, results.ErrNotFound):
-		return s.notFound(id)
+		res = s.notFound(id)
 	default:
-		return Result{Text: fmt.Sprintf("Cannot read the result of %s from %s: %v", id, st.Dir(), err), IsError: true}
+		res = Result{Text: fmt.Sprintf("Cannot read consultation %s from %s: %v", id, st.Dir(), err), IsError: true}
 	}
+	return results.Record{}, &res
 }
 
 // awaitJob waits for a job of this process, with heartbeats, until it finishes or wait passes.
@@ -145,7 +160,6 @@ func (s *Service) awaitJob(ctx context.Context, jb *job, wait time.Duration, r R
 // awaitOther waits for a consultation recorded as running by another server process (or by
 // an earlier one that is gone), polling the results directory.
 func (s *Service) awaitOther(ctx context.Context, rec results.Record, wait time.Duration, r Reporter) Result {
-	st := s.Jobs.Store()
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	hb := startHeartbeat(wctx, r, s.heartbeat(), func(now time.Time) string {
@@ -170,18 +184,15 @@ func (s *Service) awaitOther(ctx context.Context, rec results.Record, wait time.
 			}
 		case <-t.C:
 		}
-		next, err := st.Load(rec.ID)
+		next, failed := s.loadSaved(rec.ID)
 		switch {
-		case err == nil && next.Status == results.Done:
+		case failed != nil:
+			return *failed
+		case next.Status == results.Done:
 			hb.halt()
 			return fromRecord(next)
-		case err == nil:
-			rec = next
-		case errors.Is(err, results.ErrNotFound), errors.Is(err, results.ErrExpired):
-			return s.notFound(rec.ID)
-		default:
-			return Result{Text: fmt.Sprintf("Cannot read the result of %s from %s: %v", rec.ID, st.Dir(), err), IsError: true}
 		}
+		rec = next
 	}
 }
 
@@ -334,24 +345,16 @@ func (s *Service) Cancel(ctx context.Context, raw map[string]any) Result {
 		}
 		return Result{Text: fmt.Sprintf("Cancelled consultation %s. Its final state:\n\n%s", id, jb.res.Text)}
 	}
-	st := s.Jobs.Store()
-	if st == nil {
-		return s.notFound(id)
-	}
-	rec, err := st.Load(id)
+	rec, failed := s.loadSaved(id)
 	switch {
-	case err == nil && rec.Status == results.Done:
+	case failed != nil:
+		return *failed
+	case rec.Status == results.Done:
 		return alreadyFinished(id)
-	case err == nil && rec.PID != s.Jobs.pid && processAlive(rec.PID):
+	case rec.PID != s.Jobs.pid && processAlive(rec.PID):
 		return Result{Text: fmt.Sprintf("Consultation %s runs in another consult server (pid %d); cancel it through the client connected to that server.", id, rec.PID), IsError: true}
-	case err == nil:
-		return Result{Text: fmt.Sprintf("Consultation %s is not running: the server that ran it (pid %d) stopped before it finished, and nothing was kept.", id, rec.PID), IsError: true}
-	case errors.Is(err, results.ErrExpired):
-		return s.expired(id)
-	case errors.Is(err, results.ErrNotFound):
-		return s.notFound(id)
 	default:
-		return Result{Text: fmt.Sprintf("Cannot read consultation %s from %s: %v", id, st.Dir(), err), IsError: true}
+		return Result{Text: fmt.Sprintf("Consultation %s is not running: the server that ran it (pid %d) stopped before it finished, and nothing was kept.", id, rec.PID), IsError: true}
 	}
 }
 
