@@ -64,6 +64,19 @@ func startRunning(t *testing.T, svc *Service, dir string, extra ...any) string {
 	return sum.ID
 }
 
+// startHanging starts a background consultation whose upstream sends partial and then
+// nothing, and returns its id and the model request, checked to be still open.
+func startHanging(t *testing.T, srv *fake.Server, svc *Service, partial string) (string, *fake.Request) {
+	t.Helper()
+	srv.Push(fake.Script{Steps: []fake.Step{fake.Text(partial), fake.Hang()}})
+	id := startRunning(t, svc, sampleTree(t))
+	req := completionRequest(t, srv) // sent: the call returned "still running" after it
+	if req.ClientGone() {
+		t.Fatal("the upstream request ended before the test stopped it")
+	}
+	return id, req
+}
+
 func collect(svc *Service, id string, wait float64, r Reporter) Result {
 	return svc.Collect(context.Background(), map[string]any{"id": id, "wait": wait}, r)
 }
@@ -154,12 +167,7 @@ func TestCollectWhileRunningSendsHeartbeats(t *testing.T) {
 func TestCancelStopsUpstreamAndKeepsPartial(t *testing.T) {
 	t.Parallel()
 	srv, svc, store := background(t)
-	srv.Push(fake.Script{Steps: []fake.Step{fake.Text("The first half"), fake.Hang()}})
-	id := startRunning(t, svc, sampleTree(t))
-	req := completionRequest(t, srv) // sent: the call returned "still running" after it
-	if req.ClientGone() {
-		t.Fatal("the upstream request ended before the cancel")
-	}
+	id, req := startHanging(t, srv, svc, "The first half")
 	t0 := time.Now()
 	res := svc.Cancel(context.Background(), map[string]any{"id": id})
 	if res.IsError || !strings.Contains(res.Text, "Cancelled consultation "+id) || !strings.Contains(res.Text, "The first half") {
@@ -218,12 +226,7 @@ func TestResultSurvivesRestart(t *testing.T) {
 func TestShutdownSavesPartialAfterGrace(t *testing.T) {
 	t.Parallel()
 	srv, svc, store := background(t)
-	srv.Push(fake.Script{Steps: []fake.Step{fake.Text("Half an answer"), fake.Hang()}})
-	id := startRunning(t, svc, sampleTree(t))
-	req := completionRequest(t, srv) // sent: the call returned "still running" after it
-	if req.ClientGone() {
-		t.Fatal("the upstream request ended before the shutdown")
-	}
+	id, req := startHanging(t, srv, svc, "Half an answer")
 	grace, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	t0 := time.Now()
