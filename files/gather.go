@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -54,6 +55,17 @@ type Gathered struct {
 	// Skipped lists, in Reason order, the reasons something matching the pattern was left
 	// out, with counts and examples; reasons with nothing left out are absent.
 	Skipped []Skip
+	// Withheld lists every file matching the pattern that was held back because it may hold
+	// a secret, sorted by path, with the reason: the Secret skips in full.
+	Withheld []Withheld
+}
+
+// Withheld is one file held back because it may hold a secret.
+type Withheld struct {
+	// Path is slash-separated and relative to Root (a symbolic link's own path).
+	Path string `json:"path"`
+	// Why says what gave it away, e.g. "environment file (.env)" or "holds a private key".
+	Why string `json:"why"`
 }
 
 // window is how many files may be in flight between the walk and the in-order consumer. It
@@ -97,6 +109,9 @@ func Gather(ctx context.Context, opt Options) (*Gathered, error) {
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("gathering files: %s is not a directory", opt.Root)
 	}
+	if seg, ok := VCSDir(root); ok {
+		return nil, fmt.Errorf("gathering files: %w: %s is inside a %s directory", ErrVCSDir, opt.Root, seg)
+	}
 	g.root = root
 	g.rootSlash = root
 	if !strings.HasSuffix(root, string(filepath.Separator)) {
@@ -116,6 +131,8 @@ type gatherer struct {
 	// Owned by the walk.
 	prefix    string // Root relative to the top of its work tree, "" if it is the top or in none
 	walkSkips skipCounter
+	withheld  []Withheld
+	ir        ignoreReader
 	seq       int
 	jobs      chan job
 	tokens    chan struct{} // one per file in flight; the consumer releases them in order
@@ -133,7 +150,8 @@ type result struct {
 	rel     string
 	content []byte
 	reason  Reason
-	dropped bool // not read: cancelled or over a cap
+	why     string // for a Secret: what gave it away
+	dropped bool   // not read: cancelled or over a cap
 }
 
 func (g *gatherer) run() (*Gathered, error) {
@@ -158,7 +176,8 @@ func (g *gatherer) run() (*Gathered, error) {
 		close(results)
 	}()
 
-	// Take the results in walk order, which is path order.
+	// Take the results in walk order, which is path order. The end of ctx ends the wait at
+	// once, whatever the readers and the walk are doing: they stop at their next step.
 	var (
 		out     Gathered
 		skips   skipCounter
@@ -167,7 +186,17 @@ func (g *gatherer) run() (*Gathered, error) {
 		next    int
 		reached bool
 	)
-	for r := range results {
+	for {
+		var r result
+		var ok bool
+		select {
+		case r, ok = <-results:
+		case <-g.ctx.Done():
+			return nil, fmt.Errorf("gathering files: %w", g.ctx.Err())
+		}
+		if !ok {
+			break
+		}
 		ring[r.seq%window], ready[r.seq%window] = r, true
 		for ready[next%window] {
 			r := ring[next%window]
@@ -180,6 +209,9 @@ func (g *gatherer) run() (*Gathered, error) {
 				skips.add(OverTotal, r.rel)
 			case r.reason != 0:
 				skips.add(r.reason, r.rel)
+				if r.reason == Secret {
+					out.Withheld = append(out.Withheld, Withheld{Path: r.rel, Why: r.why})
+				}
 			case len(out.Files) >= g.maxFiles || int64(out.Bytes)+int64(len(r.content)) > g.maxTotal:
 				reached = true
 				g.capped.Store(true)
@@ -197,8 +229,13 @@ func (g *gatherer) run() (*Gathered, error) {
 	if walkErr != nil {
 		return nil, fmt.Errorf("gathering files: %w", walkErr)
 	}
+	for _, label := range g.ir.unused {
+		g.walkSkips.add(IgnoreFileUnused, label)
+	}
 	skips.merge(&g.walkSkips)
 	out.Skipped = skips.list()
+	out.Withheld = append(out.Withheld, g.withheld...)
+	slices.SortFunc(out.Withheld, func(a, b Withheld) int { return strings.Compare(a.Path, b.Path) })
 	return &out, nil
 }
 
@@ -215,10 +252,22 @@ func (g *gatherer) read(results chan<- result) {
 			r.dropped = true
 		} else {
 			r.content, r.reason = readFile(j.path, g.maxFile, scratch)
+			if r.reason == Secret {
+				r.why = whyPrivateKey
+			}
 		}
-		results <- r
+		select {
+		case results <- r:
+		case <-g.ctx.Done(): // the consumer has gone
+			return
+		}
 	}
 }
+
+// ErrVCSDir is wrapped by the error Gather returns for a root inside a version-control
+// directory (.git, .hg, …): repository internals hold credentials (remote URLs with tokens),
+// and are never gathered.
+var ErrVCSDir = errors.New("inside a version-control directory")
 
 // errStop ends the walk early; it is never returned to the caller (the cause is ctx's).
 var errStop = errors.New("walk stopped")
@@ -226,7 +275,7 @@ var errStop = errors.New("walk stopped")
 // walk lists the directories from the pattern's base down, sending each candidate file to
 // the readers in path order.
 func (g *gatherer) walk() error {
-	rules, prefix := outerRules(g.root)
+	rules, prefix := g.ir.outerRules(g.root)
 	g.prefix = prefix
 	dir, rel := g.root, ""
 	var comps []string
@@ -238,9 +287,12 @@ func (g *gatherer) walk() error {
 			return err
 		}
 		if dir != g.root {
-			rules = rules.with(readInfoExclude(dir, g.full(rel)))
+			rules = rules.with(g.ir.readInfoExclude(dir, rel, g.full(rel)))
 		}
-		rules = rules.with(readIgnoreFiles(dir, g.full(rel), true, true))
+		rules = rules.with(g.ir.readDir(dir, rel, g.full(rel), true, true))
+		if g.ir.err != nil {
+			return g.ir.err
+		}
 		childRel, child := joinRel(rel, name), joinAbs(dir, name)
 		fi, err := os.Lstat(child)
 		switch {
@@ -256,8 +308,11 @@ func (g *gatherer) walk() error {
 			return nil // symbolic links to directories are not followed
 		case !fi.IsDir():
 			return nil
-		case len(rules) > 0 && rules.excluded(g.full(childRel), name, true):
+		case rules.excluded(g.full(childRel), name, true):
 			g.walkSkips.add(Ignored, childRel+"/")
+			return nil
+		case vcsDirs[name]:
+			g.walkSkips.add(DefaultExcluded, childRel+"/")
 			return nil
 		case g.exclude != nil && g.exclude.coversSubtree(childRel):
 			g.walkSkips.add(ExcludedByPattern, childRel+"/")
@@ -319,10 +374,13 @@ func (g *gatherer) walkDir(dir, rel string, comps []string, rules ignoreRules, n
 		return nil
 	}
 	if markers[".git"] && dir != g.root {
-		rules = rules.with(readInfoExclude(dir, g.full(rel))) // a nested repository
+		rules = rules.with(g.ir.readInfoExclude(dir, rel, g.full(rel))) // a nested repository
 	}
 	if markers[".gitignore"] || markers[".ignore"] {
-		rules = rules.with(readIgnoreFiles(dir, g.full(rel), markers[".gitignore"], markers[".ignore"]))
+		rules = rules.with(g.ir.readDir(dir, rel, g.full(rel), markers[".gitignore"], markers[".ignore"]))
+	}
+	if g.ir.err != nil {
+		return g.ir.err
 	}
 
 	// Sort as whole paths sort: a directory's name is followed by "/", so "a.txt" (0x2e)
@@ -331,8 +389,8 @@ func (g *gatherer) walkDir(dir, rel string, comps []string, rules ignoreRules, n
 		return compareEntries(a.Name(), a.IsDir(), b.Name(), b.IsDir())
 	})
 
-	for i, e := range ents {
-		if i&127 == 127 && g.ctx.Err() != nil {
+	for _, e := range ents {
+		if g.ctx.Err() != nil { // every entry: with many ignore patterns one entry takes a while
 			return errStop
 		}
 		name := e.Name()
@@ -346,15 +404,16 @@ func (g *gatherer) walkDir(dir, rel string, comps []string, rules ignoreRules, n
 			err = g.visitLink(child, childRel, name, append(comps, name), rules)
 		case t.IsRegular():
 			if g.pattern.match(childRel) {
-				if r := g.fileRule(childRel, name, rules); r != 0 {
-					g.walkSkips.add(r, childRel)
+				if r, why := g.fileRule(childRel, name, child, rules); r != 0 {
+					g.skip(r, childRel, why)
 				} else {
 					err = g.emit(childRel, child)
 				}
 			}
 		default: // fifo, socket, device: never opened
 			if g.pattern.match(childRel) {
-				g.walkSkips.add(cmp.Or(g.fileRule(childRel, name, rules), Unreadable), childRel)
+				r, why := g.fileRule(childRel, name, child, rules)
+				g.skip(cmp.Or(r, Unreadable), childRel, why)
 			}
 		}
 		if err != nil {
@@ -368,11 +427,14 @@ func (g *gatherer) visitDir(dir, rel, name string, comps []string, rules ignoreR
 	switch {
 	case !g.pattern.couldContain(comps):
 		return nil
-	case len(rules) > 0 && rules.excluded(g.full(rel), name, true):
+	case rules.excluded(g.full(rel), name, true):
 		g.walkSkips.add(Ignored, rel+"/")
 		return nil
 	case g.exclude != nil && g.exclude.coversSubtree(rel):
 		g.walkSkips.add(ExcludedByPattern, rel+"/")
+		return nil
+	case vcsDirs[name]: // never entered, even when named: .git/config holds remote credentials
+		g.walkSkips.add(DefaultExcluded, rel+"/")
 		return nil
 	}
 	named := g.pattern.names(name)
@@ -391,7 +453,7 @@ func (g *gatherer) visitLink(link, rel, name string, comps []string, rules ignor
 		return nil
 	}
 	// Ignore rules and exclusions see a link as a file, as git does.
-	rule := g.fileRule(rel, name, rules)
+	rule, why := g.fileRule(rel, name, link, rules)
 	target, err := filepath.EvalSymlinks(link)
 	var fi fs.FileInfo
 	if err == nil {
@@ -410,7 +472,7 @@ func (g *gatherer) visitLink(link, rel, name string, comps []string, rules ignor
 	case !isMatch:
 		return nil
 	case rule != 0:
-		g.walkSkips.add(rule, rel)
+		g.skip(rule, rel, why)
 	case err != nil: // dangling, looping or inaccessible
 		g.walkSkips.add(Unreadable, rel)
 	case !g.inside(target):
@@ -418,26 +480,60 @@ func (g *gatherer) visitLink(link, rel, name string, comps []string, rules ignor
 	case !fi.Mode().IsRegular():
 		g.walkSkips.add(Unreadable, rel)
 	default:
+		// A link is judged by where it leads too: "notes.txt" -> ".env" is an environment
+		// file, and one into .git/ reaches the repository's internals.
+		trel := filepath.ToSlash(strings.TrimPrefix(target, g.rootSlash))
+		if why := targetSecret(trel, target); why != "" {
+			g.skip(Secret, rel, "link to "+trel+": "+why)
+			return nil
+		}
 		return g.emit(rel, target)
 	}
 	return nil
 }
 
-// fileRule returns why the file at rel, called name, is left out without being read, or 0.
-func (g *gatherer) fileRule(rel, name string, rules ignoreRules) Reason {
-	switch {
-	case len(rules) > 0 && rules.excluded(g.full(rel), name, false):
-		return Ignored
-	case g.exclude != nil && g.exclude.match(rel):
-		return ExcludedByPattern
-	case name == ".git": // the .git file of a worktree or submodule
-		return DefaultExcluded
-	case isLockFile(name):
-		return LockFile
-	case isSecretName(rel, name):
-		return Secret
+// targetSecret says why the file a link leads to, at trel relative to Root (abs in full),
+// may hold a secret, or "".
+func targetSecret(trel, abs string) string {
+	for _, seg := range strings.Split(path.Dir(trel), "/") {
+		if vcsDirs[seg] {
+			return "inside " + seg + "/, the repository's internals"
+		}
 	}
-	return 0
+	if why := secretName(trel, path.Base(trel)); why != "" {
+		return why
+	}
+	return systemSecret(abs)
+}
+
+// skip counts a file left out for r; a Secret is also listed in full with why.
+func (g *gatherer) skip(r Reason, rel, why string) {
+	g.walkSkips.add(r, rel)
+	if r == Secret {
+		g.withheld = append(g.withheld, Withheld{Path: rel, Why: why})
+	}
+}
+
+// fileRule returns why the file at rel, called name, whose absolute path is abs, is left out
+// without being read, or 0; for a Secret, why says what gave it away.
+func (g *gatherer) fileRule(rel, name, abs string, rules ignoreRules) (r Reason, why string) {
+	switch {
+	case rules.excluded(g.full(rel), name, false):
+		return Ignored, ""
+	case g.exclude != nil && g.exclude.match(rel):
+		return ExcludedByPattern, ""
+	case name == ".git": // the .git file of a worktree or submodule
+		return DefaultExcluded, ""
+	case isLockFile(name):
+		return LockFile, ""
+	}
+	if why := secretName(rel, name); why != "" {
+		return Secret, why
+	}
+	if why := systemSecret(abs); why != "" {
+		return Secret, why
+	}
+	return 0, ""
 }
 
 // emit hands a file to the readers, waiting while the window is full.

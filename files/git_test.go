@@ -60,7 +60,7 @@ func leftOutByDesign(p string) bool {
 		}
 	}
 	name := segs[len(segs)-1]
-	return isLockFile(name) || isSecretName(p, name)
+	return isLockFile(name) || secretName(p, name) != ""
 }
 
 func runGit(t *testing.T, dir string, args ...string) string {

@@ -2,9 +2,14 @@ package files
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
+
+	"github.com/consultmcp/consult"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -135,38 +140,49 @@ func (p *ignorePattern) match(full, name string, isDir bool) matchResult {
 	return exclude
 }
 
-// ignoreRules is the ordered list of patterns that apply in one directory: lowest
-// precedence first, so the last pattern that matches a path decides.
-type ignoreRules []ignorePattern
+// ignoreRules is the patterns that apply in one directory, as a chain of ignore files with
+// the highest precedence first: a deeper file before a shallower one, .ignore before the
+// .gitignore of the same directory. A directory adds its files in front of its parent's chain
+// without copying it, so a deep tree costs memory for its ignore files once, not once per
+// level. nil has no patterns.
+type ignoreRules = *ruleSet
+
+// ruleSet is one ignore file's patterns in file order, and the rules of lower precedence.
+type ruleSet struct {
+	ps   []ignorePattern
+	next *ruleSet
+}
 
 // excluded reports whether the entry at full (relative to the work tree top), called name,
-// is ignored: the last pattern with an opinion wins.
-func (r ignoreRules) excluded(full, name string, isDir bool) bool {
-	for i := len(r) - 1; i >= 0; i-- {
-		switch r[i].match(full, name, isDir) {
-		case exclude:
-			return true
-		case include:
-			return false
+// is ignored: the last pattern of the file of highest precedence with an opinion wins.
+func (r *ruleSet) excluded(full, name string, isDir bool) bool {
+	for ; r != nil; r = r.next {
+		for i := len(r.ps) - 1; i >= 0; i-- {
+			switch r.ps[i].match(full, name, isDir) {
+			case exclude:
+				return true
+			case include:
+				return false
+			}
 		}
 	}
 	return false
 }
 
-// with returns r followed by more, never sharing r's backing array.
-func (r ignoreRules) with(more []ignorePattern) ignoreRules {
+// with returns the rules of r with more (of higher precedence) in front; r is not changed.
+func (r *ruleSet) with(more []ignorePattern) *ruleSet {
 	if len(more) == 0 {
 		return r
 	}
-	out := make(ignoreRules, 0, len(r)+len(more))
-	return append(append(out, r...), more...)
+	return &ruleSet{ps: more, next: r}
 }
 
 // parseIgnore parses the contents of an ignore file found in directory domain (relative to
-// the work tree top, "" for the top).
-func parseIgnore(data []byte, domain string) []ignorePattern {
+// the work tree top, "" for the top), at most limit patterns plus one (a caller can tell the
+// limit was passed; limit < 0 means no limit).
+func parseIgnore(data []byte, domain string, limit int) []ignorePattern {
 	var ps []ignorePattern
-	for len(data) > 0 {
+	for len(data) > 0 && (limit < 0 || len(ps) <= limit) {
 		var line []byte
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
 			line, data = data[:i], data[i+1:]
@@ -202,19 +218,69 @@ func trimTrailingSpaces(s string) string {
 	return s[:end]
 }
 
-// readIgnoreFiles returns the patterns of dir's .gitignore then .ignore, for the given domain.
-// Missing or unreadable files contribute nothing.
-func readIgnoreFiles(dir string, domain string, hasGitignore, hasIgnore bool) []ignorePattern {
+// Limits on ignore files: they are read from the tree being gathered, which may be anyone's
+// clone, so neither one file nor all of them together may take unbounded memory or time.
+const (
+	// maxIgnoreFile is the largest ignore file applied: real ones are a few kilobytes; git
+	// itself refuses pattern files over 100 MiB.
+	maxIgnoreFile = 1 << 20
+	// maxIgnorePatterns bounds the patterns of one gathering: every entry of the walk is
+	// matched against them, and real trees have a few hundred to a few thousand.
+	maxIgnorePatterns = 100_000
+)
+
+// ErrIgnoreFiles is wrapped by the error Gather returns when the ignore files of the tree
+// hold more patterns than it will apply: gathering stops rather than send files that they
+// may exclude.
+var ErrIgnoreFiles = errors.New("too many ignore patterns")
+
+// ignoreReader reads the ignore files of one gathering: each one opened without blocking,
+// taken only if it is a regular file of at most maxIgnoreFile bytes, and the patterns of all
+// of them bounded by maxIgnorePatterns. It is owned by the walk.
+type ignoreReader struct {
+	patterns int
+	// unused lists the ignore files that were not applied (a symbolic link, not a regular
+	// file, unreadable or over the size cap), by the label under which they are reported.
+	unused []string
+	err    error // set once the pattern cap is passed; the walk then stops
+}
+
+// read returns the patterns of the ignore file at path, found in directory domain (relative
+// to the work tree top); label names the file in reports. A missing file contributes nothing;
+// a file that cannot be used is noted in unused. follow allows a symbolic link as the last
+// element: git does not follow one for .gitignore, but does inside .git.
+func (ir *ignoreReader) read(path, label, domain string, follow bool) []ignorePattern {
+	if ir.err != nil {
+		return nil
+	}
+	data, err := readSmall(path, follow, maxIgnoreFile)
+	if err != nil {
+		// A link, a fifo or device, or an oversized file is worth saying; a missing or
+		// unreadable one is as if absent, as for git.
+		if errors.Is(err, errNotRegular) || errors.Is(err, errTooLarge) || errors.Is(err, syscall.ELOOP) {
+			ir.unused = append(ir.unused, label)
+		}
+		return nil
+	}
+	ps := parseIgnore(data, domain, maxIgnorePatterns-ir.patterns)
+	ir.patterns += len(ps)
+	if ir.patterns > maxIgnorePatterns {
+		ir.err = fmt.Errorf("%w: the ignore files up to %s hold more than %s patterns; consult stops rather than send files they may exclude (exclude or narrow the directories that hold them)",
+			ErrIgnoreFiles, label, consult.Thousands(maxIgnorePatterns))
+		return nil
+	}
+	return ps
+}
+
+// readDir returns the patterns of dir's .gitignore then .ignore, for the given domain; rel
+// is dir relative to the root being gathered, for labels.
+func (ir *ignoreReader) readDir(dir, rel, domain string, hasGitignore, hasIgnore bool) []ignorePattern {
 	var ps []ignorePattern
 	if hasGitignore {
-		if data, err := os.ReadFile(filepath.Join(dir, ".gitignore")); err == nil {
-			ps = append(ps, parseIgnore(data, domain)...)
-		}
+		ps = append(ps, ir.read(filepath.Join(dir, ".gitignore"), joinRel(rel, ".gitignore"), domain, false)...)
 	}
 	if hasIgnore {
-		if data, err := os.ReadFile(filepath.Join(dir, ".ignore")); err == nil {
-			ps = append(ps, parseIgnore(data, domain)...)
-		}
+		ps = append(ps, ir.read(filepath.Join(dir, ".ignore"), joinRel(rel, ".ignore"), domain, false)...)
 	}
 	return ps
 }
@@ -222,15 +288,16 @@ func readIgnoreFiles(dir string, domain string, hasGitignore, hasIgnore bool) []
 // readInfoExclude returns the patterns of the info/exclude file of the repository whose
 // work tree top is dir, which holds a .git directory or a .git file ("gitdir: <path>", used
 // by worktrees and submodules; a worktree shares the exclude file of its main repository).
-func readInfoExclude(dir string, domain string) []ignorePattern {
+func (ir *ignoreReader) readInfoExclude(dir, rel, domain string) []ignorePattern {
 	gitDir := filepath.Join(dir, ".git")
 	fi, err := os.Lstat(gitDir)
 	if err != nil {
 		return nil
 	}
 	if fi.Mode().IsRegular() {
-		data, err := os.ReadFile(gitDir)
+		data, err := readSmall(gitDir, false, maxGitFile)
 		if err != nil {
+			ir.unused = append(ir.unused, joinRel(rel, ".git"))
 			return nil
 		}
 		s := strings.TrimSpace(string(data))
@@ -241,7 +308,7 @@ func readInfoExclude(dir string, domain string) []ignorePattern {
 		if !filepath.IsAbs(gitDir) {
 			gitDir = filepath.Join(dir, gitDir)
 		}
-		if data, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		if data, err := readSmall(filepath.Join(gitDir, "commondir"), true, maxGitFile); err == nil {
 			common := strings.TrimSpace(string(data))
 			if !filepath.IsAbs(common) {
 				common = filepath.Join(gitDir, common)
@@ -251,12 +318,11 @@ func readInfoExclude(dir string, domain string) []ignorePattern {
 	} else if !fi.IsDir() {
 		return nil
 	}
-	data, err := os.ReadFile(filepath.Join(gitDir, "info", "exclude"))
-	if err != nil {
-		return nil
-	}
-	return parseIgnore(data, domain)
+	return ir.read(filepath.Join(gitDir, "info", "exclude"), joinRel(rel, ".git/info/exclude"), domain, true)
 }
+
+// maxGitFile bounds the one-line files a .git file and commondir are.
+const maxGitFile = 4 << 10
 
 // findWorkTree returns the nearest ancestor of dir (dir included) holding a .git entry, or "".
 func findWorkTree(dir string) string {
@@ -275,12 +341,12 @@ func findWorkTree(dir string) string {
 // outerRules returns the rules that apply at root from outside it, and root's path relative
 // to the top of its work tree ("" when root is the top or not in a work tree): the prefix of
 // every path the rules are matched with.
-func outerRules(root string) (ignoreRules, string) {
+func (ir *ignoreReader) outerRules(root string) (ignoreRules, string) {
 	top := findWorkTree(root)
 	if top == "" {
 		return nil, ""
 	}
-	rules := ignoreRules(readInfoExclude(top, ""))
+	rules := ignoreRules(nil).with(ir.readInfoExclude(top, top, ""))
 	if top == root {
 		return rules, ""
 	}
@@ -291,7 +357,7 @@ func outerRules(root string) (ignoreRules, string) {
 	prefix := filepath.ToSlash(rel)
 	dir, domain := top, ""
 	for _, name := range strings.Split(prefix, "/") {
-		rules = rules.with(readIgnoreFiles(dir, domain, true, true))
+		rules = rules.with(ir.readDir(dir, dir, domain, true, true))
 		domain = joinRel(domain, name)
 		if rules.excluded(domain, name, true) {
 			return nil, "" // Root is inside an ignored directory: the caller chose it anyway

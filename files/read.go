@@ -78,6 +78,38 @@ func readAll(f fileReader, size, limit int64, scratch []byte) ([]byte, Reason) {
 	return buf[:len(buf):len(buf)], 0
 }
 
+// Errors of readSmall.
+var (
+	errNotRegular = errors.New("not a regular file")
+	errTooLarge   = errors.New("larger than its cap")
+)
+
+// readCapped reads f to its end, at most limit bytes (errTooLarge past that). size, the stat
+// size, is only a hint for the first allocation.
+func readCapped(f fileReader, size, limit int64) ([]byte, error) {
+	if size > limit {
+		return nil, errTooLarge
+	}
+	buf := make([]byte, 0, min(max(size, 512), limit)+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		room := min(int64(cap(buf)-len(buf)), limit+1-int64(len(buf)))
+		n, err := f.Read(buf[len(buf) : len(buf)+int(room)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			return nil, errTooLarge
+		}
+		if errors.Is(err, io.EOF) {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
 // classify returns Binary or Secret for the first bytes of a file, or 0.
 func classify(sniff []byte) Reason {
 	switch {

@@ -36,13 +36,17 @@ const (
 	Unreadable
 	// ExcludedByPattern: matched the caller's exclude pattern.
 	ExcludedByPattern
+	// IgnoreFileUnused: an ignore file (.gitignore, .ignore, info/exclude) that was not
+	// applied because it is a symbolic link (git does not follow those either), not a
+	// regular file, unreadable, or larger than 1 MiB. Its examples are the ignore files.
+	IgnoreFileUnused
 
 	numReasons = iota + 1
 )
 
 var reasonLabels = [numReasons]string{
 	Ignored:           "ignored by .gitignore, .ignore or info/exclude",
-	DefaultExcluded:   "dependency, cache or build-output directory",
+	DefaultExcluded:   "version-control, dependency, cache or build-output directory",
 	LockFile:          "lock file",
 	Binary:            "binary",
 	Secret:            "may hold secrets",
@@ -51,6 +55,7 @@ var reasonLabels = [numReasons]string{
 	Outside:           "symlink leading outside the directory",
 	Unreadable:        "unreadable or not a regular file",
 	ExcludedByPattern: "matched exclude_pattern",
+	IgnoreFileUnused:  "ignore file not applied (a link, not a regular file, or over 1 MiB)",
 }
 
 // String returns a short human label, such as "lock file" or "binary".

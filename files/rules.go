@@ -2,13 +2,13 @@ package files
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 )
 
 // defaultExcludedDirs are the directories left out by name; the package documentation
 // lists every default exclusion and the reasons.
 var defaultExcludedDirs = setOf(
-	".git", ".hg", ".svn", ".bzr", "_darcs", ".jj",
 	"node_modules", "bower_components", "jspm_packages", ".yarn", ".pnpm-store", ".next", ".nuxt",
 	".svelte-kit", ".angular", ".turbo", ".parcel-cache", ".docusaurus", ".expo", ".vercel",
 	".netlify", ".serverless", ".nyc_output",
@@ -46,7 +46,7 @@ var markerNames = func() map[string]bool {
 // isDefaultExcludedDir reports whether a directory called name, in a directory whose listing
 // contains the marker names in siblings, is tool output or fetched code.
 func isDefaultExcludedDir(name string, siblings map[string]bool) bool {
-	if defaultExcludedDirs[name] || strings.HasSuffix(name, ".egg-info") {
+	if vcsDirs[name] || defaultExcludedDirs[name] || strings.HasSuffix(name, ".egg-info") {
 		return true
 	}
 	for _, f := range outputBeside[name] {
@@ -73,56 +73,182 @@ func isLockFile(name string) bool {
 	return lockFiles[name] || strings.HasSuffix(name, ".lockfile")
 }
 
-// secretNames, secretSuffixes, sshKeyPrefixes, secretPaths and hasPrivateKey recognise
-// secrets; the package documentation lists them.
-var secretNames = setOf(
-	".env", ".netrc", "_netrc", ".npmrc", ".pypirc", ".git-credentials", ".pgpass", ".my.cnf",
-	".htpasswd", "credentials.json", "secrets.json", "secrets.yml", "secrets.yaml", "secrets.toml",
+// vcsDirs are the version-control directories: never entered, even when the pattern names
+// them, and never read through a link: .git/config holds remote URLs with tokens, and
+// .hg/hgrc an [auth] section.
+var vcsDirs = setOf(".git", ".hg", ".svn", ".bzr", "_darcs", ".jj")
+
+// VCSDir returns the first version-control directory (.git, .hg, …) among the elements of
+// the slash- or separator-separated path p, if any: such a directory is never gathered from.
+func VCSDir(p string) (string, bool) {
+	for _, seg := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == filepath.Separator }) {
+		if vcsDirs[seg] {
+			return seg, true
+		}
+	}
+	return "", false
+}
+
+// Why a file may hold a secret, by its name. The package documentation lists every rule;
+// the lists follow the credential files of the major tools and the path signatures of
+// gitleaks (pkcs12-file) and gitrob/shhgit.
+const (
+	whyEnv         = "environment file"
+	whyKeyFile     = "key or certificate store"
+	whyCredentials = "credentials file"
+	whyHistory     = "shell or REPL history"
+	whyTerraform   = "Terraform variables or state"
+	whyClientConf  = "MCP or agent client configuration (holds API keys)"
+	whyPrivateKey  = "holds a private key"
+	whySystem      = "system credential file"
 )
 
+// secretNames maps exact file names to why they are held back.
+var secretNames = map[string]string{
+	".env": whyEnv, ".envrc": whyEnv, ".flaskenv": whyEnv,
+	".netrc": whyCredentials, "_netrc": whyCredentials, ".npmrc": whyCredentials,
+	".pypirc": whyCredentials, ".git-credentials": whyCredentials, ".pgpass": whyCredentials,
+	".my.cnf": whyCredentials, ".htpasswd": whyCredentials, "credentials.json": whyCredentials,
+	"secrets.json": whyCredentials, "secrets.yml": whyCredentials, "secrets.yaml": whyCredentials,
+	"secrets.toml": whyCredentials, ".yarnrc.yml": whyCredentials, ".yarnrc": whyCredentials,
+	".terraformrc": whyCredentials, "terraform.rc": whyCredentials, ".vault-token": whyCredentials,
+	"kubeconfig": whyCredentials, ".dockercfg": whyCredentials, ".s3cfg": whyCredentials,
+	".boto": whyCredentials, ".passwd-s3fs": whyCredentials, ".databrickscfg": whyCredentials,
+	"application_default_credentials.json": whyCredentials, "credentials.db": whyCredentials,
+	"access_tokens.db": whyCredentials, "accessTokens.json": whyCredentials,
+	"msal_token_cache.json": whyCredentials, "msal_token_cache.bin": whyCredentials,
+	"credentials.tfrc.json": whyCredentials, "sftp-config.json": whyCredentials,
+	"recentservers.xml": whyCredentials, "sitemanager.xml": whyCredentials,
+	"filezilla.xml": whyCredentials, "wp-config.php": whyCredentials,
+	"credentials-config.json": whyCredentials, "kaggle.json": whyCredentials,
+	"terraform.tfvars.json": whyTerraform,
+	".bash_history":         whyHistory, ".zsh_history": whyHistory, ".sh_history": whyHistory,
+	".history": whyHistory, "fish_history": whyHistory, ".python_history": whyHistory,
+	".psql_history": whyHistory, ".mysql_history": whyHistory, ".sqlite_history": whyHistory,
+	".node_repl_history": whyHistory, ".rediscli_history": whyHistory, ".irb_history": whyHistory,
+	".lesshst": whyHistory, ".mongosh_history": whyHistory,
+	".mcp.json": whyClientConf, "claude_desktop_config.json": whyClientConf, ".claude.json": whyClientConf,
+}
+
+// secretExamples are the templates of environment files: they hold names, not values.
 var secretExamples = setOf(".env.example", ".env.sample", ".env.template", ".env.dist")
 
-var secretSuffixes = []string{
-	".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".p8", ".ppk", ".keytab", ".kdbx",
-	".tfvars", ".tfstate", ".tfstate.backup", ".env",
+// secretSuffixes maps file name endings to why they are held back.
+var secretSuffixes = []struct{ suffix, why string }{
+	{".pem", whyKeyFile}, {".key", whyKeyFile}, {".p12", whyKeyFile}, {".pfx", whyKeyFile},
+	{".jks", whyKeyFile}, {".keystore", whyKeyFile}, {".p8", whyKeyFile}, {".ppk", whyKeyFile},
+	{".keytab", whyKeyFile}, {".kdbx", whyKeyFile}, {".kdb", whyKeyFile}, {".keychain", whyKeyFile},
+	{".agilekeychain", whyKeyFile}, {".gpg", whyKeyFile}, {".ovpn", whyKeyFile},
+	{".tfvars", whyTerraform}, {".tfvars.json", whyTerraform}, {".tfstate", whyTerraform},
+	{".tfstate.backup", whyTerraform}, {".env", whyEnv}, {".kubeconfig", whyCredentials},
 }
 
 var sshKeyPrefixes = []string{"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"}
 
-// secretPaths are matched against the last two segments of a path.
-var secretPaths = setOf(".aws/credentials", ".docker/config.json", ".kube/config")
+// secretPaths are matched against the last two or three segments of a path: files whose
+// name alone is common, but not in that directory.
+var secretPaths = map[string]string{
+	".aws/credentials": whyCredentials, ".docker/config.json": whyCredentials,
+	".kube/config": whyCredentials, ".cargo/credentials": whyCredentials,
+	".cargo/credentials.toml": whyCredentials, ".gem/credentials": whyCredentials,
+	".config/gh/hosts.yml": whyCredentials, ".config/hub": whyCredentials,
+	".composer/auth.json": whyCredentials, ".pulumi/credentials.json": whyCredentials,
+	".oci/config": whyCredentials, ".ngrok2/ngrok.yml": whyCredentials,
+	"ngrok/ngrok.yml": whyCredentials, ".huggingface/token": whyCredentials,
+	"huggingface/token": whyCredentials, ".snowsql/config": whyCredentials,
+	"doctl/config.yaml": whyCredentials, "hcloud/cli.toml": whyCredentials,
+	".circleci/cli.yml": whyCredentials, "gcloud/legacy_credentials": whyCredentials,
+	".vscode/mcp.json": whyClientConf, ".cursor/mcp.json": whyClientConf,
+	".codex/config.toml": whyClientConf, ".gemini/settings.json": whyClientConf,
+	".windsurf/mcp.json": whyClientConf, ".codeium/windsurf/mcp_config.json": whyClientConf,
+	".continue/config.json": whyClientConf, ".claude/settings.local.json": whyClientConf,
+}
 
-// isSecretName reports whether the file at slash path rel, called name, may hold a
-// credential by its name alone.
-func isSecretName(rel, name string) bool {
-	if secretNames[name] {
-		return true
+// secretName says why the file at slash path rel, called name, may hold a credential by its
+// name alone, or "".
+func secretName(rel, name string) string {
+	if why, ok := secretNames[name]; ok {
+		return why
 	}
-	if strings.HasPrefix(name, ".env.") {
-		return !secretExamples[name]
+	if secretExamples[name] {
+		return ""
+	}
+	// .env.local, .env-staging, app.env.local: an environment file under any decoration.
+	if strings.HasPrefix(name, ".env.") || strings.HasPrefix(name, ".env-") || strings.HasPrefix(name, ".env_") {
+		if !isEnvTemplate(name) {
+			return whyEnv
+		}
+	}
+	if i := strings.Index(name, ".env."); i > 0 && !isEnvTemplate(name) && !sourceExts[name[strings.LastIndexByte(name, '.')+1:]] {
+		return whyEnv // app.env.local, but not config.env.ts
 	}
 	for _, s := range secretSuffixes {
-		if strings.HasSuffix(name, s) {
-			return true
+		if strings.HasSuffix(name, s.suffix) {
+			return s.why
 		}
 	}
 	if strings.HasPrefix(name, "client_secret") && strings.HasSuffix(name, ".json") {
-		return true
+		return whyCredentials
 	}
 	if !strings.HasSuffix(name, ".pub") {
 		for _, p := range sshKeyPrefixes {
 			if strings.HasPrefix(name, p) {
-				return true
+				return whyKeyFile
 			}
 		}
 	}
+	// The last two and three segments.
 	if i := strings.LastIndexByte(rel, '/'); i > 0 {
 		j := strings.LastIndexByte(rel[:i], '/')
-		if secretPaths[rel[j+1:]] {
+		if why, ok := secretPaths[rel[j+1:]]; ok {
+			return why
+		}
+		if j > 0 {
+			k := strings.LastIndexByte(rel[:j], '/')
+			if why, ok := secretPaths[rel[k+1:]]; ok {
+				return why
+			}
+		}
+		// gcloud keeps per-account credentials below legacy_credentials/<account>/.
+		if strings.Contains(rel, "gcloud/legacy_credentials/") {
+			return whyCredentials
+		}
+	}
+	return ""
+}
+
+// sourceExts are the extensions of source files, which a name like "config.env.ts" ends in.
+var sourceExts = setOf("ts", "tsx", "js", "jsx", "mjs", "cjs", "mts", "cts", "py", "go", "rb", "rs",
+	"java", "kt", "swift", "php", "cs", "dart", "vue", "svelte", "md")
+
+// isEnvTemplate reports an environment file that is a template (.env.example,
+// app.env.sample): it holds variable names, not their values.
+func isEnvTemplate(name string) bool {
+	for _, t := range []string{".example", ".sample", ".template", ".dist", ".tmpl", ".tpl"} {
+		if strings.HasSuffix(name, t) {
 			return true
 		}
 	}
 	return false
+}
+
+// systemSecrets are the system's password and host-key files: never read, whatever the
+// pattern, even by a server running as root.
+var systemSecrets = setOf("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
+	"/etc/security/opasswd", "/etc/master.passwd", "/etc/spwd.db", "/etc/sudoers")
+
+// systemSecret says why the file at the absolute path abs is a system credential file, or "".
+func systemSecret(abs string) string {
+	if !strings.HasPrefix(abs, "/etc/") {
+		return ""
+	}
+	if systemSecrets[abs] || strings.HasPrefix(abs, "/etc/shadow") || strings.HasPrefix(abs, "/etc/gshadow") {
+		return whySystem
+	}
+	if strings.HasPrefix(abs, "/etc/ssh/ssh_host_") && !strings.HasSuffix(abs, ".pub") {
+		return whySystem
+	}
+	return ""
 }
 
 // isBinary reports a NUL byte in sniff, git's test for binary content.

@@ -51,10 +51,22 @@ func TestIsSecretName(t *testing.T) {
 		"terraform.tfstate.backup": true, "main.tf": false,
 		"client_secret_42.apps.googleusercontent.com.json": true, "secrets.yaml": true,
 		"secrets.go": false,
+		// Credential files of the major tools (issue 10's list and gitrob/shhgit signatures).
+		"kubeconfig": true, "deploy/prod.kubeconfig": true, "terraform.tfvars.json": true,
+		".envrc": true, ".env-staging": true, "app.env.local": true, "config.env.ts": false,
+		"app.env.example": false, ".mcp.json": true, ".vscode/mcp.json": true,
+		".vscode/settings.json": false, ".codex/config.toml": true, "config.toml": false,
+		"home/.config/gh/hosts.yml": true, "hosts.yml": false, ".cargo/credentials.toml": true,
+		".cargo/config.toml": false, ".yarnrc.yml": true, ".terraformrc": true,
+		".vault-token": true, ".bash_history": true, ".zsh_history": true,
+		".config/gcloud/application_default_credentials.json":       true,
+		".config/gcloud/legacy_credentials/me@example.com/adc.json": true,
+		"claude_desktop_config.json":                                true, ".cursor/mcp.json": true, "mcp.json": false,
+		"vpn/office.ovpn": true, "wp-config.php": true, "wp-config-sample.php": false,
 	} {
 		name := path[strings.LastIndexByte(path, '/')+1:]
-		if got := isSecretName(path, name); got != want {
-			t.Errorf("isSecretName(%q) = %v, want %v", path, got, want)
+		if got := secretName(path, name) != ""; got != want {
+			t.Errorf("secretName(%q) != \"\" = %v, want %v", path, got, want)
 		}
 	}
 }
@@ -130,7 +142,7 @@ func TestIgnorePatterns(t *testing.T) {
 		{"/a/**/", "", "a/b", false, noMatch},
 		{"/a/**/", "", "a/b", true, exclude},
 	} {
-		ps := parseIgnore([]byte(tc.line), tc.domain)
+		ps := parseIgnore([]byte(tc.line), tc.domain, -1)
 		if len(ps) != 1 {
 			t.Fatalf("%q: %d patterns", tc.line, len(ps))
 		}
@@ -143,7 +155,7 @@ func TestIgnorePatterns(t *testing.T) {
 
 func TestParseIgnoreLines(t *testing.T) {
 	data := "# comment\n\n   \nspace\\ \ntrail   \r\n!\n/\nok\n"
-	ps := parseIgnore([]byte(data), "")
+	ps := parseIgnore([]byte(data), "", -1)
 	var got []string
 	for _, p := range ps {
 		got = append(got, p.glob)
