@@ -324,6 +324,9 @@ func checkDir(p string) (string, error) {
 		if fs, ok := inPseudoFS(c); ok {
 			return "", argErr(ArgPath, "path %s is inside %s%s, a system pseudo-filesystem, not source code: give a project directory", shown(p), fs, via)
 		}
+		if vcs, ok := files.VCSDir(c); ok {
+			return "", argErr(ArgPath, "path %s is inside a %s directory%s: repository internals hold credentials and are never gathered; give the work tree above it", shown(p), vcs, via)
+		}
 	}
 	return clean, nil
 }

@@ -180,6 +180,7 @@ func (c *call) answer(resp *providers.Response, rep *Report) Result {
 		sum.Usage.CostUSD = &cost
 	}
 	sum.Truncated = resp.Truncated
+	sum.Withheld, sum.Redacted = rep.Withheld, rep.Redacted
 	c.setAnswer(resp.Text)
 	var b strings.Builder
 	if c.req.OutputFile != "" {
@@ -224,5 +225,9 @@ func footer(s *Summary) string {
 		}
 	}
 	fmt.Fprintf(&b, " · %.1f s · %d %s", s.ElapsedSeconds, s.Attempts, plural(s.Attempts, "attempt", "attempts"))
-	return b.String()
+	if len(s.Withheld) > 0 || len(s.Redacted) > 0 {
+		b.WriteByte('\n')
+		writeSecrets(&b, s.Withheld, s.Redacted)
+	}
+	return strings.TrimRight(b.String(), "\n")
 }

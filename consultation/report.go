@@ -52,6 +52,10 @@ type Report struct {
 	LargestFiles []Entry        `json:"largest_files"`
 	LargestDirs  []Entry        `json:"largest_directories"`
 	Skipped      []Skipped      `json:"skipped"`
+	// Withheld lists every file held back because it may hold a secret, with the reason.
+	Withheld []files.Withheld `json:"withheld,omitempty"`
+	// Redacted lists every file sent with secrets replaced by "[REDACTED <kind>]".
+	Redacted []files.Redacted `json:"redacted,omitempty"`
 	// Shrink is an exclude_pattern that would bring the request down to the target size,
 	// when one is needed; empty otherwise.
 	Shrink string `json:"suggested_exclude_pattern,omitempty"`
@@ -73,6 +77,12 @@ func buildReport(req Request, g *files.Gathered, tok []consult.Tokens, overhead 
 	r.Counted = len(tok) == len(g.Files)
 	for _, s := range g.Skipped {
 		r.Skipped = append(r.Skipped, Skipped{Reason: s.Reason.String(), Count: s.Count, Examples: s.Examples})
+	}
+	r.Withheld = g.Withheld
+	for _, f := range g.Files {
+		if len(f.Redacted) > 0 {
+			r.Redacted = append(r.Redacted, files.Redacted{Path: f.Path, Kinds: f.Redacted})
+		}
 	}
 	entries, dirs, total := sizes(g, tok)
 	r.Tokens = total
@@ -262,8 +272,38 @@ func (r *Report) write(b *strings.Builder) {
 			b.WriteByte('\n')
 		}
 	}
+	writeSecrets(b, r.Withheld, r.Redacted)
 	if r.Shrink != "" {
 		fmt.Fprintf(b, "To fit, pass exclude_pattern %q, or narrow pattern to the directories the question is about.\n", r.Shrink)
+	}
+}
+
+// secretsListed bounds the held-back and redacted files a text lists one by one; the
+// structured report lists them all.
+const secretsListed = 50
+
+// writeSecrets lists the files held back as possible secrets and the files sent with secrets
+// redacted, each with the reason: the user must be able to see what was not sent as it is.
+func writeSecrets(b *strings.Builder, withheld []files.Withheld, redacted []files.Redacted) {
+	if len(withheld) > 0 {
+		fmt.Fprintf(b, "Held back, may hold secrets (%s):\n", consult.Thousands(int64(len(withheld))))
+		for i, w := range withheld {
+			if i == secretsListed {
+				fmt.Fprintf(b, "  … and %s more (all are listed in the structured report's withheld)\n", consult.Thousands(int64(len(withheld)-i)))
+				break
+			}
+			fmt.Fprintf(b, "  %s (%s)\n", w.Path, w.Why)
+		}
+	}
+	if len(redacted) > 0 {
+		fmt.Fprintf(b, "Sent with secrets replaced by [REDACTED <kind>] (%s):\n", consult.Thousands(int64(len(redacted))))
+		for i, f := range redacted {
+			if i == secretsListed {
+				fmt.Fprintf(b, "  … and %s more (all are listed in the structured report's redacted)\n", consult.Thousands(int64(len(redacted)-i)))
+				break
+			}
+			fmt.Fprintf(b, "  %s (%s)\n", f.Path, strings.Join(f.Kinds, ", "))
+		}
 	}
 }
 

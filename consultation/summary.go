@@ -4,6 +4,7 @@ import (
 	"time"
 
 	consult "github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/files"
 )
 
 // Kinds of Summary.
@@ -45,6 +46,10 @@ type Summary struct {
 	Attempts       int     `json:"attempts"`
 	// Report is the full size report (dry runs and size-related failures).
 	Report *Report `json:"report,omitempty"`
+	// Withheld and Redacted list the files held back as possible secrets and the files
+	// sent with secrets replaced (answers; dry runs and failures have them in Report).
+	Withheld []files.Withheld `json:"withheld,omitempty"`
+	Redacted []files.Redacted `json:"redacted,omitempty"`
 	// Streamed counts what a running consultation has received so far.
 	Streamed *StreamedSummary `json:"streamed,omitempty"`
 	// Consultations lists the known consultations (kind "list").

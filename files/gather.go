@@ -42,8 +42,19 @@ type File struct {
 	Path string
 	// Size is len(Content).
 	Size consult.Bytes
-	// Content is the whole file.
+	// Content is the whole file, with any high-confidence secret replaced by
+	// "[REDACTED <kind>]".
 	Content []byte
+	// Redacted names the kinds of secret replaced in Content, sorted; nil when none.
+	Redacted []string
+}
+
+// Redacted is one file sent with secrets replaced.
+type Redacted struct {
+	// Path is slash-separated and relative to Root.
+	Path string `json:"path"`
+	// Kinds names what was replaced, e.g. "GitHub token".
+	Kinds []string `json:"kinds"`
 }
 
 // Gathered is the result of Gather.
