@@ -107,23 +107,59 @@
 // Binaries (Binary): a NUL byte in the first consult.SniffBytes bytes, git's test.
 //
 // Secrets (Secret). Whatever is gathered is sent to a model provider, so anything that may
-// hold a credential stays out, even at the cost of an occasional harmless file:
+// hold a credential stays out, even at the cost of an occasional harmless file, and is listed
+// in Gathered.Withheld with the reason. The lists follow the credential files of the major
+// tools and the path signatures of gitleaks (pkcs12-file) and gitrob/shhgit:
 //
-//	names       .env, .env.* except .env.example .env.sample .env.template .env.dist,
-//	            *.env, .netrc _netrc .npmrc .pypirc .git-credentials .pgpass .my.cnf
-//	            .htpasswd credentials.json client_secret*.json secrets.{json,yml,yaml,toml},
-//	            id_rsa id_dsa id_ecdsa id_ed25519 and names starting so (id_ecdsa_sk,
-//	            id_rsa.bak) except *.pub
-//	extensions  .pem .key .p12 .pfx .jks .keystore .p8 .ppk .keytab .kdbx; .tfvars
-//	            (Terraform variables, where passwords usually live); .tfstate and
-//	            .tfstate.backup (state files hold every secret of the infrastructure)
-//	paths       .aws/credentials .docker/config.json .kube/config
-//	contents    a PEM private key block in the first consult.SniffBytes bytes: a line
-//	            "-----BEGIN <kind>PRIVATE KEY-----" (RSA, EC, OPENSSH, ENCRYPTED, PGP …
-//	            BLOCK) followed by a line of key data, with real or escaped ("\n")
-//	            newlines. This catches service-account JSON and keys under any name;
-//	            requiring the data keeps code that merely names the marker (a PEM parser)
-//	            from counting as a key.
+//	environment  .env, .envrc, .flaskenv, .env.* .env-* .env_*, *.env and name.env.suffix
+//	             (app.env.local), except templates (.example .sample .template .dist .tmpl
+//	             .tpl) and source files (config.env.ts)
+//	credentials  .netrc _netrc .npmrc .yarnrc .yarnrc.yml .pypirc .git-credentials .pgpass
+//	             .my.cnf .htpasswd credentials.json client_secret*.json
+//	             secrets.{json,yml,yaml,toml} kubeconfig *.kubeconfig .terraformrc
+//	             terraform.rc .vault-token .dockercfg .s3cfg .boto .passwd-s3fs .databrickscfg
+//	             application_default_credentials.json credentials.db access_tokens.db
+//	             accessTokens.json msal_token_cache.{json,bin} credentials.tfrc.json
+//	             sftp-config.json recentservers.xml sitemanager.xml filezilla.xml
+//	             wp-config.php credentials-config.json kaggle.json
+//	key stores   .pem .key .p12 .pfx .jks .keystore .p8 .ppk .keytab .kdbx .kdb .keychain
+//	             .agilekeychain .gpg .ovpn; id_rsa id_dsa id_ecdsa id_ed25519 and names
+//	             starting so (id_ecdsa_sk, id_rsa.bak) except *.pub
+//	Terraform    .tfvars .tfvars.json .tfstate .tfstate.backup
+//	histories    .bash_history .zsh_history .sh_history .history fish_history
+//	             .python_history .psql_history .mysql_history .sqlite_history
+//	             .node_repl_history .rediscli_history .irb_history .lesshst .mongosh_history
+//	clients      .mcp.json claude_desktop_config.json .claude.json, and by path
+//	             .vscode/mcp.json .cursor/mcp.json .codex/config.toml .gemini/settings.json
+//	             .windsurf/mcp.json .codeium/windsurf/mcp_config.json .continue/config.json
+//	             .claude/settings.local.json: MCP client configurations hold API keys
+//	paths        .aws/credentials .docker/config.json .kube/config .cargo/credentials(.toml)
+//	             .gem/credentials .config/gh/hosts.yml .config/hub .composer/auth.json
+//	             .pulumi/credentials.json .oci/config ngrok/ngrok.yml huggingface/token
+//	             .snowsql/config doctl/config.yaml hcloud/cli.toml .circleci/cli.yml
+//	             gcloud/legacy_credentials/…
+//	system       /etc/shadow, /etc/gshadow and their backups, /etc/security/opasswd,
+//	             /etc/master.passwd, /etc/spwd.db, /etc/sudoers, /etc/ssh/ssh_host_*
+//	             except *.pub: held back by path, never opened, even by a server run as root
+//	contents     a PEM private key block anywhere in the file, also when written as code
+//	             (see package secrets)
+//
+// A symbolic link is judged by its own name and by where it leads: "notes.txt" linked to
+// ".env" is held back as "link to .env: environment file". Version-control directories
+// (.git .hg .svn .bzr _darcs .jj) are never entered, even when the pattern names them, never
+// read through a link, and a root inside one is refused (ErrVCSDir): .git/config holds
+// remote URLs with tokens.
+//
+// High-confidence tokens inside otherwise useful files (cloud, GitHub, model-provider,
+// package-registry, payment and chat tokens) are replaced by "[REDACTED <kind>]" in
+// File.Content, and File.Redacted names them.
+//
+// Ignore files (.gitignore, .ignore, info/exclude) come from the tree being gathered, which
+// may be anyone's clone: each is opened without blocking and applied only when it is a
+// regular file of at most 1 MiB (a symbolic link is not followed, as git does not); one that
+// is not is reported as IgnoreFileUnused. Over 100,000 patterns in all, Gather stops with
+// ErrIgnoreFiles rather than send what they may exclude. The walk checks the deadline at
+// every entry, and Gather returns at the deadline whatever the readers are doing.
 //
 // Other skips: TooLarge for a file over the per-file cap (never truncated; the size from
 // stat is not trusted, at most cap+1 bytes are read, so /proc files work); Unreadable for
