@@ -8,6 +8,7 @@
 //	transport               "stdio" (spawn command with args) or "http" (connect to url)
 //	command, args           the consult binary and its arguments (stdio)
 //	url                     http://127.0.0.1:PORT/mcp (http)
+//	token                   the bearer token the server requires (http)
 //	tool, arguments         the tool call
 //	timeout                 client request timeout in ms (the SDK's RequestOptions.timeout)
 //	resetTimeoutOnProgress  RequestOptions.resetTimeoutOnProgress
@@ -125,7 +126,9 @@ async function main() {
   const client = new Client({ name: "consult-e2e", version: "1.0.0" });
   const transport =
     sc.transport === "http"
-      ? new StreamableHTTPClientTransport(new URL(sc.url))
+      ? new StreamableHTTPClientTransport(new URL(sc.url), {
+          requestInit: { headers: { Authorization: "Bearer " + sc.token } },
+        })
       : new StdioClientTransport({ command: sc.command, args: sc.args ?? [], stderr: "inherit" });
   // Errors the SDK reports outside any call (a late response, a notification for a request
   // that is over): recorded, not fatal.

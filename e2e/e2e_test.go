@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -93,6 +94,7 @@ type scenario struct {
 	Command   string   `json:"command,omitempty"`
 	Args      []string `json:"args,omitempty"`
 	URL       string   `json:"url,omitempty"`
+	Token     string   `json:"token,omitempty"` // http: the bearer token the server requires
 	// step is the single call of a one-call scenario.
 	step
 	LingerMs int    `json:"lingerMs,omitempty"`
@@ -229,6 +231,7 @@ func newEnv(t *testing.T, transport string, flags ...string) *env {
 // httpServer is a consult --http subprocess.
 type httpServer struct {
 	url    string
+	token  string // the bearer token it requires (CONSULT_HTTP_TOKEN)
 	cmd    *exec.Cmd
 	exited chan error // cmd.Wait's result, sent once
 	logs   *syncBuffer
@@ -244,8 +247,9 @@ type httpServer struct {
 func startHTTP(t *testing.T, args []string) *httpServer {
 	t.Helper()
 	addr := freeAddr(t)
-	h := &httpServer{url: "http://" + addr + "/mcp", exited: make(chan error, 1), logs: &syncBuffer{}}
+	h := &httpServer{url: "http://" + addr + "/mcp", token: rand.Text(), exited: make(chan error, 1), logs: &syncBuffer{}}
 	h.cmd = exec.Command(binary, append(args, "--http", addr)...)
+	h.cmd.Env = append(os.Environ(), "CONSULT_HTTP_TOKEN="+h.token)
 	h.cmd.Stdout, h.cmd.Stderr = h.logs, h.logs
 	if err := h.cmd.Start(); err != nil {
 		t.Fatalf("starting consult --http: %v", err)
@@ -334,7 +338,7 @@ func (e *env) tryCall(sc scenario) (outcome, error) {
 	t := e.t
 	sc.Transport = e.transport
 	if e.transport == "http" {
-		sc.URL = e.http.url
+		sc.URL, sc.Token = e.http.url, e.http.token
 	} else {
 		sc.Command, sc.Args = binary, e.args
 	}

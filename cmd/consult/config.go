@@ -56,7 +56,12 @@ type config struct {
 	logLevel       slog.Level
 	httpAddr       string
 	test           bool
-	allowRoots     []string
+
+	httpTokenFile    string   // --http-token-file: where the bearer token is kept
+	httpToken        string   // CONSULT_HTTP_TOKEN: the bearer token itself
+	httpAllowOrigins []string // Origin header values a request may carry; none by default
+
+	allowRoots []string
 
 	resultsDir      string        // where background answers are saved; "" keeps them in memory
 	resultsTTL      time.Duration // how long a saved answer is kept
@@ -127,6 +132,9 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 		{"CONSULT_IDLE_TIMEOUT", durationValue{&cfg.idleTimeout}.Set},
 		{"CONSULT_LOG_LEVEL", func(s string) error { level = s; return nil }},
 		{"CONSULT_HTTP", func(s string) error { cfg.httpAddr = s; return nil }},
+		{"CONSULT_HTTP_TOKEN_FILE", func(s string) error { cfg.httpTokenFile = s; return nil }},
+		{"CONSULT_HTTP_TOKEN", func(s string) error { cfg.httpToken = s; return nil }},
+		{"CONSULT_HTTP_ALLOW_ORIGIN", func(s string) error { cfg.httpAllowOrigins = strings.Split(s, ","); return nil }},
 		{"CONSULT_ALLOW_ROOT", func(s string) error { cfg.allowRoots = filepath.SplitList(s); return nil }},
 		{"CONSULT_RESULTS_DIR", func(s string) error { cfg.resultsDir = s; return nil }},
 		{"CONSULT_RESULTS_TTL", durationValue{&cfg.resultsTTL}.Set},
@@ -150,6 +158,12 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 	fs.Var(durationValue{&cfg.idleTimeout}, "idle-timeout", "cancel a call whose upstream is silent this long (0 = off)")
 	fs.StringVar(&level, "log-level", level, "debug, info, warn or error")
 	fs.StringVar(&cfg.httpAddr, "http", cfg.httpAddr, "serve streamable HTTP at this address")
+	fs.StringVar(&cfg.httpTokenFile, "http-token-file", cfg.httpTokenFile, "read the HTTP bearer token from the first line of this file (mode 0600)")
+	var flagOrigins []string
+	fs.Func("http-allow-origin", "accept HTTP requests whose Origin header is this scheme://host[:port] (repeatable)", func(s string) error {
+		flagOrigins = append(flagOrigins, s)
+		return nil
+	})
 	fs.StringVar(&cfg.resultsDir, "results-dir", cfg.resultsDir, "directory for background consultations' results")
 	fs.Var(durationValue{&cfg.resultsTTL}, "results-ttl", "how long a background result is kept")
 	fs.Var(durationValue{&cfg.backgroundLimit}, "background-limit", "how long a consultation may run in all with on_timeout continue")
@@ -166,6 +180,12 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 	}
 	if len(flagRoots) > 0 {
 		cfg.allowRoots = flagRoots
+	}
+	if len(flagOrigins) > 0 {
+		cfg.httpAllowOrigins = flagOrigins
+	}
+	if cfg.httpAllowOrigins, err = parseOrigins(cfg.httpAllowOrigins); err != nil {
+		return cfg, err
 	}
 	if cfg.httpAddr != "" && len(cfg.allowRoots) == 0 && !loopback(cfg.httpAddr) {
 		return cfg, fmt.Errorf("--http %s listens beyond this machine, and without --allow-root any client that reaches it could read any directory the server can and send it to the model; pass --allow-root DIR (repeatable) to confine it, or listen on 127.0.0.1", cfg.httpAddr)

@@ -77,7 +77,14 @@ Server flags (each also an environment variable CONSULT_<NAME>, e.g. CONSULT_BAS
   --idle-timeout DUR      cancel a call whose upstream sent nothing for this long (default 0 = off)
   --log-level LEVEL       debug, info, warn or error (default info); logs go to stderr
   --http ADDR             serve streamable HTTP at ADDR instead of stdio; an address beyond
-                          loopback needs --allow-root
+                          loopback needs --allow-root. Every request needs the header
+                          "Authorization: Bearer TOKEN"; without a token configured, one is
+                          generated and printed at start
+  --http-token-file FILE  the token is FILE's first line (FILE must be mode 0600); else
+                          CONSULT_HTTP_TOKEN holds the token itself (16 characters or more)
+  --http-allow-origin O   accept requests with the header "Origin: O", O as scheme://host[:port]
+                          (repeatable; CONSULT_HTTP_ALLOW_ORIGIN takes a list separated by ',');
+                          a request with any other Origin is refused
   --allow-root DIR        confine path and output_file to DIR (repeatable; CONSULT_ALLOW_ROOT
                           takes a list separated by ':')
   --results-dir DIR       where answers of background consultations (on_timeout "continue")

@@ -22,6 +22,9 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(httpProbeEnv) != "" { // this process is the other user's client (see TestHTTPOtherUser)
+		os.Exit(httpProbe())
+	}
 	dir, err := os.MkdirTemp("", "consult-bin")
 	if err != nil {
 		panic(err)

@@ -89,12 +89,19 @@ func runServe(ctx context.Context, provider string, args []string, getenv func(s
 	if cfg.test {
 		return runSelfTest(ctx, cfg, svc, stdout, stderr)
 	}
+	var tok httpToken
+	if cfg.httpAddr != "" {
+		if tok, err = resolveHTTPToken(cfg.httpTokenFile, cfg.httpToken); err != nil {
+			fmt.Fprintf(stderr, "consult %s: %v\n", provider, err)
+			return exitCode(2)
+		}
+	}
 	s := mcpserver.New(mcpserver.Config{Service: svc, Logger: logger})
 	logger.Info("consult serving", "provider", provider, "model", cfg.model, "transport", transportName(cfg),
 		"default_timeout", cfg.defaultTimeout, "heartbeat", cfg.heartbeat, "idle_timeout", cfg.idleTimeout,
 		"results_dir", cfg.resultsDir, "results_ttl", cfg.resultsTTL, "background_limit", cfg.backgroundLimit)
 	if cfg.httpAddr != "" {
-		err = serveHTTP(ctx, s, cfg.httpAddr, logger)
+		err = serveHTTP(ctx, s, cfg, tok, logger, stderr)
 	} else {
 		err = mcpserver.ServeStdio(ctx, s, stdin, stdout, stderr)
 		if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
@@ -131,24 +138,17 @@ func transportName(cfg config) string {
 	return "stdio"
 }
 
-// serveHTTP serves streamable HTTP at addr under /mcp until ctx ends.
-func serveHTTP(ctx context.Context, s *server.MCPServer, addr string, logger *slog.Logger) error {
-	ln, err := net.Listen("tcp", addr)
+// serveHTTP serves streamable HTTP at addr under /mcp until ctx ends, admitting only
+// requests that carry tok (see httpGuard).
+func serveHTTP(ctx context.Context, s *server.MCPServer, cfg config, tok httpToken, logger *slog.Logger, stderr io.Writer) error {
+	ln, err := net.Listen("tcp", cfg.httpAddr)
 	if err != nil {
-		return fmt.Errorf("--http %s: %w", addr, err)
+		return fmt.Errorf("--http %s: %w", cfg.httpAddr, err)
 	}
-	// Requests live in ctx: a signal cancels the calls in flight (and closes their upstream
-	// requests) instead of Shutdown waiting for them to finish.
-	httpSrv := &http.Server{ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
-	h := server.NewStreamableHTTPServer(s,
-		server.WithEndpointPath("/mcp"),
-		server.WithStreamableHTTPServer(httpSrv),
-		server.WithStreamableHTTPLogger(logger),
-	)
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", h)
-	httpSrv.Handler = mux
-	logger.Info("listening", "url", "http://"+ln.Addr().String()+"/mcp")
+	httpSrv := newHTTPServer(ctx, s, newHTTPGuard(tok.value, cfg.httpAllowOrigins, loopback(cfg.httpAddr)), logger)
+	endpoint := "http://" + ln.Addr().String() + "/mcp"
+	logger.Info("listening", "url", endpoint)
+	printHTTPAccess(stderr, endpoint, tok)
 	errc := make(chan error, 1)
 	go func() { errc <- httpSrv.Serve(ln) }()
 	select {
@@ -160,4 +160,25 @@ func serveHTTP(ctx context.Context, s *server.MCPServer, addr string, logger *sl
 		_ = httpSrv.Shutdown(shutdownCtx)
 		return nil
 	}
+}
+
+// newHTTPServer is the HTTP server for s: /mcp behind guard, with the header limits. Requests live in ctx: a signal cancels the calls in flight (and closes
+// their upstream requests) instead of Shutdown waiting for them to finish.
+func newHTTPServer(ctx context.Context, s *server.MCPServer, guard *httpGuard, logger *slog.Logger) *http.Server {
+	httpSrv := &http.Server{
+		ReadHeaderTimeout: readHeaderTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	h := server.NewStreamableHTTPServer(s,
+		server.WithEndpointPath("/mcp"),
+		server.WithStreamableHTTPServer(httpSrv),
+		server.WithStreamableHTTPLogger(logger),
+		server.WithHTTPContextFunc(ownerContext),
+	)
+	mux := http.NewServeMux()
+	guard.next = h
+	mux.Handle("/mcp", guard)
+	httpSrv.Handler = mux
+	return httpSrv
 }

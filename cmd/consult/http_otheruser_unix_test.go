@@ -1,0 +1,138 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// TestHTTPOtherUser runs the binary as root with --http on loopback and a 0600 token file,
+// then a client as nobody: it can neither read the token file nor call the server without
+// the token. mcp-go's client with the token works.
+func TestHTTPOtherUser(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the test starts the server as root and a client as the user nobody")
+	}
+	nobody, err := user.Lookup("nobody")
+	if err != nil {
+		t.Skipf("no user nobody to run the client as: %v", err)
+	}
+	uid, _ := strconv.Atoi(nobody.Uid)
+	gid, _ := strconv.Atoi(nobody.Gid)
+
+	// A directory anyone may enter, so that only the token file's own mode protects it.
+	dir, err := os.MkdirTemp("", "consult-http-otheruser")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const token = "root-only-token-0123456789abcdef"
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	probe := copyExecutable(t, filepath.Join(dir, "probe"))
+
+	cmd := exec.Command(binary, "openai", "--http", "127.0.0.1:0", "--http-token-file", tokenFile, "--results-dir", t.TempDir())
+	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
+	logs := &lockedBuffer{}
+	url := make(chan string, 1)
+	go func() {
+		re := regexp.MustCompile(`serving MCP over HTTP at (\S+)`)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			logs.Write([]byte(sc.Text() + "\n"))
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				url <- m[1]
+			}
+		}
+		io.Copy(io.Discard, stderr)
+	}()
+	var endpoint string
+	select {
+	case endpoint = <-url:
+	case <-time.After(15 * time.Second):
+		t.Fatalf("the server printed no URL within 15 s:\n%s", logs.String())
+	}
+
+	pc := exec.Command(probe, "-test.run=^$")
+	pc.Env = []string{httpProbeEnv + "=" + endpoint, httpProbeFileEnv + "=" + tokenFile}
+	pc.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+	out, err := pc.Output()
+	if err != nil {
+		t.Fatalf("client as nobody: %v\n%s", err, out)
+	}
+	var rep probeReport
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("client as nobody printed %q: %v", out, err)
+	}
+	if !strings.Contains(rep.ReadErr, "permission denied") {
+		t.Errorf("nobody reading the 0600 token file: %q, want permission denied", rep.ReadErr)
+	}
+	if rep.NoToken != 401 || rep.WrongToken != 401 {
+		t.Errorf("nobody calling without the token: %d, with a guessed one: %d; want 401 and 401", rep.NoToken, rep.WrongToken)
+	}
+
+	c := httpClient(t, endpoint, token)
+	tools, err := c.ListTools(t.Context(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatalf("tools/list with the token: %v", err)
+	}
+	if len(tools.Tools) == 0 {
+		t.Error("tools/list with the token: no tools")
+	}
+	if strings.Contains(logs.String(), token) {
+		t.Errorf("the server printed the configured token:\n%s", logs.String())
+	}
+}
+
+// copyExecutable copies the running test binary to path, executable by anyone.
+func copyExecutable(t *testing.T, path string) string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.Open(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
