@@ -17,6 +17,9 @@ const (
 	keyDataWindow = 1024
 	// minKeyData is the shortest run of base64 that counts as key data (a PEM line has 64).
 	minKeyData = 40
+	// minKeyEntropy is the Shannon entropy, in bits per byte, key data exceeds: 40 random
+	// base64 characters have about 5, a long identifier about 4.
+	minKeyEntropy = 4.5
 )
 
 // PrivateKey reports whether content holds a private key block anywhere in it: a
@@ -53,7 +56,8 @@ func PrivateKey(content []byte) bool {
 }
 
 // hasKeyData reports a run of at least minKeyData base64 characters in b that starts after
-// a separator and holds an upper-case letter, a lower-case letter and a digit.
+// a separator, holds an upper-case letter, a lower-case letter and a digit, and looks
+// random (entropy above minKeyEntropy).
 func hasKeyData(b []byte) bool {
 	for i := 0; i < len(b); {
 		if !isBase64(b[i]) || !startsRun(b, i) {
@@ -66,7 +70,7 @@ func hasKeyData(b []byte) bool {
 			classes |= class(b[j])
 			j++
 		}
-		if j-i >= minKeyData && classes == upper|lower|digit {
+		if j-i >= minKeyData && classes == upper|lower|digit && entropy(b[i:j]) > minKeyEntropy {
 			return true
 		}
 		i = j
