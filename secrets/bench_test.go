@@ -53,6 +53,7 @@ func BenchmarkScanGOROOT(b *testing.B) {
 	var keys, redacted int
 	b.SetBytes(gorootBytes)
 	b.ReportAllocs()
+	start := cpuTime()
 	for b.Loop() {
 		keys, redacted = 0, 0
 		for _, f := range files {
@@ -65,6 +66,7 @@ func BenchmarkScanGOROOT(b *testing.B) {
 			}
 		}
 	}
+	reportCPU(b, start)
 	b.ReportMetric(float64(keys), "keys")
 	b.ReportMetric(float64(redacted), "redacted")
 }
@@ -74,22 +76,26 @@ func BenchmarkRedactGOROOT(b *testing.B) {
 	files := goroot(b)
 	b.SetBytes(gorootBytes)
 	b.ReportAllocs()
+	start := cpuTime()
 	for b.Loop() {
 		for _, f := range files {
 			Redact(f.content)
 		}
 	}
+	reportCPU(b, start)
 }
 
 func BenchmarkPrivateKeyGOROOT(b *testing.B) {
 	files := goroot(b)
 	b.SetBytes(gorootBytes)
 	b.ReportAllocs()
+	start := cpuTime()
 	for b.Loop() {
 		for _, f := range files {
 			PrivateKey(f.content)
 		}
 	}
+	reportCPU(b, start)
 }
 
 // TestGOROOTFindings lists the files of $GOROOT/src that PrivateKey holds back and those

@@ -40,9 +40,9 @@
 // Private key blocks are not redacted: PrivateKey holds such a file back whole.
 //
 // Both scans are built to cost little on a file with no candidate: PrivateKey searches for
-// "-----BEGIN " with bytes.Index, and Redact looks for five anchor bytes ('J' of the
-// OpenAI marker, '-', 'k' of hooks, 'A', '_') with bytes.IndexByte and runs a rule's
-// expression only where the bytes around an anchor spell that rule's fixed prefix. On
+// "-----BEGIN " with bytes.Index, and Redact looks for four anchor bytes ('-', 'k' of
+// hooks, 'A', '_') with bytes.IndexByte and runs a rule's expression only where the bytes
+// around an anchor spell that rule's fixed prefix. On
 // $GOROOT/src (BenchmarkScanGOROOT) PrivateKey finds one key, the EC key of
 // crypto/tls/example_test.go, and Redact changes no file.
 package secrets
