@@ -23,6 +23,10 @@ func Redact(content []byte) ([]byte, []string) {
 			}
 			i += off
 			off = i + 1
+			// The byte beside the anchor rules most bytes out without a call.
+			if j := i + a.rel; j < 0 || j >= len(content) || !a.near[content[j]] {
+				continue
+			}
 			if start, rules := a.check(content, i); rules != nil {
 				if end := s.verify(start, rules); end > off {
 					off = end
@@ -113,20 +117,31 @@ func (s *scan) redact() ([]byte, []string) {
 	return out, kinds
 }
 
-// An anchor is a byte the scan looks for, and the check that, given the content and the
-// anchor's index, returns where a candidate token starts and the rules to try, or nil.
+// An anchor is a byte the scan looks for; near, the bytes that may stand at offset rel from
+// it in a candidate; and the check that, given the content and the anchor's index, returns
+// where a candidate token starts and the rules to try, or nil.
 type anchor struct {
 	b     byte
+	rel   int
+	near  *[256]bool
 	check func(c []byte, i int) (start int, rules []*rule)
 }
 
 // anchors, rarest first. Frequencies in $GOROOT/src: '-' one byte in 540, 'k' one in 250,
 // 'A' one in 150, '_' one in 130.
 var anchors = []anchor{
-	{'-', checkDash},
-	{'k', checkWebhook},
-	{'A', checkA},
-	{'_', checkUnderscore},
+	{'-', -1, byteSet("kKtbBpPeEaArRoOsS"), checkDash}, // sk- glpat- xox?- xapp-
+	{'k', -1, byteSet("o"), checkWebhook},              // hooks
+	{'A', +1, byteSet("KSBC3I"), checkA},               // AKIA ASIA ABIA ACCA A3T AIza
+	{'_', -1, byteSet("pousrmMkKbB"), checkUnderscore}, // gh?_ npm_ sk_ rk_ github_
+}
+
+func byteSet(s string) *[256]bool {
+	var t [256]bool
+	for i := range len(s) {
+		t[s[i]] = true
+	}
+	return &t
 }
 
 var (
