@@ -1,0 +1,52 @@
+package secrets
+
+import (
+	"bytes"
+	"testing"
+)
+
+// referenceSecrets runs every rule over the whole of content, as gitleaks does, without the
+// anchors Redact uses to avoid running them: the secrets it returns are what Redact must
+// remove.
+func referenceSecrets(content []byte) [][]byte {
+	var out [][]byte
+	for _, r := range allRules {
+		for _, loc := range r.re.FindAllSubmatchIndex(content, -1) {
+			if st, en, ok := r.secret(content, loc); ok {
+				out = append(out, content[st:en])
+			}
+		}
+	}
+	return out
+}
+
+func FuzzRedact(f *testing.F) {
+	for _, tc := range tokens() {
+		f.Add([]byte("key = \"" + tc.token + "\"\n"))
+		f.Add([]byte(tc.token))
+	}
+	f.Add([]byte("AKIAIOSFODNN7EXAMPLE"))
+	f.Add([]byte("xoxe.xoxb-1-" + rnd(upnum, 165)))
+	f.Add([]byte("glpat-" + rnd(alnum, 40) + ".01" + rnd(lowernum, 7)))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		orig := bytes.Clone(in)
+		want := referenceSecrets(in)
+		out, kinds := Redact(in)
+		if !bytes.Equal(in, orig) {
+			t.Fatal("Redact changed its input")
+		}
+		for _, s := range want {
+			if len(s) >= 8 && bytes.Contains(out, s) {
+				t.Errorf("secret %q left in the output %q", s, out)
+			}
+		}
+		if kinds == nil {
+			if len(in) > 0 && &out[0] != &in[0] || len(out) != len(in) {
+				t.Errorf("no findings but the output is not the input: %q", out)
+			}
+			if len(want) > 0 {
+				t.Errorf("no findings, but the rules match %q", want)
+			}
+		}
+	})
+}

@@ -1,0 +1,192 @@
+package secrets
+
+import (
+	"bytes"
+	"math"
+	"regexp"
+)
+
+// A rule is one gitleaks rule: its regular expression, copied unchanged from gitleaks'
+// default configuration (config/gitleaks.toml, generated from cmd/generate/config/rules),
+// the entropy the secret must exceed, and its allowlist. The secret is the first non-empty
+// capture group, or the whole match when the expression has none, as in gitleaks.
+type rule struct {
+	id      string // gitleaks rule id
+	kind    string // what the replacement names: "[REDACTED <kind>]"
+	re      *regexp.Regexp
+	entropy float64 // the secret's Shannon entropy must exceed this; 0 checks nothing
+	allow   [][]byte
+	// allowSuffix is gitleaks' allowlist regex '.+<suffix>$'.
+	allowSuffix []byte
+}
+
+const (
+	kindAWS       = "AWS access key"
+	kindGitHub    = "GitHub token"
+	kindGitLab    = "GitLab token"
+	kindOpenAI    = "OpenAI API key"
+	kindAnthropic = "Anthropic API key"
+	kindGoogle    = "Google API key"
+	kindNpm       = "npm token"
+	kindStripe    = "Stripe secret key"
+	kindSlack     = "Slack token"
+	kindWebhook   = "Slack webhook"
+)
+
+// The rules, each with its gitleaks id; the source of every expression is
+// gitleaks/gitleaks config/gitleaks.toml (commit 009e025), whose generator is the file of
+// cmd/generate/config/rules named after each.
+var (
+	// aws-access-token (rules/aws.go); allowlist '.+EXAMPLE$', AWS's documentation keys.
+	ruleAWS = &rule{id: "aws-access-token", kind: kindAWS, entropy: 3,
+		re:          regexp.MustCompile(`\b((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b`),
+		allowSuffix: []byte("EXAMPLE")}
+
+	// github-pat, github-oauth, github-app-token, github-refresh-token,
+	// github-fine-grained-pat (rules/github.go).
+	ruleGitHubPAT     = &rule{id: "github-pat", kind: kindGitHub, entropy: 3, re: regexp.MustCompile(`ghp_[0-9a-zA-Z]{36}`)}
+	ruleGitHubOAuth   = &rule{id: "github-oauth", kind: kindGitHub, entropy: 3, re: regexp.MustCompile(`gho_[0-9a-zA-Z]{36}`)}
+	ruleGitHubApp     = &rule{id: "github-app-token", kind: kindGitHub, entropy: 3, re: regexp.MustCompile(`(?:ghu|ghs)_[0-9a-zA-Z]{36}`)}
+	ruleGitHubRefresh = &rule{id: "github-refresh-token", kind: kindGitHub, entropy: 3, re: regexp.MustCompile(`ghr_[0-9a-zA-Z]{36}`)}
+	ruleGitHubFine    = &rule{id: "github-fine-grained-pat", kind: kindGitHub, entropy: 3, re: regexp.MustCompile(`github_pat_\w{82}`)}
+
+	// gitlab-pat, gitlab-pat-routable (rules/gitlab.go).
+	ruleGitLabPAT      = &rule{id: "gitlab-pat", kind: kindGitLab, entropy: 3, re: regexp.MustCompile(`glpat-[\w-]{20}`)}
+	ruleGitLabRoutable = &rule{id: "gitlab-pat-routable", kind: kindGitLab, entropy: 4,
+		re: regexp.MustCompile(`\bglpat-[0-9a-zA-Z_-]{27,300}\.[0-9a-z]{2}[0-9a-z]{7}\b`)}
+
+	// openai-api-key (rules/openai.go): project, service-account, admin and legacy keys all
+	// hold "T3BlbkFJ" (base64 of "OpenAI").
+	ruleOpenAI = &rule{id: "openai-api-key", kind: kindOpenAI, entropy: 3,
+		re: regexp.MustCompile(`\b(sk-(?:proj|svcacct|admin)-(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})T3BlbkFJ(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})\b|sk-[a-zA-Z0-9]{20}T3BlbkFJ[a-zA-Z0-9]{20})(?:[\x60'"\s;]|\\[nr]|$)`)}
+
+	// anthropic-api-key, anthropic-admin-api-key (rules/anthropic.go).
+	ruleAnthropic      = &rule{id: "anthropic-api-key", kind: kindAnthropic, re: regexp.MustCompile(`\b(sk-ant-api03-[a-zA-Z0-9_\-]{93}AA)(?:[\x60'"\s;]|\\[nr]|$)`)}
+	ruleAnthropicAdmin = &rule{id: "anthropic-admin-api-key", kind: kindAnthropic, re: regexp.MustCompile(`\b(sk-ant-admin01-[a-zA-Z0-9_\-]{93}AA)(?:[\x60'"\s;]|\\[nr]|$)`)}
+
+	// gcp-api-key (rules/gcp.go), with its allowlist of published keys.
+	ruleGoogle = &rule{id: "gcp-api-key", kind: kindGoogle, entropy: 4,
+		re: regexp.MustCompile(`\b(AIza[\w-]{35})(?:[\x60'"\s;]|\\[nr]|$)`),
+		allow: bytesOf(
+			"AIzaSyabcdefghijklmnopqrstuvwxyz1234567", "AIzaSyAnLA7NfeLquW1tJFpx_eQCxoX-oo6YyIs",
+			"AIzaSyCkEhVjf3pduRDt6d1yKOMitrUEke8agEM", "AIzaSyDMAScliyLx7F0NPDEJi1QmyCgHIAODrlU",
+			"AIzaSyD3asb-2pEZVqMkmL6M9N6nHZRR_znhrh0", "AIzayDNSXIbFmlXbIE6mCzDLQAqITYefhixbX4A",
+			"AIzaSyAdOS2zB6NCsk1pCdZ4-P6GBdi_UUPwX7c", "AIzaSyASWm6HmTMdYWpgMnjRBjxcQ9CKctWmLd4",
+			"AIzaSyANUvH9H9BsUccjsu2pCmEkOPjjaXeDQgY", "AIzaSyA5_iVawFQ8ABuTZNUdcwERLJv_a_p4wtM",
+			"AIzaSyA4UrcGxgwQFTfaI3no3t7Lt1sjmdnP5sQ", "AIzaSyDSb51JiIcB6OJpwwMicseKRhhrOq1cS7g",
+			"AIzaSyBF2RrAIm4a0mO64EShQfqfd2AFnzAvvuU", "AIzaSyBcE-OOIbhjyR83gm4r2MFCu4MJmprNXsw",
+			"AIzaSyB8qGxt4ec15vitgn44duC5ucxaOi4FmqE", "AIzaSyA8vmApnrHNFE0bApF4hoZ11srVL_n0nvY",
+		)}
+
+	// npm-access-token (rules/npm.go).
+	ruleNpm = &rule{id: "npm-access-token", kind: kindNpm, entropy: 2, re: regexp.MustCompile(`(?i)\b(npm_[a-z0-9]{36})(?:[\x60'"\s;]|\\[nr]|$)`)}
+
+	// stripe-access-token (rules/stripe.go).
+	ruleStripe = &rule{id: "stripe-access-token", kind: kindStripe, entropy: 2,
+		re: regexp.MustCompile(`\b((?:sk|rk)_(?:test|live|prod)_[a-zA-Z0-9]{10,99})(?:[\x60'"\s;]|\\[nr]|$)`)}
+
+	// slack-bot-token, slack-legacy-bot-token, slack-user-token, slack-app-token,
+	// slack-config-access-token, slack-config-refresh-token, slack-legacy-workspace-token,
+	// slack-legacy-token, slack-webhook-url (rules/slack.go).
+	ruleSlackBot       = &rule{id: "slack-bot-token", kind: kindSlack, entropy: 3, re: regexp.MustCompile(`xoxb-[0-9]{10,13}-[0-9]{10,13}[a-zA-Z0-9-]*`)}
+	ruleSlackLegacyBot = &rule{id: "slack-legacy-bot-token", kind: kindSlack, entropy: 2, re: regexp.MustCompile(`xoxb-[0-9]{8,14}-[a-zA-Z0-9]{18,26}`)}
+	ruleSlackUser      = &rule{id: "slack-user-token", kind: kindSlack, entropy: 2, re: regexp.MustCompile(`xox[pe](?:-[0-9]{10,13}){3}-[a-zA-Z0-9-]{28,34}`)}
+	ruleSlackApp       = &rule{id: "slack-app-token", kind: kindSlack, entropy: 2, re: regexp.MustCompile(`(?i)xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+`)}
+	ruleSlackConfig    = &rule{id: "slack-config-access-token", kind: kindSlack, entropy: 2, re: regexp.MustCompile(`(?i)xoxe.xox[bp]-\d-[A-Z0-9]{163,166}`)}
+	ruleSlackRefresh   = &rule{id: "slack-config-refresh-token", kind: kindSlack, entropy: 2, re: regexp.MustCompile(`(?i)xoxe-\d-[A-Z0-9]{146}`)}
+	ruleSlackWorkspace = &rule{id: "slack-legacy-workspace-token", kind: kindSlack, entropy: 2, re: regexp.MustCompile(`xox[ar]-(?:\d-)?[0-9a-zA-Z]{8,48}`)}
+	ruleSlackLegacy    = &rule{id: "slack-legacy-token", kind: kindSlack, entropy: 2, re: regexp.MustCompile(`xox[os]-\d+-\d+-\d+-[a-fA-F\d]+`)}
+	ruleSlackWebhook   = &rule{id: "slack-webhook-url", kind: kindWebhook, re: regexp.MustCompile(`(?:https?://)?hooks.slack.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{43,56}`)}
+)
+
+// allRules lists every rule, for the documentation test and the reference scan in tests.
+var allRules = []*rule{
+	ruleAWS, ruleGitHubPAT, ruleGitHubOAuth, ruleGitHubApp, ruleGitHubRefresh, ruleGitHubFine,
+	ruleGitLabPAT, ruleGitLabRoutable, ruleOpenAI, ruleAnthropic, ruleAnthropicAdmin, ruleGoogle,
+	ruleNpm, ruleStripe, ruleSlackBot, ruleSlackLegacyBot, ruleSlackUser, ruleSlackApp,
+	ruleSlackConfig, ruleSlackRefresh, ruleSlackWorkspace, ruleSlackLegacy, ruleSlackWebhook,
+}
+
+// stopwords is gitleaks' global allowlist: a secret holding one (in lower case) is not one.
+var stopwords = bytesOf("014df517-39d1-4453-b7b3-9930c563627c", "abcdefghijklmnopqrstuvwxyz")
+
+// secret returns the secret of the match loc in b (the first non-empty group, else the
+// whole match) and whether it passes the rule's entropy and allowlists.
+func (r *rule) secret(b []byte, loc []int) (start, end int, ok bool) {
+	start, end = loc[0], loc[1]
+	for g := 2; g+1 < len(loc); g += 2 {
+		if loc[g] >= 0 && loc[g+1] > loc[g] {
+			start, end = loc[g], loc[g+1]
+			break
+		}
+	}
+	s := b[start:end]
+	if r.entropy != 0 && entropy(s) <= r.entropy {
+		return start, end, false
+	}
+	for _, a := range r.allow {
+		if bytes.Equal(s, a) {
+			return start, end, false
+		}
+	}
+	if r.allowSuffix != nil && len(s) > len(r.allowSuffix) && bytes.HasSuffix(s, r.allowSuffix) {
+		return start, end, false
+	}
+	for _, w := range stopwords {
+		if containsFold(s, w) {
+			return start, end, false
+		}
+	}
+	return start, end, true
+}
+
+// entropy is the Shannon entropy of s in bits per byte, as gitleaks computes it.
+func entropy(s []byte) float64 {
+	var counts [256]int
+	for _, c := range s {
+		counts[c]++
+	}
+	e, n := 0.0, float64(len(s))
+	for _, k := range counts {
+		if k > 0 {
+			p := float64(k) / n
+			e -= p * math.Log2(p)
+		}
+	}
+	return e
+}
+
+// containsFold reports whether s holds lower-case ASCII w, ignoring the case of s.
+func containsFold(s, w []byte) bool {
+	for i := 0; i+len(w) <= len(s); i++ {
+		if hasPrefixFold(s[i:], w) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasPrefixFold reports whether s starts with lower-case ASCII w, ignoring the case of s.
+func hasPrefixFold(s, w []byte) bool {
+	if len(s) < len(w) {
+		return false
+	}
+	for i, c := range w {
+		d := s[i]
+		if d >= 'A' && d <= 'Z' {
+			d += 'a' - 'A'
+		}
+		if d != c {
+			return false
+		}
+	}
+	return true
+}
+
+func bytesOf(ss ...string) [][]byte {
+	out := make([][]byte, len(ss))
+	for i, s := range ss {
+		out[i] = []byte(s)
+	}
+	return out
+}
