@@ -157,12 +157,13 @@ type job struct {
 }
 
 type result struct {
-	seq     int
-	rel     string
-	content []byte
-	reason  Reason
-	why     string // for a Secret: what gave it away
-	dropped bool   // not read: cancelled or over a cap
+	seq      int
+	rel      string
+	content  []byte
+	redacted []string
+	reason   Reason
+	why      string // for a Secret: what gave it away
+	dropped  bool   // not read: cancelled or over a cap
 }
 
 func (g *gatherer) run() (*Gathered, error) {
@@ -228,7 +229,7 @@ func (g *gatherer) run() (*Gathered, error) {
 				g.capped.Store(true)
 				skips.add(OverTotal, r.rel)
 			default:
-				out.Files = append(out.Files, File{Path: r.rel, Size: consult.Bytes(len(r.content)), Content: r.content})
+				out.Files = append(out.Files, File{Path: r.rel, Size: consult.Bytes(len(r.content)), Content: r.content, Redacted: r.redacted})
 				out.Bytes += consult.Bytes(len(r.content))
 			}
 		}
@@ -262,7 +263,7 @@ func (g *gatherer) read(results chan<- result) {
 		if g.ctx.Err() != nil || g.capped.Load() {
 			r.dropped = true
 		} else {
-			r.content, r.reason = readFile(j.path, g.maxFile, scratch)
+			r.content, r.redacted, r.reason = readFile(j.path, g.maxFile, scratch)
 			if r.reason == Secret {
 				r.why = whyPrivateKey
 			}

@@ -154,8 +154,48 @@ func TestPrivateKeyContent(t *testing.T) {
 		"after-the-window.txt": strings.Repeat("x\n", consult.SniffBytes) + pemKey,
 	})
 	got := gather(t, Options{Root: root, Pattern: "**"})
-	checkGathered(t, got, []string{"after-the-window.txt", "parser.go", "public.txt"},
-		[]Skip{{Reason: Secret, Count: 3, Examples: []string{"config/tls.txt", "example_test.go", "sa.json"}}})
+	// A key anywhere in a file holds it back, not only in its first 8 KiB.
+	checkGathered(t, got, []string{"parser.go", "public.txt"},
+		[]Skip{{Reason: Secret, Count: 4, Examples: []string{"after-the-window.txt", "config/tls.txt", "example_test.go"}}})
+	var withheld []string
+	for _, w := range got.Withheld {
+		withheld = append(withheld, w.Path+": "+w.Why)
+	}
+	want := []string{"after-the-window.txt: holds a private key", "config/tls.txt: holds a private key",
+		"example_test.go: holds a private key", "sa.json: holds a private key"}
+	if !slices.Equal(withheld, want) {
+		t.Errorf("withheld = %q, want %q", withheld, want)
+	}
+}
+
+// TestTokensRedacted: a useful file with a hard-coded token is sent with the token replaced
+// and the kind recorded; the file's other content is kept.
+func TestTokensRedacted(t *testing.T) {
+	t.Parallel()
+	const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	token := "ghp_" // 36 random characters after the prefix, as GitHub's
+	for range 36 {
+		token += string(alnum[mathrand.IntN(len(alnum))])
+	}
+	root := writeTree(t, map[string]string{
+		"client.go": "package client\n\nconst token = \"" + token + "\"\n\nfunc Use() {}\n",
+		"clean.go":  "package clean\n",
+	})
+	got := gather(t, Options{Root: root, Pattern: "**/*.go"})
+	if len(got.Files) != 2 {
+		t.Fatalf("files = %v", paths(got))
+	}
+	f := got.Files[1]
+	if f.Path != "client.go" || strings.Contains(string(f.Content), token) || !strings.Contains(string(f.Content), "[REDACTED GitHub token]") ||
+		!strings.Contains(string(f.Content), "func Use() {}") {
+		t.Errorf("client.go sent as:\n%s", f.Content)
+	}
+	if !slices.Equal(f.Redacted, []string{"GitHub token"}) || f.Size != consult.Bytes(len(f.Content)) {
+		t.Errorf("redacted = %v, size %d for %d bytes", f.Redacted, f.Size, len(f.Content))
+	}
+	if got.Files[0].Redacted != nil {
+		t.Errorf("clean.go redacted %v", got.Files[0].Redacted)
+	}
 }
 
 func TestTooLargeNotRead(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/secrets"
 )
 
 // fileReader is the little a read needs from an open file.
@@ -13,8 +14,9 @@ type fileReader interface {
 }
 
 // readAll reads a regular file whose stat size is size and classifies it: the content, or
-// TooLarge if it holds more than limit bytes, Binary or Secret by its first
-// consult.SniffBytes bytes, Unreadable on an I/O error.
+// TooLarge if it holds more than limit bytes, Binary by its first consult.SniffBytes bytes,
+// Secret when it holds a private key anywhere, Unreadable on an I/O error. High-confidence
+// tokens in the content are replaced by "[REDACTED <kind>]" and their kinds returned.
 //
 // A file larger than the sniff window is sniffed first, into scratch (at least SniffBytes
 // long), so a binary or a key costs one small read and no allocation. The stat size is a
@@ -22,9 +24,9 @@ type fileReader interface {
 // so reading goes on to EOF, stopping at limit+1 bytes. A read that asks for one byte more
 // than the stat size and gets exactly the stat size is taken as reaching EOF (regular files
 // return short reads only at their end), so most files cost a single read.
-func readAll(f fileReader, size, limit int64, scratch []byte) ([]byte, Reason) {
+func readAll(f fileReader, size, limit int64, scratch []byte) (content []byte, redacted []string, reason Reason) {
 	if size > limit {
-		return nil, TooLarge
+		return nil, nil, TooLarge
 	}
 	var buf []byte
 	sniffed := false
@@ -32,15 +34,15 @@ func readAll(f fileReader, size, limit int64, scratch []byte) ([]byte, Reason) {
 	case size > consult.SniffBytes:
 		n, err := io.ReadFull(f, scratch[:consult.SniffBytes])
 		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-			return nil, Unreadable
+			return nil, nil, Unreadable
 		}
-		if r := classify(scratch[:n]); r != 0 {
-			return nil, r
+		if isBinary(scratch[:n]) {
+			return nil, nil, Binary
 		}
 		if n < consult.SniffBytes { // it shrank
 			b := make([]byte, n)
 			copy(b, scratch)
-			return b, 0
+			return scan(b)
 		}
 		buf = make([]byte, n, size+1)
 		copy(buf, scratch)
@@ -58,11 +60,11 @@ func readAll(f fileReader, size, limit int64, scratch []byte) ([]byte, Reason) {
 		n, err := f.Read(buf[len(buf) : len(buf)+int(room)])
 		buf = buf[:len(buf)+n]
 		if int64(len(buf)) > limit {
-			return nil, TooLarge
+			return nil, nil, TooLarge
 		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
-				return nil, Unreadable
+				return nil, nil, Unreadable
 			}
 			break
 		}
@@ -70,12 +72,20 @@ func readAll(f fileReader, size, limit int64, scratch []byte) ([]byte, Reason) {
 			break // a short read at the stat size: EOF
 		}
 	}
-	if !sniffed {
-		if r := classify(buf[:min(len(buf), consult.SniffBytes)]); r != 0 {
-			return nil, r
-		}
+	if !sniffed && isBinary(buf[:min(len(buf), consult.SniffBytes)]) {
+		return nil, nil, Binary
 	}
-	return buf[:len(buf):len(buf)], 0
+	return scan(buf[:len(buf):len(buf)])
+}
+
+// scan holds back content that holds a private key anywhere (Secret), and replaces the
+// high-confidence tokens in the rest.
+func scan(content []byte) ([]byte, []string, Reason) {
+	if secrets.PrivateKey(content) {
+		return nil, nil, Secret
+	}
+	out, kinds := secrets.Redact(content)
+	return out, kinds, 0
 }
 
 // Errors of readSmall.
@@ -108,15 +118,4 @@ func readCapped(f fileReader, size, limit int64) ([]byte, error) {
 			return nil, err
 		}
 	}
-}
-
-// classify returns Binary or Secret for the first bytes of a file, or 0.
-func classify(sniff []byte) Reason {
-	switch {
-	case isBinary(sniff):
-		return Binary
-	case hasPrivateKey(sniff):
-		return Secret
-	}
-	return 0
 }

@@ -8,10 +8,10 @@ import (
 )
 
 // readFile reads the regular file at name and classifies it, as readAll.
-func readFile(name string, limit int64, scratch []byte) ([]byte, Reason) {
+func readFile(name string, limit int64, scratch []byte) ([]byte, []string, Reason) {
 	f, fi, err := openRegular(name, false)
 	if err != nil {
-		return nil, Unreadable
+		return nil, nil, Unreadable
 	}
 	defer f.Close()
 	return readAll(f, fi.Size(), limit, scratch)

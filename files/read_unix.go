@@ -42,10 +42,10 @@ func openRegular(name string, follow bool) (fd int, size int64, err error) {
 
 // readFile reads the regular file at name (an absolute path whose last element is not a
 // symbolic link: symbolic links are resolved by the walk) and classifies it, as readAll.
-func readFile(name string, limit int64, scratch []byte) ([]byte, Reason) {
+func readFile(name string, limit int64, scratch []byte) ([]byte, []string, Reason) {
 	fd, size, err := openRegular(name, false)
 	if err != nil {
-		return nil, Unreadable
+		return nil, nil, Unreadable
 	}
 	defer syscall.Close(fd)
 	return readAll(fdReader(fd), size, limit, scratch)

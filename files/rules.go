@@ -254,68 +254,6 @@ func systemSecret(abs string) string {
 // isBinary reports a NUL byte in sniff, git's test for binary content.
 func isBinary(sniff []byte) bool { return bytes.IndexByte(sniff, 0) >= 0 }
 
-var (
-	pemBegin      = []byte("-----BEGIN ")
-	pemPrivateKey = []byte("PRIVATE KEY")
-	pemDashes     = []byte("-----")
-)
-
-// hasPrivateKey reports a PEM private key block in sniff: a "-----BEGIN <kind>PRIVATE
-// KEY-----" line (RSA, EC, OPENSSH, ENCRYPTED, PGP … BLOCK) followed, within a few hundred
-// bytes, by a run of base64 key data. Requiring the data keeps source code that merely names
-// the marker (a PEM parser, a scanner like this one) from being mistaken for a key; newlines
-// may be real or escaped ("\n" inside a JSON string, as in service-account files).
-func hasPrivateKey(sniff []byte) bool {
-	for {
-		i := bytes.Index(sniff, pemBegin)
-		if i < 0 {
-			return false
-		}
-		sniff = sniff[i+len(pemBegin):]
-		end := bytes.Index(sniff, pemDashes)
-		if end < 0 {
-			return false
-		}
-		label := sniff[:end]
-		if end <= 64 && bytes.Contains(label, pemPrivateKey) && bytes.IndexByte(label, '\n') < 0 {
-			if hasKeyData(sniff[end+len(pemDashes):]) {
-				return true
-			}
-		}
-	}
-}
-
-// hasKeyData reports a line of at least 40 base64 characters within the first 400 bytes of
-// b. The run must start a line (after optional indentation) and may continue over line ends,
-// real or escaped, so an identifier in code that follows the marker is not key data.
-func hasKeyData(b []byte) bool {
-	if len(b) > 400 {
-		b = b[:400]
-	}
-	run, lineStart := 0, true
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		switch {
-		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '+', c == '/', c == '=':
-			if lineStart {
-				run++
-				if run >= 40 {
-					return true
-				}
-			}
-		case c == '\n' || c == '\r':
-			lineStart = true
-		case c == '\\' && i+1 < len(b) && (b[i+1] == 'n' || b[i+1] == 'r'):
-			i++
-			lineStart = true
-		case (c == ' ' || c == '\t') && run == 0:
-		default:
-			run, lineStart = 0, false
-		}
-	}
-	return false
-}
-
 func setOf(names ...string) map[string]bool {
 	m := make(map[string]bool, len(names))
 	for _, n := range names {

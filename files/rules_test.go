@@ -1,6 +1,9 @@
 package files
 
 import (
+	"crypto/rand"
+	"encoding/base64"
+	"github.com/consultmcp/consult/secrets"
 	"strings"
 	"testing"
 )
@@ -83,8 +86,16 @@ func TestIsLockFile(t *testing.T) {
 	}
 }
 
-func TestHasPrivateKey(t *testing.T) {
-	body := strings.Repeat("MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\n", 3)
+// TestPrivateKeyRule: the gatherer's content rule (package secrets) on the shapes key files
+// take; package secrets has the code shapes.
+func TestPrivateKeyRule(t *testing.T) {
+	// Key data is random: three lines of base64 as a key file has them.
+	var body string
+	for range 3 {
+		line := make([]byte, 48)
+		rand.Read(line)
+		body += base64.StdEncoding.EncodeToString(line) + "\n"
+	}
 	for _, tc := range []struct {
 		name, text string
 		want       bool
@@ -94,7 +105,7 @@ func TestHasPrivateKey(t *testing.T) {
 		{"openssh", "-----BEGIN OPENSSH PRIVATE KEY-----\n" + body, true},
 		{"pgp", "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n" + body, true},
 		{"encrypted with headers", "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,0123456789ABCDEF\n\n" + body, true},
-		{"escaped newlines", `{"private_key": "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\n"}`, true},
+		{"escaped newlines", `{"private_key": "-----BEGIN PRIVATE KEY-----\n` + strings.TrimSpace(strings.SplitN(body, "\n", 2)[0]) + `\n"}`, true},
 		{"indented", "var k = `\n\t-----BEGIN EC PRIVATE KEY-----\n\t" + body, true},
 		{"public key", "-----BEGIN PUBLIC KEY-----\n" + body, false},
 		{"certificate", "-----BEGIN CERTIFICATE-----\n" + body, false},
@@ -103,8 +114,8 @@ func TestHasPrivateKey(t *testing.T) {
 		{"no closing dashes", "-----BEGIN PRIVATE KEY\n" + body, false},
 		{"short data", "-----BEGIN PRIVATE KEY-----\nabc\n-----END PRIVATE KEY-----", false},
 	} {
-		if got := hasPrivateKey([]byte(tc.text)); got != tc.want {
-			t.Errorf("%s: hasPrivateKey = %v, want %v", tc.name, got, tc.want)
+		if got := secrets.PrivateKey([]byte(tc.text)); got != tc.want {
+			t.Errorf("%s: PrivateKey = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }
