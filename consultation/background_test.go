@@ -37,7 +37,7 @@ func shutdownNow(j *Jobs) {
 	j.Shutdown(ctx)
 }
 
-var idPattern = regexp.MustCompile(`\b\d{8}-\d{6}-[0-9a-f]{8}\b`)
+var idPattern = regexp.MustCompile(`\b\d{8}-\d{6}-[a-z2-7]{26}\b`)
 
 // startRunning makes a consultation with on_timeout "continue" and a one-second timeout that
 // the upstream outlasts, checks the "still running" result and returns its id.

@@ -63,7 +63,7 @@ func parseCancelArgs(raw map[string]any) (string, error) {
 
 func checkID(id string) error {
 	if _, err := results.ParseID(id); err != nil {
-		return argErr(ArgID, `id %s is not a consultation id: ids look like "20261123-104628-1a2b3c4d" and come from a consultation that returned "still running"; call consultation_result without id to list them`, shown(id))
+		return argErr(ArgID, `id %s is not a consultation id: ids look like %q and come from a consultation that returned "still running"; call consultation_result without id to list them`, shown(id), results.IDExample)
 	}
 	return nil
 }

@@ -135,7 +135,7 @@ func TestClientCutCallIsCollected(t *testing.T) {
 	}
 	entry, _ := entries[0].(map[string]any)
 	id, _ := entry["id"].(string)
-	if entry["status"] != "running" || entry["query"] != "a question to find again" || !regexp.MustCompile(`^\d{8}-\d{6}-[0-9a-f]{8}$`).MatchString(id) {
+	if entry["status"] != "running" || entry["query"] != "a question to find again" || !regexp.MustCompile(`^\d{8}-\d{6}-[a-z2-7]{26}$`).MatchString(id) {
 		t.Fatalf("entry = %v", entry)
 	}
 	res, err = callWith(ctx, c, "consultation_result", map[string]any{"id": id, "wait": 5}, nil)
@@ -156,7 +156,7 @@ func TestCancelThroughClient(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("consultation: %v %s", err, text(res))
 	}
-	id := regexp.MustCompile(`id (\d{8}-\d{6}-[0-9a-f]{8})`).FindStringSubmatch(text(res))
+	id := regexp.MustCompile(`id (\d{8}-\d{6}-[a-z2-7]{26})`).FindStringSubmatch(text(res))
 	if id == nil {
 		t.Fatalf("no id in %s", text(res))
 	}
