@@ -215,6 +215,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 		ID:      idAt(t0, 0xabc),
 		Status:  Done,
 		PID:     31337,
+		Owner:   "sha256:0123abcd",
 		Created: time.Date(2026, 11, 23, 11, 40, 0, 123456789, time.FixedZone("CET", 3600)),
 		Path:    "/src/project",
 		Pattern: "**/*.go",
@@ -243,8 +244,8 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	if got := fi.Mode().Perm(); got != 0o600 {
 		t.Errorf("file mode: got %v, want %v", got, fs.FileMode(0o600))
 	}
-	if !fi.ModTime().Equal(clk.now()) {
-		t.Errorf("file mtime: got %v, want the record's Updated %v", fi.ModTime(), clk.now())
+	if want := clk.now().Add(s.TTL()); !fi.ModTime().Equal(want) {
+		t.Errorf("file mtime: got %v, want the record's expiry %v", fi.ModTime(), want)
 	}
 	if got, want := names(t, s.Dir()), recordNames(in.ID); !slices.Equal(got, want) {
 		t.Errorf("directory: got %v, want %v", got, want)
@@ -257,6 +258,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	want := in
 	want.Version = recordVersion
 	want.Updated = clk.now()
+	want.Expires = clk.now().Add(s.TTL())
 	sameRecord(t, got, want)
 }
 
