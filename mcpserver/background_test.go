@@ -168,3 +168,43 @@ func TestCancelThroughClient(t *testing.T) {
 		t.Errorf("%d jobs running after the cancel", n)
 	}
 }
+
+// TestOwnershipThroughClient: calls made under two owners (over HTTP, two bearer tokens)
+// through the MCP client: the second owner neither lists, collects nor cancels the first's
+// consultation, and gets the answer an unknown id gets; the first collects it.
+func TestOwnershipThroughClient(t *testing.T) {
+	c, srv, svc := backgroundClient(t, nil)
+	srv.Push(fake.Script{Steps: []fake.Step{fake.Sleep(1500 * time.Millisecond), fake.Text("for alice only")}})
+	alice := consultation.WithOwner(context.Background(), "alice")
+	bob := consultation.WithOwner(context.Background(), "bob")
+	res, err := callWith(alice, c, "consultation", map[string]any{"path": goTree(t), "pattern": "**/*.go", "query": "q", "timeout": 1, "on_timeout": "continue"}, nil)
+	if err != nil || res.IsError {
+		t.Fatalf("consultation: %v %s", err, text(res))
+	}
+	id, _ := checkStructured(t, schemaOf(t, tooldefs.Consultation()), res)["id"].(string)
+	unknown := results.NewID(time.Now())
+	for _, tool := range []string{"consultation_result", "consultation_cancel"} {
+		got, err := callWith(bob, c, tool, map[string]any{"id": id}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := callWith(bob, c, tool, map[string]any{"id": unknown}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.ReplaceAll(text(got), id, "ID") != strings.ReplaceAll(text(want), unknown, "ID") || got.IsError != want.IsError {
+			t.Errorf("%s by another owner: got %q, want as for an unknown id %q", tool, text(got), text(want))
+		}
+	}
+	list, err := callWith(bob, c, "consultation_result", map[string]any{}, nil)
+	if err != nil || strings.Contains(text(list), id) {
+		t.Errorf("another owner's listing: %v %s", err, text(list))
+	}
+	if n := svc.Jobs.Running(); n != 1 {
+		t.Errorf("%d consultations running after another owner's cancel, want 1", n)
+	}
+	res, err = callWith(alice, c, "consultation_result", map[string]any{"id": id, "wait": 5}, nil)
+	if err != nil || res.IsError || !strings.HasPrefix(text(res), "for alice only") {
+		t.Errorf("the owner collecting: %v %s", err, text(res))
+	}
+}
