@@ -478,7 +478,7 @@ func (s *Store) prune(keep string) error {
 	}
 	var (
 		now   = s.now()
-		recs  []rec
+		recs  = make([]rec, 0, len(entries))
 		total consult.Bytes
 		errs  []error
 	)
