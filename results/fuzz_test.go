@@ -11,7 +11,7 @@ import (
 // FuzzParseID: an id that passes can only ever name a plain file inside the results
 // directory, and round-trips through NewID's form; anything else wraps ErrBadID.
 func FuzzParseID(f *testing.F) {
-	for _, seed := range []string{idExample, "", "../../etc/passwd", "20261123-104628-1a2b3c4d", "20261123-104628-3odgtjfrmcwwmsykgjuuzslol",
+	for _, seed := range []string{IDExample, "", "../../etc/passwd", "20261123-104628-1a2b3c4d", "20261123-104628-3odgtjfrmcwwmsykgjuuzslol",
 		"20261131-104628-3odgtjfrmcwwmsykgjuuzsloly", "20261123-246028-3odgtjfrmcwwmsykgjuuzsloly", "20261123-104628-3ODGTJFRMCWWMSYKGJUUZSLOLY",
 		"20261123-104628-3odgtjfrmcwwmsykgjuuzslol1", "20261123/104628-3odgtjfrmcwwmsykgjuuzsloly", "20261123-104628-3odgtjfrmcwwmsykgjuuzsloly.json",
 		"２0261123-104628-3odgtjfrmcwwmsykgjuuzsloly"} {

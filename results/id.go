@@ -18,14 +18,13 @@ const (
 	idRandChars  = (idRandBytes*8 + 4) / 5 // 26 base32 characters
 	idLen        = len(idTimeLayout) + 1 + idRandChars
 	idAlphabet   = "abcdefghijklmnopqrstuvwxyz234567"
-	idExample    = "20261123-104628-3odgtjfrmcwwmsykgjuuzsloly"
 	// idQuoteMax bounds how much of a malformed id an error message quotes: ids come from
 	// tool calls, and a message need not repeat a megabyte of junk.
 	idQuoteMax = 50
 )
 
 // IDExample is an id of the form NewID gives, for messages that show the form.
-const IDExample = idExample
+const IDExample = "20261123-104628-3odgtjfrmcwwmsykgjuuzsloly"
 
 // idEncoding writes the random part of an id.
 var idEncoding = base32.NewEncoding(idAlphabet).WithPadding(base32.NoPadding)
@@ -86,5 +85,5 @@ func badID(id string) error {
 	if len(q) > idQuoteMax {
 		q = truncateUTF8(q, idQuoteMax) + "..."
 	}
-	return fmt.Errorf("%w %q: want the form %q (creation time, then 26 lowercase letters and digits 2-7)", ErrBadID, q, idExample)
+	return fmt.Errorf("%w %q: want the form %q (creation time, then 26 lowercase letters and digits 2-7)", ErrBadID, q, IDExample)
 }

@@ -36,7 +36,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -328,7 +327,7 @@ func (s *Store) open(id string) (*os.File, fs.FileInfo, error) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil, fmt.Errorf("%w: %s", ErrNotFound, id)
-	case errors.Is(err, syscall.ELOOP):
+	case refusedLink(err):
 		return nil, nil, fmt.Errorf("%w: %s: a symbolic link, not a regular file", ErrCorrupt, id)
 	case err != nil:
 		return nil, nil, fmt.Errorf("results: %w", err)

@@ -460,8 +460,8 @@ func TestMalformedIDs(t *testing.T) {
 	t.Run("message shows the form", func(t *testing.T) {
 		// The message is for the caller to read; the test checks it helps, not how errors are told apart.
 		_, err := ParseID(strings.Repeat("x", 1000))
-		if err == nil || !strings.Contains(err.Error(), idExample) || len(err.Error()) > 250 {
-			t.Errorf("ParseID error: got %v, want a short message showing %q", err, idExample)
+		if err == nil || !strings.Contains(err.Error(), IDExample) || len(err.Error()) > 250 {
+			t.Errorf("ParseID error: got %v, want a short message showing %q", err, IDExample)
 		}
 	})
 }
