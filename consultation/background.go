@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"sync"
@@ -24,9 +25,14 @@ var (
 	ErrCancelledByTool = errors.New("cancelled with consultation_cancel")
 )
 
-// keptInMemory bounds the finished consultations a server remembers without the results
-// directory: enough for a session's worth of ids, a fallback when the disk cannot be written.
-const keptInMemory = 200
+// keptInMemory bounds the finished consultations a server keeps an index entry for: enough
+// for a session's worth of ids. A finished consultation whose result was saved is read back
+// from the results directory; one that was not (no directory, or it could not be written)
+// keeps its result in memory, within keptBytes for all of them, the oldest forgotten first.
+const (
+	keptInMemory = 200
+	keptBytes    = 64 << 20
+)
 
 // Jobs runs consultations that may outlive their call (on_timeout "continue") and keeps
 // their results: in memory while the server runs and, once a consultation has gone to the
@@ -44,9 +50,12 @@ type Jobs struct {
 	closing   atomic.Bool
 	wg        sync.WaitGroup // one per job goroutine
 
-	mu   sync.Mutex
-	jobs map[string]*job // running, and finished ones not yet forgotten
-	done []string        // finished ids, oldest first, for forgetting
+	mu       sync.Mutex
+	jobs     map[string]*job // running, and finished ones not yet forgotten
+	done     []string        // finished ids, oldest first, for forgetting
+	kept     int             // bytes of the results finished jobs keep in memory
+	keptMax  int             // bound on kept: keptBytes; tests lower it
+	keptMaxN int             // bound on len(done): keptInMemory; tests lower it
 }
 
 // JobsConfig configures NewJobs.
@@ -64,7 +73,8 @@ type JobsConfig struct {
 
 // NewJobs returns a job manager ready to run background consultations.
 func NewJobs(cfg JobsConfig) *Jobs {
-	j := &Jobs{store: cfg.Store, limit: cfg.Limit, logger: cfg.Logger, pid: os.Getpid(), jobs: map[string]*job{}}
+	j := &Jobs{store: cfg.Store, limit: cfg.Limit, logger: cfg.Logger, pid: os.Getpid(), jobs: map[string]*job{},
+		keptMax: keptBytes, keptMaxN: keptInMemory}
 	if j.limit <= 0 {
 		j.limit = consult.DefaultBackgroundLimit
 	}
@@ -89,19 +99,42 @@ func (j *Jobs) Limit() time.Duration { return j.limit }
 // Store is the results directory (nil when results are kept in memory only).
 func (j *Jobs) Store() *results.Store { return j.store }
 
-// job is one consultation started with on_timeout "continue".
+// job is one consultation started with on_timeout "continue". Once finished it is an index
+// entry: its call (with the gathered files) is dropped, and its result is either in the
+// results directory (saved) or, when it could not be saved, in res.
 type job struct {
 	id      string
-	c       *call
+	owner   string // who started it: only the same owner may list, collect or cancel it
+	query   string // the head of the question, for listings
 	cancel  context.CancelCauseFunc
 	created time.Time
 
-	mu       sync.Mutex
-	detached bool          // its call returned "still running": the result must be kept
-	finished chan struct{} // closed when res is set
-	res      Result
-	endCause error     // the cause of its context when it ended (nil: it finished on its own)
-	ended    time.Time // when it finished
+	mu        sync.Mutex
+	c         *call         // nil once finished
+	detached  bool          // its call returned "still running": the result must be kept
+	recordErr error         // why the running record could not be written when it detached
+	finished  chan struct{} // closed when the fields below are set
+	saved     bool          // the result is in the results directory; res is empty
+	res       Result
+	size      int       // bytes res counts against the memory bound
+	isError   bool      // the result is an error
+	endCause  error     // the cause of its context when it ended (nil: it finished on its own)
+	ended     time.Time // when it finished
+}
+
+// call returns the job's call while it runs, nil once it has finished.
+func (jb *job) call() *call {
+	jb.mu.Lock()
+	defer jb.mu.Unlock()
+	return jb.c
+}
+
+// durable returns nil when the running record was written when the job detached (its
+// result will survive a restart), else why not.
+func (jb *job) durable() error {
+	jb.mu.Lock()
+	defer jb.mu.Unlock()
+	return jb.recordErr
 }
 
 // cause is why the job's context ended, once it has finished.
@@ -122,14 +155,14 @@ func (jb *job) isDone() bool {
 
 // start registers c as a job and runs it in the background under the server's limit.
 // It fails only when the server is shutting down.
-func (j *Jobs) start(c *call) (*job, error) {
+func (j *Jobs) start(c *call, owner string) (*job, error) {
 	if j.closing.Load() {
 		return nil, ErrShutdown
 	}
 	ctx, cancel := context.WithCancelCause(j.base)
 	ctx, stop := context.WithDeadlineCause(ctx, c.start.Add(j.limit), ErrBackgroundLimit)
 	c.cancel = cancel
-	jb := &job{id: c.id, c: c, cancel: cancel, created: c.start, finished: make(chan struct{})}
+	jb := &job{id: c.id, owner: owner, query: shortQuery(c.req.Query), c: c, cancel: cancel, created: c.start, finished: make(chan struct{})}
 	j.mu.Lock()
 	j.jobs[jb.id] = jb
 	j.mu.Unlock()
@@ -150,7 +183,8 @@ func (j *Jobs) start(c *call) (*job, error) {
 
 // detach marks the job as going on without its call. It returns false when the job has
 // already finished (the call should return its result instead). The job is recorded as
-// running in the results directory, so another server process can tell it exists.
+// running in the results directory, so another server process can tell it exists; when
+// that fails (or there is no results directory), durable says so.
 func (j *Jobs) detach(jb *job) bool {
 	jb.mu.Lock()
 	defer jb.mu.Unlock()
@@ -160,16 +194,24 @@ func (j *Jobs) detach(jb *job) bool {
 	jb.detached = true
 	jb.c.setReporter(nil)
 	j.logger.Info("consultation continues in the background", "id", jb.id, "phase", jb.c.currentPhase())
-	if j.store != nil {
-		if err := j.store.Save(j.record(jb, results.Running, Result{}, "", "")); err != nil {
-			j.logger.Warn("cannot record a background consultation", "id", jb.id, "error", err)
-		}
+	if j.store == nil {
+		jb.recordErr = errNoStore
+		return true
+	}
+	if err := j.store.Save(j.record(jb, results.Running, Result{}, "", "")); err != nil {
+		jb.recordErr = err
+		j.logger.Warn("cannot record a background consultation; its result is kept in memory only", "id", jb.id, "error", err)
 	}
 	return true
 }
 
+// errNoStore is why a result is kept in memory only when the server has no results directory.
+var errNoStore = errors.New("this server keeps no results directory")
+
 // finish keeps a job's result: written to the results directory first when the job went to
-// the background (or the server is stopping), then made visible to waiters.
+// the background (or the server is stopping), then made visible to waiters. The job then
+// drops its call; a result that was saved is read back from the directory when collected,
+// one that was not stays in memory within the server's bound.
 func (j *Jobs) finish(jb *job, res Result, cause error) {
 	if sum, ok := res.Structured.(*Summary); ok {
 		sum.ID = jb.id
@@ -183,9 +225,16 @@ func (j *Jobs) finish(jb *job, res Result, cause error) {
 		}
 		if err := j.store.Save(j.record(jb, results.Done, res, jb.c.fullAnswer(), note)); err != nil {
 			j.logger.Error("cannot save a background consultation's result; it is kept in memory only", "id", jb.id, "error", err)
+		} else {
+			jb.saved = true
 		}
 	}
-	jb.res = res
+	if !jb.saved {
+		jb.res = res
+		jb.size = resultSize(res)
+	}
+	jb.c = nil
+	jb.isError = res.IsError
 	jb.endCause = cause
 	jb.ended = time.Now()
 	close(jb.finished)
@@ -193,18 +242,57 @@ func (j *Jobs) finish(jb *job, res Result, cause error) {
 		"elapsed", time.Since(jb.created).Round(time.Millisecond))
 	j.mu.Lock()
 	j.done = append(j.done, jb.id)
-	if len(j.done) > keptInMemory {
-		delete(j.jobs, j.done[0])
+	j.kept += jb.size
+	j.forget()
+	j.mu.Unlock()
+}
+
+// forget drops the oldest finished jobs until at most keptMaxN remain and their results in
+// memory take at most keptMax bytes (the newest is always kept). A waiter holding a
+// forgotten job still gets its result; a later collection does not find it. Called with
+// j.mu held.
+func (j *Jobs) forget() {
+	for len(j.done) > 1 && (len(j.done) > j.keptMaxN || j.kept > j.keptMax) {
+		if old, ok := j.jobs[j.done[0]]; ok {
+			j.kept -= old.size
+			delete(j.jobs, j.done[0])
+		}
 		j.done = j.done[1:]
 	}
-	j.mu.Unlock()
+}
+
+// resultSize is what a result kept in memory counts against keptBytes: its text, the answer
+// in its summary, and a little for the rest.
+func resultSize(res Result) int {
+	n := len(res.Text) + 1024
+	if sum, ok := res.Structured.(*Summary); ok {
+		n += len(sum.Answer)
+	}
+	return n
+}
+
+// result is the result of a finished job: read back from the results directory when it was
+// saved there, else the one kept in memory.
+func (j *Jobs) result(jb *job) Result {
+	<-jb.finished
+	jb.mu.Lock()
+	saved, res := jb.saved, jb.res
+	jb.mu.Unlock()
+	if !saved {
+		return res
+	}
+	rec, err := j.store.Load(jb.id)
+	if err != nil {
+		return Result{Text: fmt.Sprintf("The result of consultation %s was saved in %s but cannot be read back: %v", jb.id, j.store.Dir(), err), IsError: true}
+	}
+	return fromRecord(rec)
 }
 
 // record is the results-directory form of a job.
 func (j *Jobs) record(jb *job, status results.Status, res Result, answer, note string) results.Record {
 	c := jb.c
 	r := results.Record{
-		ID: jb.id, Status: status, PID: j.pid, Created: jb.created,
+		ID: jb.id, Status: status, PID: j.pid, Owner: jb.owner, Created: jb.created,
 		Path: c.req.Path, Pattern: c.req.Pattern, Model: c.req.Model.ID, Query: c.req.Query,
 		Text: res.Text, IsError: res.IsError, Answer: answer, Note: note,
 	}
@@ -216,13 +304,17 @@ func (j *Jobs) record(jb *job, status results.Status, res Result, answer, note s
 	return r
 }
 
-// get returns the job with this id, if this process has it; expired reports one that
-// finished longer than the TTL ago.
-func (j *Jobs) get(id string) (jb *job, ok, expired bool) {
+// get returns the job with this id, if this process has it and it belongs to owner;
+// expired reports one of owner's that finished longer than the TTL ago. Another owner's job
+// is reported exactly as an id this process does not have.
+func (j *Jobs) get(id, owner string) (jb *job, ok, expired bool) {
 	j.mu.Lock()
 	jb, ok = j.jobs[id]
 	j.mu.Unlock()
-	if ok && jb.isDone() && time.Since(jb.ended) > j.ttl {
+	if !ok || jb.owner != owner {
+		return nil, false, false
+	}
+	if jb.isDone() && time.Since(jb.ended) > j.ttl {
 		return nil, false, true
 	}
 	return jb, ok, false

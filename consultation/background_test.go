@@ -37,15 +37,21 @@ func shutdownNow(j *Jobs) {
 	j.Shutdown(ctx)
 }
 
-var idPattern = regexp.MustCompile(`\b\d{8}-\d{6}-[0-9a-f]{8}\b`)
+var idPattern = regexp.MustCompile(`\b\d{8}-\d{6}-[a-z2-7]{26}\b`)
 
 // startRunning makes a consultation with on_timeout "continue" and a one-second timeout that
 // the upstream outlasts, checks the "still running" result and returns its id.
 func startRunning(t *testing.T, svc *Service, dir string, extra ...any) string {
 	t.Helper()
+	return startRunningIn(context.Background(), t, svc, dir, extra...)
+}
+
+// startRunningIn is startRunning with the call made under ctx (e.g. carrying an owner).
+func startRunningIn(ctx context.Context, t *testing.T, svc *Service, dir string, extra ...any) string {
+	t.Helper()
 	args := goArgs(dir, append([]any{"timeout", 1, "on_timeout", "continue"}, extra...)...)
 	t0 := time.Now()
-	res := svc.Consult(context.Background(), args, nil)
+	res := svc.Consult(ctx, args, nil)
 	if res.IsError {
 		t.Fatalf("continue call is an error: %s", res.Text)
 	}

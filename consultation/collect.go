@@ -63,7 +63,7 @@ func parseCancelArgs(raw map[string]any) (string, error) {
 
 func checkID(id string) error {
 	if _, err := results.ParseID(id); err != nil {
-		return argErr(ArgID, `id %s is not a consultation id: ids look like "20261123-104628-1a2b3c4d" and come from a consultation that returned "still running"; call consultation_result without id to list them`, shown(id))
+		return argErr(ArgID, `id %s is not a consultation id: ids look like %q and come from a consultation that returned "still running"; call consultation_result without id to list them`, shown(id), results.IDExample)
 	}
 	return nil
 }
@@ -71,7 +71,8 @@ func checkID(id string) error {
 // Collect is consultation_result: it waits up to the call's wait for the consultation with
 // the given id and returns its result, or "still running" with its progress. Without an id it
 // lists the consultations the server knows. Waiting never affects the consultation: a
-// cancelled wait leaves it running.
+// cancelled wait leaves it running. Only the consultations of the caller's owner (OwnerFrom
+// ctx) are listed or collected: another owner's id is answered as an unknown one.
 func (s *Service) Collect(ctx context.Context, raw map[string]any, r Reporter) Result {
 	id, wait, warnings, err := parseCollectArgs(raw)
 	if err != nil {
@@ -80,11 +81,12 @@ func (s *Service) Collect(ctx context.Context, raw map[string]any, r Reporter) R
 	if s.Jobs == nil {
 		return Result{Text: noJobs, IsError: true}
 	}
+	owner := OwnerFrom(ctx)
 	var res Result
 	if id == "" {
-		res = s.list()
+		res = s.list(owner)
 	} else {
-		res = s.collect(ctx, id, wait, r)
+		res = s.collect(ctx, id, owner, wait, r)
 	}
 	if len(warnings) > 0 {
 		res.Text += "\n\nWarning: " + strings.Join(warnings, "\nWarning: ")
@@ -93,15 +95,15 @@ func (s *Service) Collect(ctx context.Context, raw map[string]any, r Reporter) R
 	return res
 }
 
-func (s *Service) collect(ctx context.Context, id string, wait time.Duration, r Reporter) Result {
-	jb, ok, expired := s.Jobs.get(id)
+func (s *Service) collect(ctx context.Context, id, owner string, wait time.Duration, r Reporter) Result {
+	jb, ok, expired := s.Jobs.get(id, owner)
 	switch {
 	case ok:
 		return s.awaitJob(ctx, jb, wait, r)
 	case expired:
 		return s.expired(id)
 	}
-	rec, failed := s.loadSaved(id)
+	rec, failed := s.loadSaved(id, owner)
 	switch {
 	case failed != nil:
 		return *failed
@@ -113,8 +115,9 @@ func (s *Service) collect(ctx context.Context, id string, wait time.Duration, r 
 }
 
 // loadSaved reads the saved record of id; when there is none to use it returns the result
-// that says why: no results directory, unknown, expired, unreadable.
-func (s *Service) loadSaved(id string) (results.Record, *Result) {
+// that says why: no results directory, unknown, expired, unreadable. A record of another
+// owner than owner is unknown, whatever its state.
+func (s *Service) loadSaved(id, owner string) (results.Record, *Result) {
 	st := s.Jobs.Store()
 	if st == nil {
 		res := s.notFound(id)
@@ -123,6 +126,8 @@ func (s *Service) loadSaved(id string) (results.Record, *Result) {
 	rec, err := st.Load(id)
 	var res Result
 	switch {
+	case (err == nil || errors.Is(err, results.ErrExpired)) && rec.Owner != owner:
+		res = s.notFound(id)
 	case err == nil:
 		return rec, nil
 	case errors.Is(err, results.ErrExpired):
@@ -137,24 +142,25 @@ func (s *Service) loadSaved(id string) (results.Record, *Result) {
 
 // awaitJob waits for a job of this process, with heartbeats, until it finishes or wait passes.
 func (s *Service) awaitJob(ctx context.Context, jb *job, wait time.Duration, r Reporter) Result {
-	if jb.isDone() {
-		return jb.res
+	c := jb.call()
+	if c == nil {
+		return s.Jobs.result(jb)
 	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	hb := startHeartbeat(wctx, r, jb.c.interval, jb.c.progressMessage)
+	hb := startHeartbeat(wctx, r, c.interval, c.progressMessage)
 	select {
 	case <-jb.finished:
 	case <-wctx.Done():
 	}
 	hb.halt()
 	if jb.isDone() {
-		return jb.res
+		return s.Jobs.result(jb)
 	}
 	if ctx.Err() != nil {
 		return Result{Text: fmt.Sprintf("Stopped waiting for %s because the call was cancelled; the consultation goes on.", jb.id), IsError: true}
 	}
-	return jb.c.running(fmt.Sprintf("not finished within wait %s", formatSeconds(wait)))
+	return c.running(fmt.Sprintf("not finished within wait %s", formatSeconds(wait)), jb.durable())
 }
 
 // awaitOther waits for a consultation recorded as running by another server process (or by
@@ -184,7 +190,7 @@ func (s *Service) awaitOther(ctx context.Context, rec results.Record, wait time.
 			}
 		case <-t.C:
 		}
-		next, failed := s.loadSaved(rec.ID)
+		next, failed := s.loadSaved(rec.ID, rec.Owner)
 		switch {
 		case failed != nil:
 			return *failed
@@ -235,22 +241,25 @@ func (s *Service) expired(id string) Result {
 	return Result{Text: fmt.Sprintf("The result of consultation %s has expired: results are kept for %s after they finish. Run the consultation again.", id, s.Jobs.ttl), IsError: true}
 }
 
-// list is consultation_result without an id: this process's consultations and the saved
-// ones, newest first.
-func (s *Service) list() Result {
+// list is consultation_result without an id: owner's consultations, this process's and the
+// saved ones, newest first.
+func (s *Service) list(owner string) Result {
 	seen := map[string]bool{}
 	var entries []ListEntry
 	s.Jobs.mu.Lock()
 	for id, jb := range s.Jobs.jobs {
+		if jb.owner != owner {
+			continue
+		}
 		status := "running"
 		if jb.isDone() {
 			if time.Since(jb.ended) > s.Jobs.ttl {
 				continue
 			}
-			status = statusOf(jb.res.IsError)
+			status = statusOf(jb.isError)
 		}
 		seen[id] = true
-		entries = append(entries, ListEntry{ID: id, Status: status, Created: jb.created, Query: jb.c.req.Query})
+		entries = append(entries, ListEntry{ID: id, Status: status, Created: jb.created, Query: jb.query})
 	}
 	s.Jobs.mu.Unlock()
 	var listErr error
@@ -258,7 +267,7 @@ func (s *Service) list() Result {
 		recs, err := st.List(0)
 		listErr = err
 		for _, rec := range recs {
-			if seen[rec.ID] {
+			if seen[rec.ID] || rec.Owner != owner {
 				continue
 			}
 			status := statusOf(rec.IsError)
@@ -316,7 +325,8 @@ func shortQuery(q string) string {
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // Cancel is consultation_cancel: it stops the consultation with the given id. What it had
-// received is kept as its result (saved when it runs in the background).
+// received is kept as its result (saved when it runs in the background). Another owner's
+// consultation is answered as an unknown id.
 func (s *Service) Cancel(ctx context.Context, raw map[string]any) Result {
 	id, err := parseCancelArgs(raw)
 	if err != nil {
@@ -326,7 +336,8 @@ func (s *Service) Cancel(ctx context.Context, raw map[string]any) Result {
 		return Result{Text: noJobs, IsError: true}
 	}
 	s.logger().Info("consultation_cancel", "id", id)
-	jb, ok, expired := s.Jobs.get(id)
+	owner := OwnerFrom(ctx)
+	jb, ok, expired := s.Jobs.get(id, owner)
 	if expired {
 		return s.expired(id)
 	}
@@ -343,9 +354,9 @@ func (s *Service) Cancel(ctx context.Context, raw map[string]any) Result {
 		if !errors.Is(jb.cause(), ErrCancelledByTool) {
 			return alreadyFinished(id)
 		}
-		return Result{Text: fmt.Sprintf("Cancelled consultation %s. Its final state:\n\n%s", id, jb.res.Text)}
+		return Result{Text: fmt.Sprintf("Cancelled consultation %s. Its final state:\n\n%s", id, s.Jobs.result(jb).Text)}
 	}
-	rec, failed := s.loadSaved(id)
+	rec, failed := s.loadSaved(id, owner)
 	switch {
 	case failed != nil:
 		return *failed

@@ -2,6 +2,7 @@ package consultation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -27,7 +28,7 @@ func (s *Service) consultContinuing(ctx context.Context, req Request, start time
 	if ctx.Err() != nil { // cancelled while queued: start nothing
 		return c.stopped(ctx)
 	}
-	jb, err := s.Jobs.start(c)
+	jb, err := s.Jobs.start(c, OwnerFrom(ctx))
 	if err != nil {
 		return Result{Text: "The server is shutting down and starts no new background consultations; call again once it has restarted.", IsError: true}
 	}
@@ -37,28 +38,28 @@ func (s *Service) consultContinuing(ctx context.Context, req Request, start time
 	select {
 	case <-jb.finished:
 		hb.halt()
-		return jb.res
+		return s.Jobs.result(jb)
 	case <-fg.Done():
 	}
 	hb.halt()
 	if ctx.Err() != nil && c.attempts.Load() == 0 {
 		jb.cancel(context.Cause(ctx))
-		<-jb.finished
-		return jb.res
+		return s.Jobs.result(jb)
 	}
 	if !s.Jobs.detach(jb) {
-		return jb.res
+		return s.Jobs.result(jb)
 	}
 	why := fmt.Sprintf("timeout %s reached", formatSeconds(req.Timeout))
 	if ctx.Err() != nil {
 		why = "the client cancelled the call"
 	}
-	return c.running(why)
+	return c.running(why, jb.durable())
 }
 
 // running is the result of a consultation that goes on in the background: its id, what it
-// has so far and how to collect it.
-func (c *call) running(why string) Result {
+// has so far and how to collect it. notDurable is nil when its running record was written
+// to the results directory (its result will survive a restart), else why not.
+func (c *call) running(why string, notDurable error) Result {
 	now := time.Now()
 	sum := c.summary(KindRunning, nil)
 	sum.Phase = string(c.currentPhase())
@@ -81,10 +82,13 @@ func (c *call) running(why string) Result {
 	fmt.Fprintf(&b, `Collect it with consultation_result {"id": %q} (waits up to %g s per call; set "wait" up to %g); stop it with consultation_cancel. `,
 		c.id, consult.DefaultWait.Seconds(), consult.MaxWait.Seconds())
 	fmt.Fprintf(&b, "It may run until %s (background limit %s)", c.start.Add(limit).UTC().Format("15:04:05 UTC"), limit)
-	if st := c.svc.Jobs.Store(); st != nil {
-		fmt.Fprintf(&b, "; its result is kept for %s, across server restarts.", st.TTL())
-	} else {
+	switch st := c.svc.Jobs.Store(); {
+	case st == nil || errors.Is(notDurable, errNoStore):
 		b.WriteString("; its result is kept in memory only: it is lost if the server stops.")
+	case notDurable == nil:
+		fmt.Fprintf(&b, "; its result is kept for %s, across server restarts.", st.TTL())
+	default:
+		fmt.Fprintf(&b, "; its result is kept in memory only, because the results directory %s cannot be written (%v): it is lost if the server stops.", st.Dir(), notDurable)
 	}
 	return Result{Text: b.String(), Structured: sum}
 }

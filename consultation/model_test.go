@@ -2,6 +2,7 @@ package consultation
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -48,11 +49,18 @@ func goArgs(dir string, extra ...any) map[string]any {
 
 func summaryOf(t *testing.T, res Result) *Summary {
 	t.Helper()
-	s, ok := res.Structured.(*Summary)
-	if !ok {
-		t.Fatalf("structured = %T, want *Summary", res.Structured)
+	switch st := res.Structured.(type) {
+	case *Summary:
+		return st
+	case json.RawMessage: // read back from the results directory
+		var s Summary
+		if err := json.Unmarshal(st, &s); err != nil {
+			t.Fatalf("saved structured content does not decode: %v", err)
+		}
+		return &s
 	}
-	return s
+	t.Fatalf("structured = %T, want *Summary", res.Structured)
+	return nil
 }
 
 func TestAnswerEachProvider(t *testing.T) {

@@ -19,8 +19,8 @@ import (
 // answerText is what the model of these scenarios answers.
 const answerText = "Alpha returns 42."
 
-// idPattern is the form of a consultation id, like "20261123-104628-1a2b3c4d".
-var idPattern = regexp.MustCompile(`^\d{8}-\d{6}-[0-9a-f]{8}$`)
+// idPattern is the form of a consultation id, like "20261123-104628-3odgtjfrmcwwmsykgjuuzsloly".
+var idPattern = regexp.MustCompile(`^\d{8}-\d{6}-[a-z2-7]{26}$`)
 
 // answerAfter is a model that thinks, then (with OpenRouter's keep-alive comments every
 // second) sends nothing more until d after the request arrived, then streams the answer.
@@ -65,7 +65,7 @@ func checkRunning(t *testing.T, call callOutcome, timeout int) string {
 	}
 	id, _ := sc["id"].(string)
 	if !idPattern.MatchString(id) {
-		t.Fatalf("structuredContent.id = %#v, want an id like 20261123-104628-1a2b3c4d; structuredContent: %v", sc["id"], sc)
+		t.Fatalf("structuredContent.id = %#v, want an id like 20261123-104628-3odgtjfrmcwwmsykgjuuzsloly; structuredContent: %v", sc["id"], sc)
 	}
 	if want := fmt.Sprintf("Still running in the background (timeout %d s reached): id %s.", timeout, id); !strings.HasPrefix(res.Text, want) {
 		t.Errorf("text does not start with %q:\n%s", want, res.Text)
@@ -295,7 +295,7 @@ func TestClientCutKeepsAnswer(t *testing.T) {
 		entry, _ := entries[0].(map[string]any)
 		id, _ := entry["id"].(string)
 		if !idPattern.MatchString(id) {
-			t.Fatalf("listed id = %#v, want an id like 20261123-104628-1a2b3c4d", entry["id"])
+			t.Fatalf("listed id = %#v, want an id like 20261123-104628-3odgtjfrmcwwmsykgjuuzsloly", entry["id"])
 		}
 		if st := entry["status"]; st != "running" && st != "finished" {
 			t.Errorf("listed status = %v, want running or finished", st)

@@ -135,7 +135,7 @@ func TestClientCutCallIsCollected(t *testing.T) {
 	}
 	entry, _ := entries[0].(map[string]any)
 	id, _ := entry["id"].(string)
-	if entry["status"] != "running" || entry["query"] != "a question to find again" || !regexp.MustCompile(`^\d{8}-\d{6}-[0-9a-f]{8}$`).MatchString(id) {
+	if entry["status"] != "running" || entry["query"] != "a question to find again" || !regexp.MustCompile(`^\d{8}-\d{6}-[a-z2-7]{26}$`).MatchString(id) {
 		t.Fatalf("entry = %v", entry)
 	}
 	res, err = callWith(ctx, c, "consultation_result", map[string]any{"id": id, "wait": 5}, nil)
@@ -156,7 +156,7 @@ func TestCancelThroughClient(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("consultation: %v %s", err, text(res))
 	}
-	id := regexp.MustCompile(`id (\d{8}-\d{6}-[0-9a-f]{8})`).FindStringSubmatch(text(res))
+	id := regexp.MustCompile(`id (\d{8}-\d{6}-[a-z2-7]{26})`).FindStringSubmatch(text(res))
 	if id == nil {
 		t.Fatalf("no id in %s", text(res))
 	}
@@ -166,5 +166,45 @@ func TestCancelThroughClient(t *testing.T) {
 	}
 	if n := svc.Jobs.Running(); n != 0 {
 		t.Errorf("%d jobs running after the cancel", n)
+	}
+}
+
+// TestOwnershipThroughClient: calls made under two owners (over HTTP, two bearer tokens)
+// through the MCP client: the second owner neither lists, collects nor cancels the first's
+// consultation, and gets the answer an unknown id gets; the first collects it.
+func TestOwnershipThroughClient(t *testing.T) {
+	c, srv, svc := backgroundClient(t, nil)
+	srv.Push(fake.Script{Steps: []fake.Step{fake.Sleep(1500 * time.Millisecond), fake.Text("for alice only")}})
+	alice := consultation.WithOwner(context.Background(), "alice")
+	bob := consultation.WithOwner(context.Background(), "bob")
+	res, err := callWith(alice, c, "consultation", map[string]any{"path": goTree(t), "pattern": "**/*.go", "query": "q", "timeout": 1, "on_timeout": "continue"}, nil)
+	if err != nil || res.IsError {
+		t.Fatalf("consultation: %v %s", err, text(res))
+	}
+	id, _ := checkStructured(t, schemaOf(t, tooldefs.Consultation()), res)["id"].(string)
+	unknown := results.NewID(time.Now())
+	for _, tool := range []string{"consultation_result", "consultation_cancel"} {
+		got, err := callWith(bob, c, tool, map[string]any{"id": id}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := callWith(bob, c, tool, map[string]any{"id": unknown}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.ReplaceAll(text(got), id, "ID") != strings.ReplaceAll(text(want), unknown, "ID") || got.IsError != want.IsError {
+			t.Errorf("%s by another owner: got %q, want as for an unknown id %q", tool, text(got), text(want))
+		}
+	}
+	list, err := callWith(bob, c, "consultation_result", map[string]any{}, nil)
+	if err != nil || strings.Contains(text(list), id) {
+		t.Errorf("another owner's listing: %v %s", err, text(list))
+	}
+	if n := svc.Jobs.Running(); n != 1 {
+		t.Errorf("%d consultations running after another owner's cancel, want 1", n)
+	}
+	res, err = callWith(alice, c, "consultation_result", map[string]any{"id": id, "wait": 5}, nil)
+	if err != nil || res.IsError || !strings.HasPrefix(text(res), "for alice only") {
+		t.Errorf("the owner collecting: %v %s", err, text(res))
 	}
 }

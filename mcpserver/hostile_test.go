@@ -557,7 +557,7 @@ func TestHostileCollectAndCancel(t *testing.T) {
 		{"consultation_result", "id/number", map[string]any{"id": 20261123}, []string{`"id" must be a string`}},
 		{"consultation_result", "id/object", map[string]any{"id": map[string]any{"id": fresh}}, []string{`"id"`, "an object"}},
 		{"consultation_result", "id/unknown", map[string]any{"id": fresh}, []string{"Unknown id", fresh}},
-		{"consultation_result", "id/too old", map[string]any{"id": "20000101-000000-00000000"}, []string{"has expired"}},
+		{"consultation_result", "id/too old", map[string]any{"id": "20000101-000000-aaaaaaaaaaaaaaaaaaaaaaaaaa"}, []string{"has expired"}},
 		{"consultation_result", "wait/zero", map[string]any{"id": fresh, "wait": 0}, []string{"wait", "from 1 to 600", "got 0"}},
 		{"consultation_result", "wait/negative", map[string]any{"id": fresh, "wait": -5}, []string{"wait", "got -5"}},
 		{"consultation_result", "wait/601", map[string]any{"id": fresh, "wait": 601}, []string{"wait", "got 601"}},

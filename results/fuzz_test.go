@@ -11,8 +11,10 @@ import (
 // FuzzParseID: an id that passes can only ever name a plain file inside the results
 // directory, and round-trips through NewID's form; anything else wraps ErrBadID.
 func FuzzParseID(f *testing.F) {
-	for _, seed := range []string{idExample, "", "../../etc/passwd", "20261123-104628-1a2b3c4", "20261131-104628-1a2b3c4d",
-		"20261123-246028-1a2b3c4d", "20261123-104628-1A2B3C4D", "20261123/104628-1a2b3c4d", "20261123-104628-1a2b3c4d.json", "２0261123-104628-1a2b3c4d"} {
+	for _, seed := range []string{IDExample, "", "../../etc/passwd", "20261123-104628-1a2b3c4d", "20261123-104628-3odgtjfrmcwwmsykgjuuzslol",
+		"20261131-104628-3odgtjfrmcwwmsykgjuuzsloly", "20261123-246028-3odgtjfrmcwwmsykgjuuzsloly", "20261123-104628-3ODGTJFRMCWWMSYKGJUUZSLOLY",
+		"20261123-104628-3odgtjfrmcwwmsykgjuuzslol1", "20261123/104628-3odgtjfrmcwwmsykgjuuzsloly", "20261123-104628-3odgtjfrmcwwmsykgjuuzsloly.json",
+		"２0261123-104628-3odgtjfrmcwwmsykgjuuzsloly"} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, id string) {
@@ -21,7 +23,7 @@ func FuzzParseID(f *testing.F) {
 			if !errors.Is(err, ErrBadID) {
 				t.Fatalf("ParseID(%q) error %v does not wrap ErrBadID", id, err)
 			}
-			if len(err.Error()) > 400 { // a quoted 40-byte prefix may escape to 4 bytes a byte
+			if len(err.Error()) > 450 { // a quoted 50-byte prefix may escape to 4 bytes a byte
 				t.Fatalf("message for %d-byte id is %d bytes", len(id), len(err.Error()))
 			}
 			return

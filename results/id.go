@@ -2,30 +2,39 @@ package results
 
 import (
 	"crypto/rand"
-	"encoding/hex"
+	"encoding/base32"
 	"fmt"
 	"time"
 )
 
-// An id is "YYYYMMDD-hhmmss-" (its creation time in UTC, to the second) followed by 8
-// lowercase hex digits from crypto/rand: readable, sorted by creation time, and with 2^32
-// possibilities per second, unguessable enough for a server that listens on no network.
+// An id is "YYYYMMDD-hhmmss-" (its creation time in UTC, to the second) followed by 26
+// characters of lowercase base32 (RFC 4648 alphabet, no padding) encoding 128 bits from
+// crypto/rand: readable, sorted by creation time, and unguessable. The id is what lets a
+// later session of the same owner collect a consultation, so knowing an id is the proof of
+// having started it (or of having been told it).
 const (
 	idTimeLayout = "20060102-150405"
-	idRandHex    = 8
-	idLen        = len(idTimeLayout) + 1 + idRandHex
-	idExample    = "20261123-104628-1a2b3c4d"
+	idRandBytes  = 16                      // 128 bits
+	idRandChars  = (idRandBytes*8 + 4) / 5 // 26 base32 characters
+	idLen        = len(idTimeLayout) + 1 + idRandChars
+	idAlphabet   = "abcdefghijklmnopqrstuvwxyz234567"
 	// idQuoteMax bounds how much of a malformed id an error message quotes: ids come from
 	// tool calls, and a message need not repeat a megabyte of junk.
-	idQuoteMax = 40
+	idQuoteMax = 50
 )
 
-// NewID returns a fresh consultation id, like "20261123-104628-1a2b3c4d": now in UTC to
-// the second, then 8 random lowercase hex digits.
+// IDExample is an id of the form NewID gives, for messages that show the form.
+const IDExample = "20261123-104628-3odgtjfrmcwwmsykgjuuzsloly"
+
+// idEncoding writes the random part of an id.
+var idEncoding = base32.NewEncoding(idAlphabet).WithPadding(base32.NoPadding)
+
+// NewID returns a fresh consultation id, like "20261123-104628-3odgtjfrmcwwmsykgjuuzsloly":
+// now in UTC to the second, then 128 random bits as 26 lowercase base32 characters.
 func NewID(now time.Time) string {
-	var b [idRandHex / 2]byte
+	var b [idRandBytes]byte
 	rand.Read(b[:]) // never fails: crypto/rand crashes the program rather than return an error
-	return now.UTC().Format(idTimeLayout) + "-" + hex.EncodeToString(b[:])
+	return now.UTC().Format(idTimeLayout) + "-" + idEncoding.EncodeToString(b[:])
 }
 
 // ParseID checks that id has the form NewID gives and returns its creation time (UTC, to
@@ -44,7 +53,7 @@ func ParseID(id string) (time.Time, error) {
 }
 
 // wellFormed checks the id's shape byte by byte: digits and dashes in the time part, a
-// dash, lowercase hex digits.
+// dash, lowercase base32 characters.
 func wellFormed(id string) bool {
 	if len(id) != idLen {
 		return false
@@ -61,7 +70,7 @@ func wellFormed(id string) bool {
 				return false
 			}
 		default:
-			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			if (c < 'a' || c > 'z') && (c < '2' || c > '7') {
 				return false
 			}
 		}
@@ -76,5 +85,5 @@ func badID(id string) error {
 	if len(q) > idQuoteMax {
 		q = truncateUTF8(q, idQuoteMax) + "..."
 	}
-	return fmt.Errorf("%w %q: want the form %q (creation time, then 8 hex digits)", ErrBadID, q, idExample)
+	return fmt.Errorf("%w %q: want the form %q (creation time, then 26 lowercase letters and digits 2-7)", ErrBadID, q, IDExample)
 }

@@ -15,8 +15,14 @@
 //     temporary-file form) is never read, counted or removed, and a record that does not
 //     decode is skipped by List and reported by Load as ErrCorrupt.
 //
-// A record's file carries its Updated time as modification time, so Prune orders and
-// expires records from one stat each, without reading them.
+// Each record carries its own expiry time, set by the server that saved it from its own
+// TTL: a server started with a shorter TTL never removes another server's fresh results.
+// A record's file carries that expiry time as modification time, so Prune orders and
+// expires records from one stat each, reading only the head of a file that looks expired
+// (a record written before records carried their expiry has its Updated time there).
+//
+// Records are opened without following a symbolic link and without blocking (a FIFO named
+// like a record must not hang a reader), and are used only when they are regular files.
 package results
 
 import (
@@ -58,10 +64,17 @@ type Record struct {
 	Status Status `json:"status"`
 	// PID is the process running the consultation (Running records), as the caller set it.
 	PID int `json:"pid,omitempty"`
+	// Owner is who started the consultation (a digest of the caller's credentials, "" for
+	// a local client), as the caller set it; only the same owner may list or collect it.
+	Owner string `json:"owner,omitempty"`
 	// Created is when the consultation started.
 	Created time.Time `json:"created"`
 	// Updated is when this record was written; Save sets it to the current time.
 	Updated time.Time `json:"updated"`
+	// Expires is when the record may be removed: Save sets it to Updated plus the saving
+	// store's TTL. Zero in a record written before records carried it: Updated plus the
+	// reading store's TTL then.
+	Expires time.Time `json:"expires,omitzero"`
 	// Path is the directory the consultation gathered files from.
 	Path string `json:"path,omitempty"`
 	// Pattern is the glob that chose the files.
@@ -91,7 +104,7 @@ var bodyFields = map[string]bool{"text": true, "answer": true, "summary": true}
 var (
 	// ErrNotFound: no record has this id (never saved, or already pruned).
 	ErrNotFound = errors.New("no such consultation")
-	// ErrExpired: the record was older than the store's TTL; Load removed it.
+	// ErrExpired: the record was past its expiry time; Load removed it.
 	ErrExpired = errors.New("consultation result expired")
 	// ErrBadID: the id does not have the form NewID gives.
 	ErrBadID = errors.New("malformed consultation id")
@@ -160,18 +173,21 @@ func (s *Store) TTL() time.Duration { return s.ttl }
 // path is the file of the record with this (valid) id.
 func (s *Store) path(id string) string { return filepath.Join(s.dir, id+recordExt) }
 
-// expired reports whether a record last written at updated has outlived the TTL. The rule
-// is the same for both statuses: a Running record is rewritten as Done by its process when
-// the consultation ends, so one not rewritten within the TTL belongs to a process that
-// died.
-func (s *Store) expired(updated, now time.Time) bool {
-	return updated.Add(s.ttl).Before(now)
+// expiry is when r may be removed: its own Expires, or for a record written before records
+// carried it, its Updated time plus this store's TTL. The rule is the same for both
+// statuses: a Running record is rewritten as Done by its process when the consultation
+// ends, so one not rewritten by its expiry belongs to a process that died.
+func (s *Store) expiry(r Record) time.Time {
+	if !r.Expires.IsZero() {
+		return r.Expires
+	}
+	return r.Updated.Add(s.ttl)
 }
 
 // Save writes r as <dir>/<id>.json (mode 0600), replacing any record with that id
 // atomically, then prunes the directory (a pruning failure is not a Save failure); the
-// record just written is never pruned for size or count. Save sets r.Version and
-// r.Updated (to now) and truncates r.Query; r.ID must pass ParseID (else the error wraps
+// record just written is never pruned for size or count. Save sets r.Version, r.Updated
+// (to now) and r.Expires (now plus the store's TTL), and truncates r.Query; r.ID must pass ParseID (else the error wraps
 // ErrBadID) and r.Status must be Running or Done. A record that alone is larger than the
 // store's maxBytes is not kept: Save removes any earlier record with its id and says so.
 func (s *Store) Save(r Record) error {
@@ -186,6 +202,7 @@ func (s *Store) Save(r Record) error {
 	}
 	r.Version = recordVersion
 	r.Updated = s.now().UTC()
+	r.Expires = r.Updated.Add(s.ttl)
 	r.Query = truncateUTF8(r.Query, maxQuery)
 	data, err := encode(r)
 	if err != nil {
@@ -201,7 +218,7 @@ func (s *Store) Save(r Record) error {
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
-	if err := writeAtomic(s.path(r.ID), tempPrefix+r.ID+"-*"+tempSuffix, data, r.Updated); err != nil {
+	if err := writeAtomic(s.path(r.ID), tempPrefix+r.ID+"-*"+tempSuffix, data, r.Expires); err != nil {
 		return fmt.Errorf("results: cannot save consultation %s: %w", r.ID, err)
 	}
 	_ = s.prune(r.ID) // the record is saved; a later Save or Prune tries again
@@ -252,10 +269,11 @@ func writeAtomic(path, pattern string, data []byte, mtime time.Time) (err error)
 
 // Load returns the record with this id. The error wraps ErrBadID when id is malformed,
 // ErrNotFound when there is no such record, ErrCorrupt when its file cannot be used, and
-// ErrExpired when it outlived the TTL (Load then removes it). A record expires when its
-// Updated time plus the TTL is before now, whatever its status: a Running record is
-// rewritten by its process when the consultation ends, so one older than the TTL belongs
-// to a process that died.
+// ErrExpired when it is past its expiry time (Load then removes it, and returns the record
+// with the error, so the caller can tell whose it was). A record expires at its own
+// Expires time, set by the server that saved it, whatever its status: a Running record is
+// rewritten by its process when the consultation ends, so one not rewritten by then
+// belongs to a process that died.
 func (s *Store) Load(id string) (Record, error) {
 	if _, err := ParseID(id); err != nil {
 		return Record{}, err
@@ -264,10 +282,10 @@ func (s *Store) Load(id string) (Record, error) {
 	if err != nil {
 		return Record{}, err
 	}
-	if s.expired(r.Updated, s.now()) {
+	if exp := s.expiry(r); exp.Before(s.now()) {
 		_ = removeIfSame(s.path(id), fi)
-		return Record{}, fmt.Errorf("%w: %s (last written %s, results are kept for %v)",
-			ErrExpired, id, r.Updated.Format(time.RFC3339), s.ttl)
+		return r, fmt.Errorf("%w: %s (last written %s, kept until %s)",
+			ErrExpired, id, r.Updated.Format(time.RFC3339), exp.Format(time.RFC3339))
 	}
 	return r, nil
 }
@@ -276,21 +294,11 @@ func (s *Store) Load(id string) (Record, error) {
 // file's information (for removeIfSame). A missing file is ErrNotFound; a file that does
 // not hold a current record for this id is ErrCorrupt.
 func (s *Store) read(id string) (Record, fs.FileInfo, error) {
-	f, err := os.Open(s.path(id))
-	if errors.Is(err, fs.ErrNotExist) {
-		return Record{}, nil, fmt.Errorf("%w: %s", ErrNotFound, id)
-	}
+	f, fi, err := s.open(id)
 	if err != nil {
-		return Record{}, nil, fmt.Errorf("results: %w", err)
+		return Record{}, nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return Record{}, nil, fmt.Errorf("results: %w", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return Record{}, nil, fmt.Errorf("%w: %s: not a regular file", ErrCorrupt, id)
-	}
 	// A record is never larger than maxBytes (Save refuses it), so a larger file is not one
 	// of ours, and reading it whole would only cost memory.
 	data, err := io.ReadAll(io.LimitReader(f, int64(s.maxBytes)+1))
@@ -308,6 +316,32 @@ func (s *Store) read(id string) (Record, fs.FileInfo, error) {
 		return Record{}, nil, err
 	}
 	return r, fi, nil
+}
+
+// open opens the record file of this (valid) id for reading, without blocking and without
+// following a symbolic link, and returns it with its information once fstat shows a regular
+// file. A missing file is ErrNotFound; a symbolic link, FIFO, device or directory in its
+// place is ErrCorrupt.
+func (s *Store) open(id string) (*os.File, fs.FileInfo, error) {
+	f, err := os.OpenFile(s.path(id), openFlags, 0)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+	case refusedLink(err):
+		return nil, nil, fmt.Errorf("%w: %s: a symbolic link, not a regular file", ErrCorrupt, id)
+	case err != nil:
+		return nil, nil, fmt.Errorf("results: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return nil, nil, fmt.Errorf("results: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		_ = f.Close()
+		return nil, nil, fmt.Errorf("%w: %s: not a regular file", ErrCorrupt, id)
+	}
+	return f, fi, nil
 }
 
 // check refuses a decoded record that is not a current record for this id.
@@ -328,14 +362,11 @@ func check(r Record, id string) error {
 // readHead decodes a record's fields up to its first large one (text, answer, summary)
 // and stops there: a listing of thousands of results must not read every answer.
 func (s *Store) readHead(id string) (Record, error) {
-	f, err := os.Open(s.path(id))
+	f, _, err := s.open(id)
 	if err != nil {
 		return Record{}, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return Record{}, fmt.Errorf("%w: %s: not a regular file", ErrCorrupt, id)
-	}
 	dec := json.NewDecoder(io.LimitReader(f, int64(s.maxBytes)))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return Record{}, fmt.Errorf("%w: %s: not a JSON object", ErrCorrupt, id)
@@ -388,7 +419,7 @@ func (s *Store) List(limit int) ([]Record, error) {
 			continue
 		}
 		r, err := s.readHead(id)
-		if err != nil || s.expired(r.Updated, now) {
+		if err != nil || s.expiry(r).Before(now) {
 			continue
 		}
 		out = append(out, r)
@@ -423,7 +454,8 @@ func isTemp(name string) bool {
 	return strings.HasPrefix(name, tempPrefix) && strings.HasSuffix(name, tempSuffix)
 }
 
-// Prune removes the expired records, then the least recently updated ones until the
+// Prune removes the expired records (each by its own expiry time), then the ones that
+// expire soonest until the
 // records take at most maxBytes and number at most maxFiles, and the temporary files that
 // crashed writers left more than an hour ago. Files that are not ours are left alone, a
 // missing directory is fine, and a file another process removed first is no error.
@@ -439,12 +471,13 @@ func (s *Store) prune(keep string) error {
 		return fmt.Errorf("results: %w", err)
 	}
 	type rec struct {
-		id   string
-		info fs.FileInfo
+		id      string
+		info    fs.FileInfo
+		expires time.Time
 	}
 	var (
 		now   = s.now()
-		recs  []rec
+		recs  = make([]rec, 0, len(entries))
 		total consult.Bytes
 		errs  []error
 	)
@@ -471,16 +504,25 @@ func (s *Store) prune(keep string) error {
 		if err != nil || !info.Mode().IsRegular() {
 			continue // vanished, or replaced by something that is not ours
 		}
-		if id != keep && s.expired(info.ModTime(), now) {
-			remove(e.Name(), info)
-			continue
+		expires := info.ModTime()
+		if expires.Before(now) && id != keep {
+			// The file's time says expired; the record's own expiry decides (it differs for
+			// a record written before records carried one). A record that cannot be read
+			// is taken at the file's word.
+			if r, err := s.readHead(id); err == nil {
+				expires = s.expiry(r)
+			}
+			if expires.Before(now) {
+				remove(e.Name(), info)
+				continue
+			}
 		}
-		recs = append(recs, rec{id, info})
+		recs = append(recs, rec{id, info, expires})
 		total += consult.Bytes(info.Size())
 	}
-	// Oldest first; the id (creation time first) breaks ties of coarse file clocks.
+	// Soonest to expire first; the id (creation time first) breaks ties of coarse file clocks.
 	slices.SortFunc(recs, func(a, b rec) int {
-		if c := a.info.ModTime().Compare(b.info.ModTime()); c != 0 {
+		if c := a.expires.Compare(b.expires); c != 0 {
 			return c
 		}
 		return strings.Compare(a.id, b.id)

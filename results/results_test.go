@@ -57,7 +57,16 @@ func withClock(s *Store, at time.Time) *fakeClock {
 
 // idAt is a deterministic valid id created at tm, told apart by n.
 func idAt(tm time.Time, n int) string {
-	return tm.UTC().Format(idTimeLayout) + fmt.Sprintf("-%08x", n)
+	// n in hex with the digits 0-f written a-p: valid base32, and ordered as n.
+	hex := []byte(fmt.Sprintf("%08x", n))
+	for i, c := range hex {
+		if c <= '9' {
+			hex[i] = 'a' + c - '0'
+		} else {
+			hex[i] = 'a' + 10 + c - 'a'
+		}
+	}
+	return tm.UTC().Format(idTimeLayout) + "-" + strings.Repeat("a", idRandChars-len(hex)) + string(hex)
 }
 
 // record is a small Done record with this id, created at the fake clock's time.
@@ -206,6 +215,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 		ID:      idAt(t0, 0xabc),
 		Status:  Done,
 		PID:     31337,
+		Owner:   "sha256:0123abcd",
 		Created: time.Date(2026, 11, 23, 11, 40, 0, 123456789, time.FixedZone("CET", 3600)),
 		Path:    "/src/project",
 		Pattern: "**/*.go",
@@ -234,8 +244,8 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	if got := fi.Mode().Perm(); got != 0o600 {
 		t.Errorf("file mode: got %v, want %v", got, fs.FileMode(0o600))
 	}
-	if !fi.ModTime().Equal(clk.now()) {
-		t.Errorf("file mtime: got %v, want the record's Updated %v", fi.ModTime(), clk.now())
+	if want := clk.now().Add(s.TTL()); !fi.ModTime().Equal(want) {
+		t.Errorf("file mtime: got %v, want the record's expiry %v", fi.ModTime(), want)
 	}
 	if got, want := names(t, s.Dir()), recordNames(in.ID); !slices.Equal(got, want) {
 		t.Errorf("directory: got %v, want %v", got, want)
@@ -248,6 +258,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	want := in
 	want.Version = recordVersion
 	want.Updated = clk.now()
+	want.Expires = clk.now().Add(s.TTL())
 	sameRecord(t, got, want)
 }
 
@@ -396,34 +407,37 @@ func TestLoadNotFound(t *testing.T) {
 }
 
 func TestMalformedIDs(t *testing.T) {
+	const r = "3odgtjfrmcwwmsykgjuuzsloly" // a valid random part
 	tests := []struct{ name, id string }{
 		{"empty", ""},
 		{"parent path", "../x"},
-		{"parent path of id length", "../61123-104628-1a2b3c4d"},
-		{"slash in date", "2026/123-104628-1a2b3c4d"},
-		{"slash before random", "20261123-104628/1a2b3c4d"},
-		{"backslash", "20261123-104628\\1a2b3c4d"},
-		{"dot in random", "20261123-104628-1a2b.c4d"},
-		{"with .json", "20261123-104628-1a2b3c4d.json"},
-		{"random too short", "20261123-104628-1a2b3c4"},
-		{"random too long", "20261123-104628-1a2b3c4d0"},
-		{"uppercase hex", "20261123-104628-1A2B3C4D"},
-		{"not hex", "20261123-104628-1a2b3c4g"},
-		{"date too short", "2026112-104628-1a2b3c4d"},
-		{"date too short, padded", "2026112-1046280-1a2b3c4d"},
-		{"underscore separator", "20261123_104628-1a2b3c4d"},
-		{"sign in date", "+2026112-104628-1a2b3c4d"},
-		{"space", " 0261123-104628-1a2b3c4d"},
-		{"trailing newline", "20261123-104628-1a2b3c4\n"},
-		{"NUL byte", "20261123-104628-1a2b3c4\x00"},
-		{"month 13", "20261323-104628-1a2b3c4d"},
-		{"month 0", "20260023-104628-1a2b3c4d"},
-		{"day 0", "20261100-104628-1a2b3c4d"},
-		{"day 31 in November", "20261131-104628-1a2b3c4d"},
-		{"29 February, not a leap year", "20250229-104628-1a2b3c4d"},
-		{"hour 24", "20261123-244628-1a2b3c4d"},
-		{"minute 60", "20261123-106028-1a2b3c4d"},
-		{"second 60", "20261123-104660-1a2b3c4d"},
+		{"parent path of id length", "../61123-104628-" + r},
+		{"slash in date", "2026/123-104628-" + r},
+		{"slash before random", "20261123-104628/" + r},
+		{"backslash", "20261123-104628\\" + r},
+		{"dot in random", "20261123-104628-3odgtjfrmcwwm.ykgjuuzsloly"},
+		{"with .json", "20261123-104628-" + r + ".json"},
+		{"random too short", "20261123-104628-" + r[1:]},
+		{"random too long", "20261123-104628-" + r + "a"},
+		{"old 32-bit form", "20261123-104628-1a2b3c4d"},
+		{"uppercase", "20261123-104628-3ODGTJFRMCWWMSYKGJUUZSLOLY"},
+		{"digit outside base32", "20261123-104628-3odgtjfrmcwwmsykgjuuzslol8"},
+		{"digit 1 outside base32", "20261123-104628-1odgtjfrmcwwmsykgjuuzsloly"},
+		{"date too short", "2026112-104628-" + r},
+		{"date too short, padded", "2026112-1046280-" + r},
+		{"underscore separator", "20261123_104628-" + r},
+		{"sign in date", "+2026112-104628-" + r},
+		{"space", " 0261123-104628-" + r},
+		{"trailing newline", "20261123-104628-" + r[1:] + "\n"},
+		{"NUL byte", "20261123-104628-" + r[1:] + "\x00"},
+		{"month 13", "20261323-104628-" + r},
+		{"month 0", "20260023-104628-" + r},
+		{"day 0", "20261100-104628-" + r},
+		{"day 31 in November", "20261131-104628-" + r},
+		{"29 February, not a leap year", "20250229-104628-" + r},
+		{"hour 24", "20261123-244628-" + r},
+		{"minute 60", "20261123-106028-" + r},
+		{"second 60", "20261123-104660-" + r},
 		{"long junk", strings.Repeat("../", 1000)},
 	}
 	for _, tt := range tests {
@@ -446,8 +460,8 @@ func TestMalformedIDs(t *testing.T) {
 	t.Run("message shows the form", func(t *testing.T) {
 		// The message is for the caller to read; the test checks it helps, not how errors are told apart.
 		_, err := ParseID(strings.Repeat("x", 1000))
-		if err == nil || !strings.Contains(err.Error(), idExample) || len(err.Error()) > 200 {
-			t.Errorf("ParseID error: got %v, want a short message showing %q", err, idExample)
+		if err == nil || !strings.Contains(err.Error(), IDExample) || len(err.Error()) > 250 {
+			t.Errorf("ParseID error: got %v, want a short message showing %q", err, IDExample)
 		}
 	})
 }
@@ -457,9 +471,9 @@ func TestParseIDValid(t *testing.T) {
 		id   string
 		want time.Time
 	}{
-		{"20261123-104628-1a2b3c4d", time.Date(2026, 11, 23, 10, 46, 28, 0, time.UTC)},
-		{"20240229-235959-00000000", time.Date(2024, 2, 29, 23, 59, 59, 0, time.UTC)},
-		{"20000101-000000-ffffffff", time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{"20261123-104628-3odgtjfrmcwwmsykgjuuzsloly", time.Date(2026, 11, 23, 10, 46, 28, 0, time.UTC)},
+		{"20240229-235959-aaaaaaaaaaaaaaaaaaaaaaaaaa", time.Date(2024, 2, 29, 23, 59, 59, 0, time.UTC)},
+		{"20000101-000000-77777777777777777777777777", time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
@@ -484,6 +498,35 @@ func TestNewID(t *testing.T) {
 		got, err := ParseID(id)
 		if err != nil || !got.Equal(now.Truncate(time.Second)) {
 			t.Errorf("ParseID(NewID): got %v, %v; want %v, nil", got, err, now.Truncate(time.Second))
+		}
+	}
+}
+
+// TestNewIDIsUnguessable: the random part carries 128 bits, and they vary: over many ids
+// every one of the 26 positions takes many values (the last one, holding 3 bits, at most 8).
+func TestNewIDIsUnguessable(t *testing.T) {
+	t.Parallel()
+	random, err := idEncoding.DecodeString(NewID(time.Now())[len(idTimeLayout)+1:])
+	if err != nil || len(random) < 16 {
+		t.Fatalf("random part decodes to %d bytes (%v), want at least 16 (128 bits)", len(random), err)
+	}
+	seen := make([]map[byte]bool, idRandChars)
+	for i := range seen {
+		seen[i] = map[byte]bool{}
+	}
+	for range 2000 {
+		r := NewID(time.Now())[len(idTimeLayout)+1:]
+		for i := range len(r) {
+			seen[i][r[i]] = true
+		}
+	}
+	for i, vals := range seen {
+		want := 32
+		if i == idRandChars-1 {
+			want = 8
+		}
+		if len(vals) != want {
+			t.Errorf("position %d of the random part took %d values over 2000 ids, want %d", i, len(vals), want)
 		}
 	}
 }
@@ -600,15 +643,15 @@ func TestPruneTempAndForeignFiles(t *testing.T) {
 	mustSave(t, s, record(ours, clk))
 
 	now, old := clk.now(), clk.now().Add(-30*24*time.Hour)
-	stale := tempPrefix + "20261123-104628-1a2b3c4d-111" + tempSuffix
-	fresh := tempPrefix + "20261123-104628-1a2b3c4d-222" + tempSuffix
+	stale := tempPrefix + "20261123-104628-3odgtjfrmcwwmsykgjuuzsloly-111" + tempSuffix
+	fresh := tempPrefix + "20261123-104628-3odgtjfrmcwwmsykgjuuzsloly-222" + tempSuffix
 	writeFile(t, filepath.Join(s.Dir(), stale), "half a rec")
 	setMtime(t, filepath.Join(s.Dir(), stale), now.Add(-staleTemp-time.Minute))
 	writeFile(t, filepath.Join(s.Dir(), fresh), strings.Repeat("being written ", 1000))
 	setMtime(t, filepath.Join(s.Dir(), fresh), now.Add(-10*time.Minute))
 
 	foreign := []string{"README", "notes.txt", "x.json", ".hidden", tempPrefix + "no-suffix",
-		"20261123-104628-1a2b3c4d.txt", "20261123-104628-1a2b3c4d.json.bak", "20261123-104628-1A2B3C4D.json"}
+		"20261123-104628-3odgtjfrmcwwmsykgjuuzsloly.txt", "20261123-104628-3odgtjfrmcwwmsykgjuuzsloly.json.bak", "20261123-104628-3ODGTJFRMCWWMSYKGJUUZSLOLY.json", "20261123-104628-1a2b3c4d.json"}
 	for _, name := range foreign {
 		p := filepath.Join(s.Dir(), name)
 		writeFile(t, p, strings.Repeat("not ours ", 1000))

@@ -1,0 +1,173 @@
+package consultation
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+	"weak"
+
+	"github.com/consultmcp/consult/files"
+	"github.com/consultmcp/consult/providers/fake"
+	"github.com/consultmcp/consult/results"
+)
+
+// watchGathered makes svc's gathering keep a weak pointer to each gathered tree, so a test
+// can tell whether anything still holds it.
+func watchGathered(svc *Service) func() []weak.Pointer[files.Gathered] {
+	ch := make(chan weak.Pointer[files.Gathered], 16)
+	svc.gather = func(ctx context.Context, opt files.Options) (*files.Gathered, error) {
+		g, err := files.Gather(ctx, opt)
+		if g != nil {
+			ch <- weak.Make(g)
+		}
+		return g, err
+	}
+	return func() []weak.Pointer[files.Gathered] {
+		var out []weak.Pointer[files.Gathered]
+		for {
+			select {
+			case p := <-ch:
+				out = append(out, p)
+			default:
+				return out
+			}
+		}
+	}
+}
+
+// TestFinishedJobsHoldNoGatheredFiles: once a background consultation has finished, nothing
+// the server keeps (its index entry, its result) holds the files it gathered, whether its
+// result went to the results directory or stays in memory, answered in-band or in the
+// background.
+func TestFinishedJobsHoldNoGatheredFiles(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		store      bool
+		background bool
+	}{
+		{"saved, background", true, true},
+		{"memory only, background", false, true},
+		{"in-band answer", true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv, svc := upstream(t, 0)
+			cfg := JobsConfig{}
+			if tt.store {
+				cfg.Store = results.Open(t.TempDir(), 0, 0, 0)
+			}
+			svc.Jobs = NewJobs(cfg)
+			t.Cleanup(func() { shutdownNow(svc.Jobs) })
+			gathered := watchGathered(svc)
+			var id string
+			if tt.background {
+				srv.Push(fake.Script{Steps: []fake.Step{fake.Sleep(1100 * time.Millisecond), fake.Text("done")}})
+				id = startRunning(t, svc, sampleTree(t))
+			} else {
+				srv.Push(fake.Answer("done"))
+				id = summaryOf(t, svc.Consult(context.Background(), goArgs(sampleTree(t), "timeout", 5, "on_timeout", "continue"), nil)).ID
+			}
+			if res := collect(svc, id, 5, nil); !strings.HasPrefix(res.Text, "done") {
+				t.Fatalf("collected: %s", res.Text)
+			}
+			ptrs := gathered()
+			if len(ptrs) != 1 {
+				t.Fatalf("%d gathered trees seen, want 1", len(ptrs))
+			}
+			for range 3 {
+				runtime.GC()
+			}
+			if ptrs[0].Value() != nil {
+				t.Error("the gathered files are still reachable after the consultation finished")
+			}
+			if _, ok, _ := svc.Jobs.get(id, ""); !ok {
+				t.Error("the finished consultation was forgotten, want its index entry kept")
+			}
+		})
+	}
+}
+
+// TestSavedResultIsNotKeptInMemory: a finished background consultation whose result was
+// saved is collected from the results directory; the server keeps no copy of its own.
+func TestSavedResultIsNotKeptInMemory(t *testing.T) {
+	t.Parallel()
+	srv, svc, store := background(t)
+	srv.Push(fake.Script{Steps: []fake.Step{fake.Sleep(1100 * time.Millisecond), fake.Text("saved answer")}})
+	id := startRunning(t, svc, sampleTree(t))
+	if res := collect(svc, id, 5, nil); !strings.HasPrefix(res.Text, "saved answer") {
+		t.Fatalf("collected: %s", res.Text)
+	}
+	if err := os.Remove(filepath.Join(store.Dir(), id+".json")); err != nil {
+		t.Fatal(err)
+	}
+	if res := collect(svc, id, 1, nil); strings.Contains(res.Text, "saved answer") || !res.IsError {
+		t.Errorf("collected again after its record was removed: got %q, want no copy in memory", res.Text)
+	}
+}
+
+// TestMemoryOnlyResultsAreBounded: without a results directory, finished consultations keep
+// their results in memory within the server's byte bound, the oldest forgotten first.
+func TestMemoryOnlyResultsAreBounded(t *testing.T) {
+	t.Parallel()
+	srv, svc := upstream(t, 0)
+	svc.Jobs = NewJobs(JobsConfig{})
+	t.Cleanup(func() { shutdownNow(svc.Jobs) })
+	answer := strings.Repeat("a line of the answer\n", 2000) // 42 KB, kept twice (text and summary)
+	svc.Jobs.keptMax = 3 * 2 * len(answer)
+	var ids []string
+	for range 5 {
+		srv.Push(fake.Answer(answer))
+		res := svc.Consult(context.Background(), goArgs(sampleTree(t), "timeout", 5, "on_timeout", "continue"), nil)
+		if res.IsError {
+			t.Fatalf("consultation: %s", res.Text)
+		}
+		ids = append(ids, summaryOf(t, res).ID)
+	}
+	svc.Jobs.mu.Lock()
+	kept, n := svc.Jobs.kept, len(svc.Jobs.jobs)
+	svc.Jobs.mu.Unlock()
+	if kept > svc.Jobs.keptMax || n != 2 {
+		t.Errorf("kept %d bytes in %d jobs, want at most %d bytes in 2", kept, n, svc.Jobs.keptMax)
+	}
+	for i, id := range ids {
+		res := collect(svc, id, 1, nil)
+		if forgotten := i < 3; forgotten != strings.HasPrefix(res.Text, "Unknown id") {
+			t.Errorf("consultation %d of 5: forgotten %v, got %.60q", i+1, forgotten, res.Text)
+		}
+	}
+}
+
+// TestUnwritableResultsDirPromisesMemoryOnly: when the running record cannot be written (a
+// file stands where the results directory should be), "still running" says the answer is
+// kept in memory only, and it is still collected from memory once finished.
+func TestUnwritableResultsDirPromisesMemoryOnly(t *testing.T) {
+	t.Parallel()
+	srv, svc := upstream(t, 0)
+	blocker := filepath.Join(t.TempDir(), "not-a-dir")
+	if err := os.WriteFile(blocker, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	store := results.Open(filepath.Join(blocker, "results"), 0, 0, 0)
+	svc.Jobs = NewJobs(JobsConfig{Store: store})
+	t.Cleanup(func() { shutdownNow(svc.Jobs) })
+	srv.Push(fake.Script{Steps: []fake.Step{fake.Sleep(1100 * time.Millisecond), fake.Text("kept in memory")}})
+	res := svc.Consult(context.Background(), goArgs(sampleTree(t), "timeout", 1, "on_timeout", "continue"), nil)
+	if strings.Contains(res.Text, "across server restarts") || !strings.Contains(res.Text, "kept in memory only") || !strings.Contains(res.Text, "cannot be written") {
+		t.Errorf("running result with an unwritable results directory:\n%s", res.Text)
+	}
+	id := summaryOf(t, res).ID
+	if got := collect(svc, id, 5, nil); !strings.HasPrefix(got.Text, "kept in memory") {
+		t.Errorf("collected: %s", got.Text)
+	}
+	if _, err := store.Load(id); !errors.Is(err, results.ErrNotFound) && !errors.Is(err, syscall.ENOTDIR) {
+		t.Errorf("store.Load: got %v, want nothing saved", err)
+	}
+}

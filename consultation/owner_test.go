@@ -1,0 +1,84 @@
+package consultation
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/consultmcp/consult/providers/fake"
+	"github.com/consultmcp/consult/results"
+)
+
+// asUnknown is res's text with id replaced by a placeholder, to compare the answer about
+// one id with the answer about another.
+func asUnknown(res Result, id string) string {
+	return strings.ReplaceAll(res.Text, id, "<id>")
+}
+
+// TestOwnersSeeOnlyTheirConsultations: a consultation belongs to the owner of the call that
+// started it. Another owner does not see it listed, and collecting or cancelling it by id
+// gets exactly the answer an unknown id gets: while it runs, once it is saved, and from a
+// server restarted on the same results directory. Its owner lists, collects and cancels it.
+func TestOwnersSeeOnlyTheirConsultations(t *testing.T) {
+	t.Parallel()
+	srv, svc, store := background(t)
+	alice := WithOwner(context.Background(), "alice")
+	bob := WithOwner(context.Background(), "bob")
+	srv.Push(fake.Script{Steps: []fake.Step{fake.Text("alice's partial "), fake.Hang()}})
+	id := startRunningIn(alice, t, svc, sampleTree(t), "query", "alice's question")
+
+	// checkHidden checks that bob cannot tell id from an unknown id, in svc.
+	checkHidden := func(t *testing.T, svc *Service, when string) {
+		t.Helper()
+		other := results.NewID(time.Now())
+		for _, tool := range []struct {
+			name string
+			call func(ctx context.Context, id string) Result
+		}{
+			{"consultation_result", func(ctx context.Context, id string) Result {
+				return svc.Collect(ctx, map[string]any{"id": id, "wait": 1}, nil)
+			}},
+			{"consultation_cancel", func(ctx context.Context, id string) Result {
+				return svc.Cancel(ctx, map[string]any{"id": id})
+			}},
+		} {
+			got, want := tool.call(bob, id), tool.call(bob, other)
+			if asUnknown(got, id) != asUnknown(want, other) || got.IsError != want.IsError {
+				t.Errorf("%s: %s by another owner: got %q, want the answer to an unknown id %q", when, tool.name, got.Text, want.Text)
+			}
+		}
+		list := svc.Collect(bob, map[string]any{}, nil)
+		if strings.Contains(list.Text, id) || len(summaryOf(t, list).Consultations) != 0 {
+			t.Errorf("%s: another owner's listing shows it:\n%s", when, list.Text)
+		}
+	}
+
+	checkHidden(t, svc, "running")
+	if list := svc.Collect(alice, map[string]any{}, nil); !strings.Contains(list.Text, id) || !strings.Contains(list.Text, "alice's question") {
+		t.Errorf("the owner's listing lacks it:\n%s", list.Text)
+	}
+	if got := svc.Jobs.Running(); got != 1 {
+		t.Fatalf("%d jobs running after another owner's cancel, want 1", got)
+	}
+
+	res := svc.Cancel(alice, map[string]any{"id": id})
+	if res.IsError || !strings.Contains(res.Text, "Cancelled consultation "+id) {
+		t.Fatalf("the owner's cancel: %s", res.Text)
+	}
+	if rec, err := store.Load(id); err != nil || rec.Owner != "alice" {
+		t.Fatalf("saved record: owner %q, %v; want alice", rec.Owner, err)
+	}
+	checkHidden(t, svc, "saved")
+
+	restarted := &Service{Counter: svc.Counter, Model: svc.Model, DefaultModel: svc.DefaultModel,
+		Jobs: NewJobs(JobsConfig{Store: results.Open(store.Dir(), 0, 0, 0)})}
+	t.Cleanup(func() { shutdownNow(restarted.Jobs) })
+	checkHidden(t, restarted, "after a restart")
+	if got := restarted.Collect(alice, map[string]any{"id": id}, nil); !strings.Contains(got.Text, "alice's partial") {
+		t.Errorf("the owner collecting after a restart: got %q", got.Text)
+	}
+	if got := collect(restarted, id, 1, nil); !strings.HasPrefix(got.Text, "Unknown id") {
+		t.Errorf("a caller with no owner (stdio) collecting another owner's: got %q, want unknown", got.Text)
+	}
+}
