@@ -110,6 +110,9 @@ func (c *call) consult(ctx context.Context, rep *Report) Result {
 		return c.errorResult(fmt.Sprintf("Not sent: the request is too large for %s.\n%s", c.req.Model.ID, rep.Text()), rep)
 	}
 	prompt := files.Layout(c.gathered.Files, c.req.Query) // built once, reused by every attempt
+	for i := range c.gathered.Files {
+		c.gathered.Files[i].Content = nil // the prompt holds them now; reports need only paths and sizes
+	}
 	ctx = c.withActivity(ctx)
 	if c.idle > 0 {
 		go watchIdle(ctx, &c.alive, c.idle, c.cancel)

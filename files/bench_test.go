@@ -45,6 +45,14 @@ func BenchmarkGatherGoroot(b *testing.B) {
 	benchGather(b, noCaps(filepath.Join(runtime.GOROOT(), "src"), "{**/*.go,**/vendor/**/*.go}"))
 }
 
+// BenchmarkGatherGorootNoScan is BenchmarkGatherGoroot without the secrets scan (private
+// keys, tokens): the difference is what the scan costs a gathering.
+func BenchmarkGatherGorootNoScan(b *testing.B) {
+	scanSecrets = false
+	defer func() { scanSecrets = true }()
+	benchGather(b, noCaps(filepath.Join(runtime.GOROOT(), "src"), "{**/*.go,**/vendor/**/*.go}"))
+}
+
 // BenchmarkGatherGorootDefault is the call a user makes: "**/*.go" with the default
 // exclusions (vendor/ is left out: about 6,800 files, 68 MB) and caps raised.
 func BenchmarkGatherGorootDefault(b *testing.B) {

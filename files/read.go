@@ -78,13 +78,19 @@ func readAll(f fileReader, size, limit int64, scratch []byte) (content []byte, r
 	return scan(buf[:len(buf):len(buf)])
 }
 
+// scanSecrets is always true but in the benchmark that measures what the scan costs.
+var scanSecrets = true
+
 // scan holds back content that holds a private key anywhere (Secret), and replaces the
 // high-confidence tokens in the rest.
 func scan(content []byte) ([]byte, []string, Reason) {
-	if secrets.PrivateKey(content) {
+	if !scanSecrets {
+		return content, nil, 0
+	}
+	out, kinds, key := secrets.Scan(content)
+	if key {
 		return nil, nil, Secret
 	}
-	out, kinds := secrets.Redact(content)
 	return out, kinds, 0
 }
 

@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 )
 
@@ -39,6 +40,14 @@ func FuzzRedact(f *testing.F) {
 			if len(s) >= 8 && bytes.Contains(out, s) {
 				t.Errorf("secret %q left in the output %q", s, out)
 			}
+		}
+		// Scan is PrivateKey and Redact in one pass.
+		sOut, sKinds, key := Scan(in)
+		if key != PrivateKey(in) {
+			t.Errorf("Scan says private key %v, PrivateKey %v", key, !key)
+		}
+		if !key && (!bytes.Equal(sOut, out) || !slices.Equal(sKinds, kinds)) {
+			t.Errorf("Scan = %q %v, Redact = %q %v", sOut, sKinds, out, kinds)
 		}
 		if kinds == nil {
 			if len(in) > 0 && &out[0] != &in[0] || len(out) != len(in) {

@@ -38,21 +38,27 @@ func PrivateKey(content []byte) bool {
 		if i < 0 {
 			return false
 		}
-		off += i + len(pemBegin)
-		rest := content[off:]
-		end := bytes.Index(rest[:min(len(rest), maxLabel+len(pemDashes))], pemDashes)
-		if end < 0 {
-			continue
-		}
-		label := rest[:end]
-		if !bytes.Contains(label, pemPrivateKey) || bytes.IndexByte(label, '\n') >= 0 {
-			continue
-		}
-		data := rest[end+len(pemDashes):]
-		if hasKeyData(data[:min(len(data), keyDataWindow)]) {
+		if privateKeyAt(content, off+i) {
 			return true
 		}
+		off += i + len(pemBegin)
 	}
+}
+
+// privateKeyAt reports whether the "-----BEGIN " at content[i:] opens a private key block
+// followed by key data.
+func privateKeyAt(content []byte, i int) bool {
+	rest := content[i+len(pemBegin):]
+	end := bytes.Index(rest[:min(len(rest), maxLabel+len(pemDashes))], pemDashes)
+	if end < 0 {
+		return false
+	}
+	label := rest[:end]
+	if !bytes.Contains(label, pemPrivateKey) || bytes.IndexByte(label, '\n') >= 0 {
+		return false
+	}
+	data := rest[end+len(pemDashes):]
+	return hasKeyData(data[:min(len(data), keyDataWindow)])
 }
 
 // hasKeyData reports a run of at least minKeyData base64 characters in b that starts after

@@ -144,6 +144,9 @@ func TestPrivateKeyFindsKeysInEveryShape(t *testing.T) {
 					if !PrivateKey(content) {
 						t.Errorf("PrivateKey = false, want true for\n%.600s", content[len(at.before):])
 					}
+					if out, kinds, key := Scan(content); !key || out != nil || kinds != nil {
+						t.Errorf("Scan = %d bytes, %v, %v; want a private key and nothing else", len(out), kinds, key)
+					}
 				})
 			}
 		}
@@ -176,6 +179,9 @@ func parse(data []byte) (*Block, error) {
 		t.Run(name, func(t *testing.T) {
 			if PrivateKey([]byte(content)) {
 				t.Errorf("PrivateKey = true, want false for\n%s", content)
+			}
+			if _, _, key := Scan([]byte(content)); key {
+				t.Errorf("Scan found a private key in\n%s", content)
 			}
 		})
 	}

@@ -13,6 +13,18 @@ import (
 // checked in a few comparisons; only where the bytes around an anchor spell a rule's
 // fixed prefix does a rule's regular expression run, over that token alone.
 func Redact(content []byte) ([]byte, []string) {
+	out, kinds, _ := scanContent(content, false)
+	return out, kinds
+}
+
+// Scan is PrivateKey and Redact in one pass over content, as a gatherer wants them: when
+// content holds a private key it reports so and redacts nothing (the file is held back
+// whole); otherwise it returns what Redact returns.
+func Scan(content []byte) (out []byte, kinds []string, privateKey bool) {
+	return scanContent(content, true)
+}
+
+func scanContent(content []byte, keys bool) ([]byte, []string, bool) {
 	var s scan
 	s.content = content
 	for _, a := range anchors {
@@ -23,21 +35,27 @@ func Redact(content []byte) ([]byte, []string) {
 			}
 			i += off
 			off = i + 1
+			// The dash anchor meets every "-----BEGIN " too: the key check rides on it.
+			if keys && a.b == '-' && i+len(pemBegin) <= len(content) && content[i+1] == '-' &&
+				bytes.HasPrefix(content[i:], pemBegin) && privateKeyAt(content, i) {
+				return nil, nil, true
+			}
 			// The byte beside the anchor rules most bytes out without a call.
 			if j := i + a.rel; j < 0 || j >= len(content) || !a.near[content[j]] {
 				continue
 			}
 			if start, rules := a.check(content, i); rules != nil {
-				if end := s.verify(start, rules); end > off {
+				if end := s.verify(start, i, rules); end > off {
 					off = end
 				}
 			}
 		}
 	}
 	if s.spans == nil {
-		return content, nil
+		return content, nil, false
 	}
-	return s.redact()
+	out, kinds := s.redact()
+	return out, kinds, false
 }
 
 // A span is a secret to replace: content[start:end], of kind.
@@ -56,14 +74,17 @@ const (
 	maxToken  = 512 // how far a token is followed; longer ones are redacted up to here
 )
 
-// verify runs rules over the token starting at start and records the secrets found. It
+// verify runs rules over the token starting at start (its anchor byte at anchor) and records
+// the secrets found. It
 // returns the end of the last one, or -1.
-func (s *scan) verify(start int, rules []*rule) int {
+func (s *scan) verify(start, anchor int, rules []*rule) int {
 	c := s.content
 	// One byte before the token for \b; the token's characters and two bytes after for
-	// the trailing delimiter (`\n` written as two characters) or end of text.
+	// the trailing delimiter (`\n` written as two characters) or end of text. The token is
+	// followed from the anchor: a rule's prefix may hold a byte that is not a token's
+	// (gitleaks' "xoxe.xoxb-" matches any byte for the dot).
 	lo := max(start-1, 0)
-	hi := start
+	hi := max(start, anchor)
 	for hi < len(c) && hi-start < maxToken && isTokenByte(c[hi]) {
 		hi++
 	}
