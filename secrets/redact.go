@@ -75,8 +75,7 @@ const (
 )
 
 // verify runs rules over the token starting at start (its anchor byte at anchor) and records
-// the secrets found. It
-// returns the end of the last one, or -1.
+// the secrets found. It returns the end of the last one, or -1.
 func (s *scan) verify(start, anchor int, rules []*rule) int {
 	c := s.content
 	// One byte before the token for \b; the token's characters and two bytes after for
