@@ -267,3 +267,53 @@ func completionRequest(t *testing.T, srv *fake.Server) *fake.Request {
 	t.Fatalf("no model request among %d requests", len(srv.Requests()))
 	return nil
 }
+
+// TestSecretsStayOutAndAreListed: a consultation holds back credential files (also behind
+// a harmless link name) and redacts tokens in useful files; the request body has none of
+// them, and the answer's footer and structured result list each file with the reason.
+func TestSecretsStayOutAndAreListed(t *testing.T) {
+	t.Parallel()
+	srv, svc := upstream(t, 0)
+	srv.Push(fake.Script{Steps: fake.Chunks("ok", 1)})
+	const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	token := "ghp_"
+	for i := range 36 {
+		token += string(alnum[(i*7+3*i*i)%len(alnum)])
+	}
+	dir := writeTree(t, map[string]string{
+		"main.go":          "package main\n\nconst gh = \"" + token + "\"\n",
+		".env":             "OPENAI_API_KEY=sk-env-secret\n",
+		".vscode/mcp.json": `{"servers":{"consult":{"env":{"OPENROUTER_API_KEY":"sk-or-v1-mcp-secret"}}}}`,
+	})
+	if err := os.Symlink(".env", filepath.Join(dir, "notes.txt")); err != nil {
+		t.Skip(err)
+	}
+	res := svc.Consult(context.Background(), map[string]any{"path": dir, "pattern": "**/*", "query": "q"}, nil)
+	if res.IsError {
+		t.Fatalf("error result: %s", res.Text)
+	}
+	reqs := srv.Requests()
+	body := string(reqs[len(reqs)-1].Body)
+	for _, secret := range []string{token, "sk-env-secret", "sk-or-v1-mcp-secret"} {
+		if strings.Contains(body, secret) {
+			t.Errorf("request body holds %q", secret)
+		}
+	}
+	if !strings.Contains(body, "[REDACTED GitHub token]") {
+		t.Errorf("request body lacks the redaction mark:\n%s", body)
+	}
+	for _, line := range []string{
+		".env (environment file)",
+		".vscode/mcp.json (MCP or agent client configuration (holds API keys))",
+		"notes.txt (link to .env: environment file)",
+		"main.go (GitHub token)",
+	} {
+		if !strings.Contains(res.Text, "  "+line+"\n") && !strings.HasSuffix(res.Text, "  "+line) {
+			t.Errorf("footer lacks %q:\n%s", line, res.Text)
+		}
+	}
+	sum := summaryOf(t, res)
+	if len(sum.Withheld) != 3 || len(sum.Redacted) != 1 || sum.Redacted[0].Path != "main.go" {
+		t.Errorf("structured withheld = %+v, redacted = %+v", sum.Withheld, sum.Redacted)
+	}
+}
