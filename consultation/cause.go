@@ -1,0 +1,17 @@
+package consultation
+
+import "errors"
+
+// Causes of a call's context ending because of its client. The MCP face sets them as the
+// context's cause from the reason of the client's notifications/cancelled; a context that
+// ends with neither (the client went away, or sent no reason it could read) is treated as
+// ErrUserCancelled.
+var (
+	// ErrUserCancelled: the client cancelled the call because its user asked to stop. A
+	// consultation stops, even one that would go on in the background.
+	ErrUserCancelled = errors.New("cancelled by the client")
+	// ErrClientGaveUp: the client cancelled the call because its own time limit passed
+	// (its reason said "timed out", "timeout" or -32001). A consultation with
+	// on_timeout "continue" goes on in the background, to be collected later.
+	ErrClientGaveUp = errors.New("the client gave up waiting")
+)
