@@ -180,6 +180,12 @@ func (c *call) answer(resp *providers.Response, rep *Report) Result {
 		sum.Usage.CostUSD = &cost
 	}
 	sum.Truncated = resp.Truncated
+	if resp.Truncated {
+		sum.TruncatedBy = TruncatedByOutputLimit
+		if resp.Finish == providers.FinishAnswerCap {
+			sum.TruncatedBy = TruncatedByAnswerCap
+		}
+	}
 	c.setAnswer(resp.Text)
 	var b strings.Builder
 	if c.req.OutputFile != "" {
@@ -198,7 +204,11 @@ func (c *call) answer(resp *providers.Response, rep *Report) Result {
 		sum.Answer = resp.Text
 		b.WriteString(resp.Text)
 	}
-	if resp.Truncated {
+	switch sum.TruncatedBy {
+	case TruncatedByAnswerCap:
+		fmt.Fprintf(&b, "\n\n[The answer was cut at %d MiB, the most consult keeps of one answer; the rest was not read.]",
+			providers.MaxAnswerBytes>>20)
+	case TruncatedByOutputLimit:
 		b.WriteString("\n\n[The answer was cut off by the model's output limit.]")
 	}
 	b.WriteString("\n\n")
