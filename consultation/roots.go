@@ -22,7 +22,11 @@ func ResolveRoots(dirs []string) ([]string, error) {
 		if info, err := os.Stat(real); err != nil || !info.IsDir() {
 			return nil, fmt.Errorf("--allow-root %q is not a directory", d)
 		}
-		out = append(out, filepath.Clean(real))
+		real = filepath.Clean(real)
+		if real == filepath.Dir(real) { // "/" (or a volume root): every path is beneath it
+			return nil, fmt.Errorf("--allow-root %q is the file system root, which confines nothing: name the directories the server may read and write", d)
+		}
+		out = append(out, real)
 	}
 	return out, nil
 }
