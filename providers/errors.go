@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/consultmcp/consult"
 )
 
 // Kind classifies a provider failure. A Kind is itself an error, so
@@ -82,11 +84,11 @@ func (e *Error) Error() string {
 	b.WriteString(string(e.Kind))
 	switch {
 	case e.Status != 0 && e.Code != "" && e.Code != strconv.Itoa(e.Status):
-		fmt.Fprintf(&b, " (HTTP %d, %s)", e.Status, e.Code)
+		fmt.Fprintf(&b, " (HTTP %d, %s)", e.Status, consult.Printable(e.Code))
 	case e.Status != 0:
 		fmt.Fprintf(&b, " (HTTP %d)", e.Status)
 	case e.Code != "":
-		fmt.Fprintf(&b, " (%s)", e.Code)
+		fmt.Fprintf(&b, " (%s)", consult.Printable(e.Code))
 	}
 	if e.InBand {
 		b.WriteString(" in the stream")
@@ -352,7 +354,7 @@ func (r redactor) clean(s string) string {
 		}
 		s = s[:cut] + "…"
 	}
-	return s
+	return consult.Printable(s)
 }
 
 // redactPieces replaces each maximal run of s that is a substring of key and at least

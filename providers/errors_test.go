@@ -356,3 +356,26 @@ func TestRedactKeyPieces(t *testing.T) {
 		})
 	}
 }
+
+// TestUpstreamMessageEscaped: an error message from the upstream reaches reports with its
+// control and bidi characters escaped, through every provider.
+func TestUpstreamMessageEscaped(t *testing.T) {
+	t.Parallel()
+	const msg = "overloaded\x1b]52;c;ZXZpbA==\x07 \u202eretry\u009b2J"
+	const want = `overloaded\x1b]52;c;ZXZpbA==\x07 \u202eretry\u009b2J`
+	for _, fc := range flavors {
+		t.Run(fc.name, func(t *testing.T) {
+			t.Parallel()
+			p, srv := setup(t, fc)
+			srv.Push(fake.Script{Status: 400, ErrorMessage: msg, ErrorCode: "bad\x1b[2Jcode"})
+			_, err := p.Stream(context.Background(), Request{Model: fc.model, Prompt: "q"}, nil)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			got := err.Error()
+			if !strings.Contains(got, want) || strings.ContainsAny(got, "\x1b\x07\u202e\u009b") {
+				t.Errorf("error = %q, want the message escaped as %q", got, want)
+			}
+		})
+	}
+}
