@@ -189,7 +189,7 @@ func (c *call) answer(resp *providers.Response, rep *Report) Result {
 	c.setAnswer(resp.Text)
 	var b strings.Builder
 	if c.req.OutputFile != "" {
-		written, err := writeNew(c.req.OutputFile, c.req.output, []byte(resp.Text))
+		written, err := writeNew(c.req.OutputFile, c.req.output, resp.Text)
 		if err != nil {
 			res := c.errorResult(fmt.Sprintf("The answer arrived but could not be written to output_file: %v\n\nAnswer:\n%s", err, resp.Text), rep)
 			res.Structured.(*Summary).Answer = resp.Text

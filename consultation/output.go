@@ -31,7 +31,7 @@ func (t outputTarget) close() {
 // (link fails rather than overwrite), so a reader never sees a half-written answer. Every
 // name is created in the directory t holds (see [outputTarget]) and created exclusively, so a symbolic
 // link is never followed as the final component.
-func writeNew(path string, t outputTarget, data []byte) (string, error) {
+func writeNew(path string, t outputTarget, data string) (string, error) {
 	dir := filepath.Dir(path)
 	root := t.dir
 	if root == nil {
@@ -46,7 +46,7 @@ func writeNew(path string, t outputTarget, data []byte) (string, error) {
 		return "", fmt.Errorf("cannot create a file in %s: %w", dir, unwrapPathError(err))
 	}
 	defer root.Remove(tmpName)
-	if _, err := tmp.Write(data); err != nil {
+	if _, err := tmp.WriteString(data); err != nil { // a string: no copy of the answer
 		tmp.Close()
 		return "", fmt.Errorf("cannot write %s: %w", path, unwrapPathError(err))
 	}
@@ -96,7 +96,7 @@ func createTemp(root *os.Root) (*os.File, string, error) {
 
 // writeExclusive is writeNew's fallback where hard links are not supported: O_EXCL keeps the
 // no-overwrite promise, at the cost of atomicity.
-func writeExclusive(root *os.Root, path string, data []byte) (string, error) {
+func writeExclusive(root *os.Root, path string, data string) (string, error) {
 	dir := filepath.Dir(path)
 	for i := 0; i < maxNameTries; i++ {
 		name := numbered(path, i)
@@ -107,7 +107,7 @@ func writeExclusive(root *os.Root, path string, data []byte) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("cannot create %s: %w", filepath.Join(dir, name), unwrapPathError(err))
 		}
-		_, werr := f.Write(data)
+		_, werr := f.WriteString(data)
 		cerr := f.Close()
 		if werr != nil || cerr != nil {
 			root.Remove(name)

@@ -16,7 +16,7 @@ func TestWriteNewNeverOverwrites(t *testing.T) {
 	if err := os.WriteFile(target, []byte("precious"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, err := writeNew(target, outputTarget{}, []byte("new answer"))
+	got, err := writeNew(target, outputTarget{}, "new answer")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestWriteNewConcurrentNamesAreDistinct(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			n, err := writeNew(target, outputTarget{}, []byte{byte('a' + i)})
+			n, err := writeNew(target, outputTarget{}, string(rune('a'+i)))
 			if err != nil {
 				t.Error(err)
 			}
@@ -62,7 +62,7 @@ func TestWriteNewConcurrentNamesAreDistinct(t *testing.T) {
 }
 
 func TestWriteNewMissingDirectory(t *testing.T) {
-	if _, err := writeNew(filepath.Join(t.TempDir(), "no", "x.md"), outputTarget{}, []byte("x")); err == nil {
+	if _, err := writeNew(filepath.Join(t.TempDir(), "no", "x.md"), outputTarget{}, "x"); err == nil {
 		t.Error("want an error for a missing directory")
 	}
 }
@@ -116,4 +116,38 @@ func TestOutputDirSwappedForLink(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWriteNewFinalLinkNotFollowed: an output_file name that is a symbolic link (to a file
+// outside, or dangling) is taken, not followed: the answer goes to a numbered name.
+func TestWriteNewFinalLinkNotFollowed(t *testing.T) {
+	t.Parallel()
+	dir, outside := t.TempDir(), t.TempDir()
+	victim := filepath.Join(outside, "authorized_keys")
+	if err := os.WriteFile(victim, []byte("precious"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, target := range map[string]string{"existing.md": victim, "dangling.md": filepath.Join(outside, "new")} {
+		path := filepath.Join(dir, name)
+		if err := os.Symlink(target, path); err != nil {
+			t.Fatal(err)
+		}
+		got, err := writeNew(path, outputTarget{}, "answer")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := numberedPath(path, 1); got != want {
+			t.Errorf("wrote %q, want %q", got, want)
+		}
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "precious" {
+		t.Errorf("the link's target was changed to %q", b)
+	}
+	if _, err := os.Lstat(filepath.Join(outside, "new")); err == nil {
+		t.Error("a dangling link's target was created")
+	}
+}
+
+func numberedPath(path string, i int) string {
+	return filepath.Join(filepath.Dir(path), numbered(path, i))
 }
