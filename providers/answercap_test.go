@@ -106,3 +106,28 @@ type chunkReader struct {
 }
 
 func (c *chunkReader) Read(p []byte) (int, error) { return c.r.Read(p[:min(len(p), c.n)]) }
+
+// TestLongReasoningEventNotAnswerCap: a reasoning string cut in one huge event does not mark
+// the answer that follows as cut.
+func TestLongReasoningEventNotAnswerCap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sends a reasoning event of 11 MiB")
+	}
+	thought := strings.Repeat("hmm ", maxEventString/4+1<<18)
+	for _, fc := range flavors {
+		if fc.flavor == fake.OpenAI {
+			continue // OpenAI streams no reasoning
+		}
+		t.Run(fc.name, func(t *testing.T) {
+			p, srv := setup(t, fc)
+			srv.Push(fake.Script{Steps: []fake.Step{fake.Think(thought), fake.Text("the answer")}})
+			resp, err := p.Stream(context.Background(), Request{Model: fc.model, Prompt: "q", Thinking: Thinking{On: true}}, nil)
+			if err != nil {
+				t.Fatalf("Stream: %v", err)
+			}
+			if resp.Text != "the answer" || resp.Finish != "stop" || resp.Truncated {
+				t.Errorf("Text, Finish, Truncated = %q, %q, %v; want the whole answer, stop, false", resp.Text, resp.Finish, resp.Truncated)
+			}
+		})
+	}
+}

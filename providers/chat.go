@@ -104,6 +104,9 @@ func (c *chatClient) stream(ctx context.Context, req Request, params openai.Chat
 	)
 	for !capped && stream.Next() {
 		chunk := stream.Current()
+		// A string of this event was cut (see stringCap): if it was answer text, the answer
+		// is at the cap.
+		cutHere := cut.Swap(false)
 		if chunk.Model != "" {
 			resp.Model = chunk.Model
 		}
@@ -119,7 +122,7 @@ func (c *chatClient) stream(ctx context.Context, req Request, params openai.Chat
 				if kept != "" {
 					obs.Answer(kept)
 				}
-				capped = full || cut.Swap(false)
+				capped = full || cutHere
 			}
 			if ch.FinishReason != "" {
 				resp.Finish = normaliseFinish(ch.FinishReason)

@@ -93,6 +93,7 @@ func (p *Gemini) Stream(ctx context.Context, req Request, obs Observer) (*Respon
 			err = cerr
 			break
 		}
+		cutHere := cut.Swap(false) // a string of this event was cut (see stringCap)
 		if chunk == nil {
 			continue
 		}
@@ -120,7 +121,7 @@ func (p *Gemini) Stream(ctx context.Context, req Request, obs Observer) (*Respon
 					if kept != "" {
 						obs.Answer(kept)
 					}
-					if capped = full || cut.Swap(false); capped {
+					if capped = full || cutHere; capped {
 						break
 					}
 				}
