@@ -76,6 +76,8 @@ type Request struct {
 	Timeout time.Duration
 	// OutputFile is an absolute path the answer is written to, or empty.
 	OutputFile string
+	// output is where OutputFile is created, fixed by the allowed-roots check.
+	output outputTarget
 	// DryRun asks for gathering and counting only.
 	DryRun bool
 	// Continue is on_timeout "continue": at Timeout the call returns an id and the

@@ -293,10 +293,10 @@ func (s *Service) list(owner string) Result {
 	for i := range entries {
 		e := &entries[i]
 		e.Query = shortQuery(e.Query)
-		fmt.Fprintf(&b, "- %s · %s · started %s ago · %s\n", e.ID, e.Status, time.Since(e.Created).Round(time.Second), e.Query)
+		fmt.Fprintf(&b, "- %s · %s · started %s ago · %s\n", e.ID, e.Status, time.Since(e.Created).Round(time.Second), consult.Printable(e.Query))
 	}
 	if listErr != nil {
-		fmt.Fprintf(&b, "\n(The results directory could not be read: %v)", listErr)
+		fmt.Fprintf(&b, "\n(The results directory could not be read: %s)", consult.Printable(listErr.Error()))
 	}
 	return Result{Text: strings.TrimRight(b.String(), "\n"), Structured: &Summary{Kind: KindList, Consultations: entries}}
 }

@@ -112,7 +112,7 @@ func (s *Service) Consult(ctx context.Context, raw map[string]any, r Reporter) R
 	start := time.Now()
 	req, err := ParseArgs(raw, s.defaultTimeout())
 	if err == nil {
-		err = checkAllowed(req, s.AllowRoots)
+		err = checkAllowed(&req, s.AllowRoots)
 	}
 	if err != nil {
 		s.logger().Info("consultation refused", "reason", err.Error())
@@ -235,6 +235,7 @@ type call struct {
 }
 
 func (c *call) run(ctx context.Context) Result {
+	defer c.req.output.close()
 	if err := ctx.Err(); err != nil { // cancelled while queued: do nothing at all
 		return c.stopped(ctx)
 	}

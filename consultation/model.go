@@ -184,25 +184,35 @@ func (c *call) answer(resp *providers.Response, rep *Report) Result {
 	}
 	sum.Truncated = resp.Truncated
 	sum.Withheld, sum.Redacted = rep.Withheld, rep.Redacted
+	if resp.Truncated {
+		sum.TruncatedBy = TruncatedByOutputLimit
+		if resp.Finish == providers.FinishAnswerCap {
+			sum.TruncatedBy = TruncatedByAnswerCap
+		}
+	}
 	c.setAnswer(resp.Text)
 	var b strings.Builder
 	if c.req.OutputFile != "" {
-		written, err := writeNew(c.req.OutputFile, []byte(resp.Text))
+		written, err := writeNew(c.req.OutputFile, c.req.output, resp.Text)
 		if err != nil {
 			res := c.errorResult(fmt.Sprintf("The answer arrived but could not be written to output_file: %v\n\nAnswer:\n%s", err, resp.Text), rep)
 			res.Structured.(*Summary).Answer = resp.Text
 			return res
 		}
 		sum.OutputFile = written
-		fmt.Fprintf(&b, "Answer written to %s (%s).", written, consult.Bytes(len(resp.Text)))
+		fmt.Fprintf(&b, "Answer written to %s (%s).", consult.Printable(written), consult.Bytes(len(resp.Text)))
 		if written != c.req.OutputFile {
-			fmt.Fprintf(&b, " %s already existed, so a new name was chosen.", c.req.OutputFile)
+			fmt.Fprintf(&b, " %s already existed, so a new name was chosen.", consult.Printable(c.req.OutputFile))
 		}
 	} else {
 		sum.Answer = resp.Text
 		b.WriteString(resp.Text)
 	}
-	if resp.Truncated {
+	switch sum.TruncatedBy {
+	case TruncatedByAnswerCap:
+		fmt.Fprintf(&b, "\n\n[The answer was cut at %d MiB, the most consult keeps of one answer; the rest was not read.]",
+			providers.MaxAnswerBytes>>20)
+	case TruncatedByOutputLimit:
 		b.WriteString("\n\n[The answer was cut off by the model's output limit.]")
 	}
 	b.WriteString("\n\n")
@@ -213,7 +223,7 @@ func (c *call) answer(resp *providers.Response, rep *Report) Result {
 // footer renders a summary's figures in one short block.
 func footer(s *Summary) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "---\nmodel %s · %s %s, %s", s.Model, consult.Thousands(int64(s.Files)), plural(s.Files, "file", "files"), s.Bytes)
+	fmt.Fprintf(&b, "---\nmodel %s · %s %s, %s", consult.Printable(s.Model), consult.Thousands(int64(s.Files)), plural(s.Files, "file", "files"), s.Bytes)
 	if u := s.Usage; u != nil {
 		fmt.Fprintf(&b, " · tokens %s in", u.Input)
 		if u.Cached > 0 {

@@ -235,39 +235,47 @@ func (r *Report) write(b *strings.Builder) {
 	case !r.Counted:
 		tokens = "at least " + tokens + " (counting did not finish)"
 	}
-	fmt.Fprintf(b, "Gathered %s %s from %s matching %q", consult.Thousands(int64(r.Files)), plural(r.Files, "file", "files"), r.Path, r.Pattern)
+	fmt.Fprintf(b, "Gathered %s %s from %s matching %q", consult.Thousands(int64(r.Files)), plural(r.Files, "file", "files"), consult.Printable(r.Path), r.Pattern)
 	if r.Exclude != "" {
 		fmt.Fprintf(b, " excluding %q", r.Exclude)
 	}
 	fmt.Fprintf(b, ": %s, %s with headers and query; token count %s.\n", r.Bytes, tokens, r.Counting)
+	model := consult.Printable(r.Model)
 	switch {
 	case r.ContextWindow > 0 && r.Fits != nil && *r.Fits:
 		fmt.Fprintf(b, "Model %s: context window %s tokens; this request uses %d%% of it and fits with room for the answer.\n",
-			r.Model, r.ContextWindow, percent(r.PromptTokens, r.ContextWindow))
+			model, r.ContextWindow, percent(r.PromptTokens, r.ContextWindow))
 	case r.ContextWindow > 0 && r.Fits != nil:
 		fmt.Fprintf(b, "Model %s: context window %s tokens; this request needs %s plus about %s for the answer, so it does NOT fit.\n",
-			r.Model, r.ContextWindow, r.PromptTokens, r.Reserve)
+			model, r.ContextWindow, r.PromptTokens, r.Reserve)
 	case r.Model != "":
-		fmt.Fprintf(b, "Model %s: context window unknown, so whether the request fits cannot be checked.\n", r.Model)
+		fmt.Fprintf(b, "Model %s: context window unknown, so whether the request fits cannot be checked.\n", model)
 	}
 	if len(r.LargestFiles) > 0 && r.Files > 1 {
 		b.WriteString("Largest files:\n")
 		for _, e := range r.LargestFiles {
-			fmt.Fprintf(b, "  %10s tokens  %9s  %s\n", e.Tokens, e.Bytes, e.Path)
+			fmt.Fprintf(b, "  %10s tokens  %9s  %s\n", e.Tokens, e.Bytes, consult.Printable(e.Path))
 		}
 	}
 	if len(r.LargestDirs) > 0 {
 		b.WriteString("Largest directories:\n")
 		for _, e := range r.LargestDirs {
-			fmt.Fprintf(b, "  %10s tokens  %9s  %s (%s %s)\n", e.Tokens, e.Bytes, e.Path, consult.Thousands(int64(e.Files)), plural(e.Files, "file", "files"))
+			fmt.Fprintf(b, "  %10s tokens  %9s  %s (%s %s)\n", e.Tokens, e.Bytes, consult.Printable(e.Path), consult.Thousands(int64(e.Files)), plural(e.Files, "file", "files"))
 		}
 	}
 	if len(r.Skipped) > 0 {
 		b.WriteString("Left out:\n")
 		for _, s := range r.Skipped {
 			fmt.Fprintf(b, "  %s: %s", s.Reason, consult.Thousands(int64(s.Count)))
+			for i, ex := range s.Examples {
+				sep := ", "
+				if i == 0 {
+					sep = " (e.g. "
+				}
+				b.WriteString(sep + consult.Printable(ex))
+			}
 			if len(s.Examples) > 0 {
-				fmt.Fprintf(b, " (e.g. %s)", strings.Join(s.Examples, ", "))
+				b.WriteByte(')')
 			}
 			b.WriteByte('\n')
 		}

@@ -22,7 +22,11 @@ func ResolveRoots(dirs []string) ([]string, error) {
 		if info, err := os.Stat(real); err != nil || !info.IsDir() {
 			return nil, fmt.Errorf("--allow-root %q is not a directory", d)
 		}
-		out = append(out, filepath.Clean(real))
+		real = filepath.Clean(real)
+		if real == filepath.Dir(real) { // "/" (or a volume root): every path is beneath it
+			return nil, fmt.Errorf("--allow-root %q is the file system root, which confines nothing: name the directories the server may read and write", d)
+		}
+		out = append(out, real)
 	}
 	return out, nil
 }
@@ -38,9 +42,23 @@ func within(path string, roots []string) bool {
 }
 
 // checkAllowed refuses a request whose path, or output_file, lies outside the allowed roots.
-// Symbolic links are resolved first, so a link cannot lead out.
-func checkAllowed(req Request, roots []string) error {
+// Symbolic links are resolved first, so a link cannot lead out. It opens the directory
+// output_file will be written in (req.output, closed when the call ends): beneath the
+// allowed root that holds it, following links only within that root, or with no roots the
+// directory as it resolves now (see [outputTarget]).
+func checkAllowed(req *Request, roots []string) error {
+	var outDir string
+	if req.OutputFile != "" {
+		if dir, err := filepath.EvalSymlinks(filepath.Dir(req.OutputFile)); err == nil {
+			outDir = filepath.Clean(dir)
+		}
+	}
 	if len(roots) == 0 {
+		if outDir != "" {
+			if dir, err := os.OpenRoot(outDir); err == nil {
+				req.output = outputTarget{dir: dir}
+			}
+		}
 		return nil
 	}
 	real, err := filepath.EvalSymlinks(req.Path)
@@ -48,10 +66,40 @@ func checkAllowed(req Request, roots []string) error {
 		return argErr(ArgPath, "path %q is outside the directories this server may read (%s): ask for a directory inside them", req.Path, strings.Join(roots, ", "))
 	}
 	if req.OutputFile != "" {
-		dir, err := filepath.EvalSymlinks(filepath.Dir(req.OutputFile))
-		if err != nil || !within(dir, roots) {
+		root := rootOf(outDir, roots)
+		if outDir == "" || root == "" {
 			return argErr(ArgOutputFile, "output_file %q is outside the directories this server may write (%s)", req.OutputFile, strings.Join(roots, ", "))
 		}
+		dir, err := openBeneath(root, outDir)
+		if err != nil {
+			return argErr(ArgOutputFile, "output_file %q: its directory cannot be opened: %v", req.OutputFile, unwrapPathError(err))
+		}
+		req.output = outputTarget{dir: dir}
 	}
 	return nil
+}
+
+// openBeneath opens dir, which lies in root, through an os.Root on root: links are followed
+// only where they stay beneath it.
+func openBeneath(root, dir string) (*os.Root, error) {
+	rel, err := filepath.Rel(root, dir)
+	if err != nil {
+		return nil, err
+	}
+	base, err := os.OpenRoot(root)
+	if err != nil || rel == "." {
+		return base, err
+	}
+	defer base.Close()
+	return base.OpenRoot(rel)
+}
+
+// rootOf returns the root in roots that holds path (resolved), or "".
+func rootOf(path string, roots []string) string {
+	for _, r := range roots {
+		if within(path, []string{r}) {
+			return r
+		}
+	}
+	return ""
 }

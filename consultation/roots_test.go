@@ -57,3 +57,18 @@ func TestAllowRoots(t *testing.T) {
 		t.Error("a missing --allow-root was accepted")
 	}
 }
+
+// TestAllowRootFileSystemRootRefused: "/" confines nothing, named directly or through a link.
+func TestAllowRootFileSystemRootRefused(t *testing.T) {
+	t.Parallel()
+	link := filepath.Join(t.TempDir(), "to-root")
+	if err := os.Symlink("/", link); err != nil {
+		t.Fatal(err)
+	}
+	for _, root := range []string{"/", "/.", "/tmp/..", link} {
+		_, err := ResolveRoots([]string{t.TempDir(), root})
+		if err == nil || !strings.Contains(err.Error(), "confines nothing") {
+			t.Errorf("ResolveRoots(%q) error = %v, want it refused as confining nothing", root, err)
+		}
+	}
+}

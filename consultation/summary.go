@@ -37,8 +37,10 @@ type Summary struct {
 	PromptTokens consult.Tokens `json:"prompt_tokens"`
 	// Usage is what the provider reported.
 	Usage *UsageSummary `json:"usage,omitempty"`
-	// Truncated is true when the model's output limit cut the answer.
+	// Truncated is true when the answer is incomplete; TruncatedBy says why.
 	Truncated bool `json:"truncated,omitempty"`
+	// TruncatedBy is [TruncatedByOutputLimit] or [TruncatedByAnswerCap] when Truncated.
+	TruncatedBy string `json:"truncated_by,omitempty"`
 	// Phase is where a failed call stopped.
 	Phase string `json:"phase,omitempty"`
 	// ElapsedSeconds is the call's wall time; Attempts counts model requests sent.
@@ -99,3 +101,12 @@ func (c *call) errorResult(text string, rep *Report) Result {
 	s.Report = rep
 	return Result{Text: text, IsError: true, Structured: s}
 }
+
+// Values of [Summary.TruncatedBy].
+const (
+	// TruncatedByOutputLimit: the model stopped at its output-token limit.
+	TruncatedByOutputLimit = "output_limit"
+	// TruncatedByAnswerCap: the answer reached providers.MaxAnswerBytes and the rest was
+	// not read.
+	TruncatedByAnswerCap = "answer_cap"
+)

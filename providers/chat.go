@@ -36,10 +36,12 @@ func newChatClient(name string, cfg Config, defaultBase string, extra ...option.
 	if base == "" {
 		base = defaultBase
 	}
+	hc := *cfg.httpClient()
+	hc.Transport = &chatTransport{base: hc.Transport}
 	opts := []option.RequestOption{
 		option.WithAPIKey(cfg.APIKey),
 		option.WithBaseURL(base),
-		option.WithHTTPClient(cfg.httpClient()),
+		option.WithHTTPClient(&hc),
 		// The retry loop is ours: only the caller knows the deadline.
 		option.WithMaxRetries(0),
 	}
@@ -89,17 +91,22 @@ func (c *chatClient) stream(ctx context.Context, req Request, params openai.Chat
 		"thinking", req.Thinking.On, "budget", int64(req.Thinking.Budget), "prompt_bytes", len(req.Prompt))
 
 	var httpResp *http.Response
-	stream := c.client.Chat.Completions.NewStreaming(ctx, params, option.WithResponseInto(&httpResp))
+	sctx, cut := withCutFlag(ctx)
+	stream := c.client.Chat.Completions.NewStreaming(sctx, params, option.WithResponseInto(&httpResp))
 	defer stream.Close()
 
 	var (
 		meter    reasoningMeter
-		text     strings.Builder
+		text     answerText
 		finished bool
+		capped   bool
 		usage    *openai.CompletionUsage
 	)
-	for stream.Next() {
+	for !capped && stream.Next() {
 		chunk := stream.Current()
+		// A string of this event was cut (see stringCap): if it was answer text, the answer
+		// is at the cap.
+		cutHere := cut.Swap(false)
 		if chunk.Model != "" {
 			resp.Model = chunk.Model
 		}
@@ -111,8 +118,11 @@ func (c *chatClient) stream(ctx context.Context, req Request, params openai.Chat
 				obs.Reasoning(meter.add(r), r)
 			}
 			if d := ch.Delta.Content + ch.Delta.Refusal; d != "" {
-				text.WriteString(d)
-				obs.Answer(d)
+				kept, full := text.add(d)
+				if kept != "" {
+					obs.Answer(kept)
+				}
+				capped = full || cutHere
 			}
 			if ch.FinishReason != "" {
 				resp.Finish = normaliseFinish(ch.FinishReason)
@@ -127,8 +137,12 @@ func (c *chatClient) stream(ctx context.Context, req Request, params openai.Chat
 			}
 		}
 	}
+	if capped {
+		stream.Close() // nothing more is useful
+		resp.Finish, finished = FinishAnswerCap, true
+	}
 	resp.Text = text.String()
-	resp.Truncated = resp.Finish == "length"
+	resp.Truncated = truncated(resp.Finish)
 	resp.Usage.Reasoning = meter.tokens()
 	if usage != nil {
 		resp.Usage = chatUsage(*usage)

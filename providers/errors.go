@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/consultmcp/consult"
 )
 
 // Kind classifies a provider failure. A Kind is itself an error, so
@@ -82,11 +84,11 @@ func (e *Error) Error() string {
 	b.WriteString(string(e.Kind))
 	switch {
 	case e.Status != 0 && e.Code != "" && e.Code != strconv.Itoa(e.Status):
-		fmt.Fprintf(&b, " (HTTP %d, %s)", e.Status, e.Code)
+		fmt.Fprintf(&b, " (HTTP %d, %s)", e.Status, consult.Printable(e.Code))
 	case e.Status != 0:
 		fmt.Fprintf(&b, " (HTTP %d)", e.Status)
 	case e.Code != "":
-		fmt.Fprintf(&b, " (%s)", e.Code)
+		fmt.Fprintf(&b, " (%s)", consult.Printable(e.Code))
 	}
 	if e.InBand {
 		b.WriteString(" in the stream")
@@ -326,12 +328,19 @@ var keyLikeRE = regexp.MustCompile(`\b(sk-[A-Za-z0-9_*\-]{6,}|AIza[0-9A-Za-z_\-]
 // redactor removes a key from text.
 type redactor struct{ key string }
 
-// clean removes the key (and anything shaped like a provider key, including the masked
-// forms some providers echo back), strips HTML tags, collapses whitespace and shortens the
-// text.
+// minKeyPiece is the shortest run of the key's characters that is redacted on its own: a
+// provider may echo the key without its prefix ("sk-", "sk-or-v1-") or only part of it, and
+// 16 characters of a random key are still a secret, while shorter runs would start matching
+// ordinary words.
+const minKeyPiece = 16
+
+// clean removes the key and any run of minKeyPiece or more of its characters (and anything
+// shaped like a provider key, including the masked forms some providers echo back), strips
+// HTML tags, collapses whitespace and shortens the text.
 func (r redactor) clean(s string) string {
 	if r.key != "" {
 		s = strings.ReplaceAll(s, r.key, "[redacted]")
+		s = redactPieces(s, r.key)
 	}
 	s = keyLikeRE.ReplaceAllString(s, "[redacted]")
 	if strings.Contains(s, "</") {
@@ -345,7 +354,53 @@ func (r redactor) clean(s string) string {
 		}
 		s = s[:cut] + "…"
 	}
-	return s
+	return consult.Printable(s)
+}
+
+// redactPieces replaces each maximal run of s that is a substring of key and at least
+// minKeyPiece bytes long with "[redacted]", in O(len(s)·len(key)).
+func redactPieces(s, key string) string {
+	if len(key) < minKeyPiece || len(s) < minKeyPiece {
+		return s
+	}
+	grams := make(map[string]struct{}, len(key)-minKeyPiece+1)
+	for i := 0; i+minKeyPiece <= len(key); i++ {
+		grams[key[i:i+minKeyPiece]] = struct{}{}
+	}
+	var (
+		b         strings.Builder
+		from, end int // s[from:end] is the run being redacted; end == from when none
+		wrote     int // s[:wrote] has been copied or redacted
+	)
+	flush := func() {
+		if end > from {
+			b.WriteString(s[wrote:from])
+			b.WriteString("[redacted]")
+			wrote = end
+		}
+	}
+	for i := 0; i+minKeyPiece <= len(s); i++ {
+		if end < i+minKeyPiece { // no run covers a piece starting at i
+			if _, ok := grams[s[i:i+minKeyPiece]]; !ok {
+				continue
+			}
+			if i > end { // a new run, apart from the last one
+				flush()
+				from = i
+			}
+			end = i + minKeyPiece
+		}
+		// s[i:end] is part of key (a suffix of a part): extend it as far as it goes.
+		for end < len(s) && strings.Contains(key, s[i:end+1]) {
+			end++
+		}
+	}
+	flush()
+	if wrote == 0 {
+		return s
+	}
+	b.WriteString(s[wrote:])
+	return b.String()
 }
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

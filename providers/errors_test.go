@@ -329,3 +329,53 @@ func TestKeyNeverInErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestRedactKeyPieces: any run of 16 or more of the key's characters is redacted, whatever
+// surrounds it (a provider echoing the key without its "sk-or-v1-" prefix, or part of it);
+// shorter runs are left alone.
+func TestRedactKeyPieces(t *testing.T) {
+	t.Parallel()
+	const key = "sk-or-v1-0123456789abcdefghijKLMNOPQRST"
+	bare := key[len("sk-or-v1-"):]
+	tests := []struct{ name, in, want string }{
+		{"without prefix", "invalid key " + bare + ".", "invalid key [redacted]."},
+		{"glued to text", "key=" + bare + "xyz", "key=[redacted]xyz"},
+		{"16 characters", "got 0123456789abcdef!", "got [redacted]!"},
+		{"15 characters", "got 0123456789abcde!", "got 0123456789abcde!"},
+		{"two pieces", "a 0123456789abcdefg b ghijKLMNOPQRST-x c", "a [redacted] b ghijKLMNOPQRST-x c"},
+		{"two long pieces", "0123456789abcdefg/cdefghijKLMNOPQRST", "[redacted]/[redacted]"},
+		{"pieces that overlap in the key", "9abcdefghijKLMNOP" + "0123456789abcdefghij", "[redacted]"},
+		{"no piece", "rate limited, retry later", "rate limited, retry later"},
+	}
+	r := redactor{key: key}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := r.clean(tt.in); got != tt.want {
+				t.Errorf("clean(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestUpstreamMessageEscaped: an error message from the upstream reaches reports with its
+// control and bidi characters escaped, through every provider.
+func TestUpstreamMessageEscaped(t *testing.T) {
+	t.Parallel()
+	const msg = "overloaded\x1b]52;c;ZXZpbA==\x07 \u202eretry\u009b2J"
+	const want = `overloaded\x1b]52;c;ZXZpbA==\x07 \u202eretry\u009b2J`
+	for _, fc := range flavors {
+		t.Run(fc.name, func(t *testing.T) {
+			t.Parallel()
+			p, srv := setup(t, fc)
+			srv.Push(fake.Script{Status: 400, ErrorMessage: msg, ErrorCode: "bad\x1b[2Jcode"})
+			_, err := p.Stream(context.Background(), Request{Model: fc.model, Prompt: "q"}, nil)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			got := err.Error()
+			if !strings.Contains(got, want) || strings.ContainsAny(got, "\x1b\x07\u202e\u009b") {
+				t.Errorf("error = %q, want the message escaped as %q", got, want)
+			}
+		})
+	}
+}

@@ -76,13 +76,14 @@ func (p *Gemini) Stream(ctx context.Context, req Request, obs Observer) (*Respon
 		"thinking", req.Thinking.On, "budget", int64(req.Thinking.Budget), "prompt_bytes", len(req.Prompt))
 
 	capture := &geminiCapture{}
-	cctx := context.WithValue(ctx, geminiCaptureKey{}, capture)
+	cctx, cut := withCutFlag(context.WithValue(ctx, geminiCaptureKey{}, capture))
 	contents := []*genai.Content{genai.NewContentFromText(req.Prompt, genai.RoleUser)}
 
 	var (
 		meter    reasoningMeter
-		text     strings.Builder
+		text     answerText
 		finished bool
+		capped   bool
 		usage    *genai.GenerateContentResponseUsageMetadata
 		blocked  string
 		err      error
@@ -92,6 +93,7 @@ func (p *Gemini) Stream(ctx context.Context, req Request, obs Observer) (*Respon
 			err = cerr
 			break
 		}
+		cutHere := cut.Swap(false) // a string of this event was cut (see stringCap)
 		if chunk == nil {
 			continue
 		}
@@ -115,9 +117,17 @@ func (p *Gemini) Stream(ctx context.Context, req Request, obs Observer) (*Respon
 						obs.Reasoning(meter.add(part.Text), part.Text)
 						continue
 					}
-					text.WriteString(part.Text)
-					obs.Answer(part.Text)
+					kept, full := text.add(part.Text)
+					if kept != "" {
+						obs.Answer(kept)
+					}
+					if capped = full || cutHere; capped {
+						break
+					}
 				}
+			}
+			if capped {
+				break // leaving the loop closes the stream: nothing more is useful
 			}
 			if cand.FinishReason != "" && cand.FinishReason != genai.FinishReasonUnspecified {
 				resp.Finish = normaliseFinish(string(cand.FinishReason))
@@ -131,8 +141,11 @@ func (p *Gemini) Stream(ctx context.Context, req Request, obs Observer) (*Respon
 			}
 		}
 	}
+	if capped {
+		resp.Finish, finished = FinishAnswerCap, true
+	}
 	resp.Text = text.String()
-	resp.Truncated = resp.Finish == "length"
+	resp.Truncated = truncated(resp.Finish)
 	resp.Usage.Reasoning = meter.tokens()
 	if usage != nil {
 		resp.Usage = Usage{
@@ -348,8 +361,8 @@ func (t *geminiTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if capture != nil {
 		capture.setResponse(resp.StatusCode, resp.Header)
 	}
-	if resp.StatusCode < 300 && resp.Body != nil &&
-		strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream") {
+	if isEventStream(resp) {
+		capEventStream(req, resp)
 		resp.Body = newSSEFilter(resp.Body, capture)
 	}
 	return resp, err

@@ -84,9 +84,12 @@ type Response struct {
 	// Usage holds the token counts and cost.
 	Usage Usage
 	// Finish is why the model stopped, normalised: "stop", "length", "content_filter",
-	// "error", or the provider's own reason in lower case. Empty if the stream never said.
+	// "error", or the provider's own reason in lower case; [FinishAnswerCap] when the
+	// answer reached [MaxAnswerBytes] and the rest was dropped. Empty if the stream never
+	// said.
 	Finish string
-	// Truncated is true when the answer was cut by the output-token limit.
+	// Truncated is true when the answer was cut, by the output-token limit ("length") or
+	// by the answer cap ([FinishAnswerCap]).
 	Truncated bool
 }
 

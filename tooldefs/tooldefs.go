@@ -38,7 +38,7 @@ const summaryProperties = `"kind":{"type":"string","enum":["answer","dry_run","e
 	`"files":{"type":"integer"},"bytes":{"type":"integer"},"prompt_tokens":{"type":"integer"},` +
 	`"usage":{"type":"object","description":"input, output, reasoning, cached tokens; cost_usd"},` +
 	`"streamed":{"type":"object","description":"reasoning, answer tokens so far"},` +
-	`"truncated":{"type":"boolean"},"phase":{"type":"string"},` +
+	`"truncated":{"type":"boolean"},"truncated_by":{"type":"string","enum":["output_limit","answer_cap"]},"phase":{"type":"string"},` +
 	`"elapsed_seconds":{"type":"number"},"attempts":{"type":"integer"},"report":{"type":"object"}`
 
 // consultationOutput is the JSON schema of the structured content of every consultation

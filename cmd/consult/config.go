@@ -48,6 +48,7 @@ var providerSpecs = map[string]providerSpec{
 type config struct {
 	provider       string
 	apiKey         string
+	keyOnCmdLine   bool // the key came as an argument, visible to other users in ps
 	baseURL        string
 	model          string
 	defaultTimeout time.Duration
@@ -194,6 +195,7 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 	case 0:
 	case 1:
 		cfg.apiKey = positional[0]
+		cfg.keyOnCmdLine = cfg.apiKey != ""
 	default:
 		return cfg, fmt.Errorf("too many arguments: %d after the provider; expected at most an API key", len(positional))
 	}

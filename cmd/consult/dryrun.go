@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/consultation"
@@ -46,11 +47,18 @@ func runDryRun(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	res := svc.Consult(ctx, raw, nil)
 	if *asJSON && res.Structured != nil {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res.Structured); err != nil {
+		out, err := json.MarshalIndent(res.Structured, "", "  ")
+		if err != nil {
 			return err
 		}
+		// encoding/json escapes C0 controls and invalid UTF-8 but writes C1 and bidi controls
+		// raw; line by line (a line of indented JSON holds no newline) Printable turns those
+		// into \uXXXX, which inside a JSON string is the same character.
+		lines := strings.Split(string(out), "\n")
+		for i, l := range lines {
+			lines[i] = consult.Printable(l)
+		}
+		fmt.Fprintln(stdout, strings.Join(lines, "\n"))
 	} else if res.IsError {
 		fmt.Fprintln(stderr, res.Text)
 	} else {

@@ -81,6 +81,10 @@ func runServe(ctx context.Context, provider string, args []string, getenv func(s
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
 	slog.SetDefault(logger) // libraries that use the standard logger write to stderr too, never stdout
+	if cfg.keyOnCmdLine {
+		logger.Warn("the API key was given on the command line, where other users of this machine can read it (ps, /proc); set it in the environment instead",
+			"variable", strings.Join(providerSpecs[provider].envKeys, " or "))
+	}
 	svc, err := newService(cfg, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "consult %s: %v\n", provider, err)

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/providers"
+	"github.com/consultmcp/consult/providers/fake"
+)
+
+// TestBigAnswerMemory: a 64 MiB answer comes back cut at the answer cap, and the server's
+// peak memory stays under 300 MB (an uncapped 64 MB answer took 1.16 GiB).
+func TestBigAnswerMemory(t *testing.T) {
+	const maxRSS = 300 << 20
+	piece := strings.Repeat("An answer line that goes on, with \"quotes\" and é.\n", 1300) // ~64 KiB
+	steps := make([]fake.Step, 1024)
+	for i := range steps {
+		steps[i] = fake.Text(piece)
+	}
+	srv := fake.New(t, fake.OpenRouter)
+	srv.SetDefault(fake.Script{Steps: steps})
+	dir := fixture(t)
+
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"consultation","arguments":{"path":"` + dir + `","pattern":"**/*.go","query":"q","model":"google/gemini-2.5-pro"}}}`,
+	}, "\n") + "\n"
+	cmd := exec.Command(binary, "openrouter", "--base-url", srv.BaseURL())
+	cmd.Env = []string{"HOME=" + t.TempDir(), "OPENROUTER_API_KEY=test-key-0123456789abcdef"}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	io.WriteString(stdin, in)
+	r := bufio.NewReaderSize(stdout, 1<<20)
+	var result []byte
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			t.Fatalf("reading the result: %v\n%s", err, errb.String())
+		}
+		if bytes.Contains(line, []byte(`"id":2,`)) {
+			result = line
+			break
+		}
+	}
+	stdin.Close()
+	io.Copy(io.Discard, stdout)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("binary: %v\n%s", err, errb.String())
+	}
+
+	var msg struct {
+		Result struct {
+			IsError           bool                 `json:"isError"`
+			StructuredContent consultation.Summary `json:"structuredContent"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(result, &msg); err != nil {
+		t.Fatal(err)
+	}
+	sum := msg.Result.StructuredContent
+	if msg.Result.IsError || !sum.Truncated || sum.TruncatedBy != consultation.TruncatedByAnswerCap {
+		t.Errorf("isError %v, truncated %v by %q; want false, true by %q", msg.Result.IsError, sum.Truncated, sum.TruncatedBy, consultation.TruncatedByAnswerCap)
+	}
+	if got, want := len(sum.Answer), providers.MaxAnswerBytes; got > want || got < want-4 {
+		t.Errorf("answer is %d bytes, want %d", got, want)
+	}
+	if !bytes.Contains(result, []byte("[The answer was cut at 8 MiB")) {
+		t.Errorf("the result text does not say the answer was cut at 8 MiB")
+	}
+	if got := srv.Count("/chat/completions"); got != 1 {
+		t.Errorf("completion requests = %d, want 1", got)
+	}
+	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
+	t.Logf("peak RSS %d MiB", rss>>20)
+	if rss > maxRSS {
+		t.Errorf("peak RSS %d MiB, want under %d MiB", rss>>20, maxRSS>>20)
+	}
+}

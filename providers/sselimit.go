@@ -1,0 +1,141 @@
+package providers
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"unicode/utf8"
+)
+
+// maxEventString caps one JSON string inside a streamed event, in raw (escaped) bytes. A
+// server that sends the whole answer in one event hands the SDK one line of any length:
+// openai-go's line scanner fails past 32 MiB (bufio.ErrTooLong, a transport error that was
+// retried) and genai's buffers up to 256 MiB. Raw bytes are never fewer than the text they
+// decode to, and a quarter over [MaxAnswerBytes] leaves room for escapes, so a cut string
+// still fills the answer up to the cap, where the provider stops.
+const maxEventString = MaxAnswerBytes + MaxAnswerBytes/4
+
+// stringCap passes an SSE body through, cutting any JSON string longer than max raw bytes:
+// the rest of the string is dropped as it is read (never buffered) and its closing quote
+// kept, so the event still parses. The cut falls outside an escape and on a UTF-8 boundary.
+// State resets at each line end: a JSON string cannot hold a raw newline.
+type stringCap struct {
+	rc  io.ReadCloser
+	max int
+	cut *atomic.Bool // set when a string is cut
+
+	inString bool
+	skipping bool // dropping the rest of an over-long string
+	slash    bool // the last byte began an escape
+	hex      int  // hex digits of a \u escape still to come
+	n        int  // raw bytes of the current string kept
+}
+
+func newStringCap(rc io.ReadCloser, max int, cut *atomic.Bool) *stringCap {
+	if cut == nil {
+		cut = new(atomic.Bool)
+	}
+	return &stringCap{rc: rc, max: max, cut: cut}
+}
+
+// Read filters in place: the output is a subsequence of what was read.
+func (s *stringCap) Read(p []byte) (int, error) {
+	for {
+		n, err := s.rc.Read(p)
+		out := s.filter(p[:n])
+		if out > 0 || err != nil {
+			return out, err
+		}
+	}
+}
+
+func (s *stringCap) filter(p []byte) int {
+	w := 0
+	for _, c := range p {
+		if c == '\n' {
+			s.inString, s.skipping, s.slash, s.hex = false, false, false, 0
+			p[w] = c
+			w++
+			continue
+		}
+		if !s.inString {
+			if c == '"' {
+				s.inString, s.n = true, 0
+			}
+			p[w] = c
+			w++
+			continue
+		}
+		if !s.skipping && s.n >= s.max && !s.slash && s.hex == 0 && c != '"' && utf8.RuneStart(c) {
+			s.skipping = true
+			s.cut.Store(true)
+		}
+		switch {
+		case s.slash:
+			s.slash = false
+			if c == 'u' {
+				s.hex = 4
+			}
+		case s.hex > 0:
+			s.hex--
+		case c == '\\':
+			s.slash = true
+		case c == '"':
+			s.inString, s.skipping = false, false
+			p[w] = c
+			w++
+			continue
+		}
+		if !s.skipping {
+			p[w] = c
+			w++
+			s.n++
+		}
+	}
+	return w
+}
+
+func (s *stringCap) Close() error { return s.rc.Close() }
+
+// cutKey carries a request's *atomic.Bool, set when a string of its stream was cut, from
+// the provider through the SDK to the transport.
+type cutKey struct{}
+
+// withCutFlag returns ctx carrying a fresh cut flag, and the flag.
+func withCutFlag(ctx context.Context) (context.Context, *atomic.Bool) {
+	flag := new(atomic.Bool)
+	return context.WithValue(ctx, cutKey{}, flag), flag
+}
+
+// capEventStream wraps a successful SSE body of req in a [stringCap] reporting to the
+// request's cut flag.
+func capEventStream(req *http.Request, resp *http.Response) {
+	if !isEventStream(resp) {
+		return
+	}
+	flag, _ := req.Context().Value(cutKey{}).(*atomic.Bool)
+	resp.Body = newStringCap(resp.Body, maxEventString, flag)
+}
+
+// chatTransport caps the strings of chat-completion streams (see [maxEventString]).
+type chatTransport struct{ base http.RoundTripper }
+
+func (t *chatTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	base := t.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	resp, err := base.RoundTrip(req)
+	if resp != nil {
+		capEventStream(req, resp)
+	}
+	return resp, err
+}
+
+// isEventStream reports whether resp is a successful SSE stream.
+func isEventStream(resp *http.Response) bool {
+	return resp.StatusCode < 300 && resp.Body != nil &&
+		strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream")
+}
