@@ -300,7 +300,7 @@ func writeSecrets(b *strings.Builder, withheld []files.Withheld, redacted []file
 				fmt.Fprintf(b, "  … and %s more (all are listed in the structured report's withheld)\n", consult.Thousands(int64(len(withheld)-i)))
 				break
 			}
-			fmt.Fprintf(b, "  %s (%s)\n", w.Path, w.Why)
+			fmt.Fprintf(b, "  %s (%s)\n", consult.Printable(w.Path), consult.Printable(w.Why))
 		}
 	}
 	if len(redacted) > 0 {
@@ -310,7 +310,7 @@ func writeSecrets(b *strings.Builder, withheld []files.Withheld, redacted []file
 				fmt.Fprintf(b, "  … and %s more (all are listed in the structured report's redacted)\n", consult.Thousands(int64(len(redacted)-i)))
 				break
 			}
-			fmt.Fprintf(b, "  %s (%s)\n", f.Path, strings.Join(f.Kinds, ", "))
+			fmt.Fprintf(b, "  %s (%s)\n", consult.Printable(f.Path), strings.Join(f.Kinds, ", "))
 		}
 	}
 }
