@@ -225,7 +225,7 @@ func TestRestartKeepsAnswer(t *testing.T) {
 
 		// A new server (stdio: node spawns another; http: started here) and a new session.
 		if transport == "http" {
-			e.http = startHTTP(t, e.args)
+			e.http = startHTTP(t, e.args, e.http.token) // the same client: the same token
 		}
 		again := e.call(scenario{step: step{
 			Tool: "consultation_result", Arguments: map[string]any{"id": id, "wait": 10},

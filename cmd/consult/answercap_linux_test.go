@@ -7,7 +7,6 @@ import (
 	"io"
 	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/consultmcp/consult/consultation"
@@ -49,6 +48,7 @@ func TestBigAnswerMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
+	peak := watchPeak(cmd)
 	io.WriteString(stdin, in)
 	r := bufio.NewReaderSize(stdout, 1<<20)
 	var result []byte
@@ -90,7 +90,7 @@ func TestBigAnswerMemory(t *testing.T) {
 	if got := srv.Count("/chat/completions"); got != 1 {
 		t.Errorf("completion requests = %d, want 1", got)
 	}
-	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
+	rss := peak.Peak()
 	t.Logf("peak RSS %d MiB", rss>>20)
 	if rss > maxRSS {
 		t.Errorf("peak RSS %d MiB, want under %d MiB", rss>>20, maxRSS>>20)
