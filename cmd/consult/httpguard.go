@@ -18,6 +18,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/consultmcp/consult/consultation"
@@ -95,13 +96,9 @@ func resolveHTTPToken(file, envToken string) (httpToken, error) {
 // that neither group nor others can access (the token is the whole of the server's access
 // control).
 func readTokenFile(path string) (string, error) {
-	// Stat before opening: opening a FIFO would block.
-	if fi, err := os.Stat(path); err != nil {
-		return "", err
-	} else if !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
-	}
-	f, err := os.Open(path)
+	// Opened without blocking (a fifo put in its place cannot stall the start), then checked
+	// to be a regular file.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", err
 	}
