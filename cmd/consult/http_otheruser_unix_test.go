@@ -51,35 +51,7 @@ func TestHTTPOtherUser(t *testing.T) {
 	}
 	probe := copyExecutable(t, filepath.Join(dir, "probe"))
 
-	cmd := exec.Command(binary, "openai", "--http", "127.0.0.1:0", "--http-token-file", tokenFile, "--results-dir", t.TempDir())
-	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
-	logs := &lockedBuffer{}
-	url := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`serving MCP over HTTP at (\S+)`)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			logs.Write([]byte(sc.Text() + "\n"))
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				url <- m[1]
-			}
-		}
-		io.Copy(io.Discard, stderr)
-	}()
-	var endpoint string
-	select {
-	case endpoint = <-url:
-	case <-time.After(15 * time.Second):
-		t.Fatalf("the server printed no URL within 15 s:\n%s", logs.String())
-	}
+	endpoint, _, logs := startHTTPBinary(t, "--http-token-file", tokenFile)
 
 	pc := exec.Command(probe, "-test.run=^$")
 	pc.Env = []string{httpProbeEnv + "=" + endpoint, httpProbeFileEnv + "=" + tokenFile}
@@ -110,6 +82,49 @@ func TestHTTPOtherUser(t *testing.T) {
 	if strings.Contains(logs.String(), token) {
 		t.Errorf("the server printed the configured token:\n%s", logs.String())
 	}
+}
+
+// startHTTPBinary starts the built binary serving HTTP on a free loopback port with the
+// given extra arguments (and CONSULT_HTTP_TOKEN from env, if any), waits for the URL it
+// prints, and stops it with SIGTERM at the end of the test. It returns the URL, the process
+// and its stderr as it goes.
+func startHTTPBinary(t *testing.T, args ...string) (string, *exec.Cmd, *lockedBuffer) {
+	t.Helper()
+	return startHTTPBinaryEnv(t, nil, args...)
+}
+
+func startHTTPBinaryEnv(t *testing.T, env []string, args ...string) (string, *exec.Cmd, *lockedBuffer) {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"openai", "--http", "127.0.0.1:0", "--results-dir", t.TempDir()}, args...)...)
+	cmd.Env = append([]string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}, env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
+	logs := &lockedBuffer{}
+	url := make(chan string, 1)
+	go func() {
+		re := regexp.MustCompile(`serving MCP over HTTP at (\S+)`)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			logs.Write([]byte(sc.Text() + "\n"))
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				url <- m[1]
+			}
+		}
+		io.Copy(io.Discard, stderr)
+	}()
+	select {
+	case endpoint := <-url:
+		return endpoint, cmd, logs
+	case <-time.After(15 * time.Second):
+		t.Fatalf("the server printed no URL within 15 s:\n%s", logs.String())
+	}
+	return "", nil, nil
 }
 
 // copyExecutable copies the running test binary to path, executable by anyone.
