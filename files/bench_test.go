@@ -28,12 +28,14 @@ func benchGather(b *testing.B, opt Options) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	cpu := cpuTime()
 	for b.Loop() {
 		g, err = Gather(context.Background(), opt)
 		if err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, cpu)
 	b.SetBytes(int64(g.Bytes))
 	b.ReportMetric(float64(len(g.Files)), "files")
 }
