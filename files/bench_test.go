@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/consultmcp/consult/internal/cputime"
 )
 
 // noCaps raises every cap so that the whole tree is read.
@@ -28,14 +30,14 @@ func benchGather(b *testing.B, opt Options) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cpu := cpuTime()
+	cpu := cputime.Now()
 	for b.Loop() {
 		g, err = Gather(context.Background(), opt)
 		if err != nil {
 			b.Fatal(err)
 		}
 	}
-	reportCPU(b, cpu)
+	cputime.Report(b, cpu)
 	b.SetBytes(int64(g.Bytes))
 	b.ReportMetric(float64(len(g.Files)), "files")
 }

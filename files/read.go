@@ -52,25 +52,12 @@ func readAll(f fileReader, size, limit int64, scratch []byte) (content []byte, r
 	default:
 		buf = make([]byte, 0, 512)
 	}
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		room := min(int64(cap(buf)-len(buf)), limit+1-int64(len(buf)))
-		n, err := f.Read(buf[len(buf) : len(buf)+int(room)])
-		buf = buf[:len(buf)+n]
-		if int64(len(buf)) > limit {
-			return nil, nil, TooLarge
-		}
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				return nil, nil, Unreadable
-			}
-			break
-		}
-		if int64(n) < room && size > 0 && int64(len(buf)) == size {
-			break // a short read at the stat size: EOF
-		}
+	buf, err := readRest(f, buf, size, limit)
+	switch {
+	case errors.Is(err, errTooLarge):
+		return nil, nil, TooLarge
+	case err != nil:
+		return nil, nil, Unreadable
 	}
 	if !sniffed && isBinary(buf[:min(len(buf), consult.SniffBytes)]) {
 		return nil, nil, Binary
@@ -106,7 +93,14 @@ func readCapped(f fileReader, size, limit int64) ([]byte, error) {
 	if size > limit {
 		return nil, errTooLarge
 	}
-	buf := make([]byte, 0, min(max(size, 512), limit)+1)
+	return readRest(f, make([]byte, 0, min(max(size, 512), limit)+1), size, limit)
+}
+
+// readRest reads f to its end after buf, at most limit bytes in all (errTooLarge past that),
+// and returns buf with what it read; any read error but EOF is returned. A read that asks
+// for more than is left to the stat size (size > 0) and gets exactly up to it is taken as
+// reaching EOF: regular files return short reads only at their end.
+func readRest(f fileReader, buf []byte, size, limit int64) ([]byte, error) {
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
@@ -117,11 +111,14 @@ func readCapped(f fileReader, size, limit int64) ([]byte, error) {
 		if int64(len(buf)) > limit {
 			return nil, errTooLarge
 		}
-		if errors.Is(err, io.EOF) {
-			return buf, nil
-		}
 		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return buf, nil
+			}
 			return nil, err
+		}
+		if int64(n) < room && size > 0 && int64(len(buf)) == size {
+			return buf, nil // a short read at the stat size: EOF
 		}
 	}
 }

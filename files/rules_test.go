@@ -3,9 +3,10 @@ package files
 import (
 	"crypto/rand"
 	"encoding/base64"
-	"github.com/consultmcp/consult/secrets"
 	"strings"
 	"testing"
+
+	"github.com/consultmcp/consult/secrets"
 )
 
 func TestIsDefaultExcludedDir(t *testing.T) {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/consultmcp/consult/internal/cputime"
 )
 
 type gorootFile struct {
@@ -53,7 +55,7 @@ func BenchmarkScanGOROOT(b *testing.B) {
 	var keys, redacted int
 	b.SetBytes(gorootBytes)
 	b.ReportAllocs()
-	start := cpuTime()
+	start := cputime.Now()
 	for b.Loop() {
 		keys, redacted = 0, 0
 		for _, f := range files {
@@ -66,7 +68,7 @@ func BenchmarkScanGOROOT(b *testing.B) {
 			}
 		}
 	}
-	reportCPU(b, start)
+	cputime.Report(b, start)
 	b.ReportMetric(float64(keys), "keys")
 	b.ReportMetric(float64(redacted), "redacted")
 }
@@ -76,26 +78,26 @@ func BenchmarkRedactGOROOT(b *testing.B) {
 	files := goroot(b)
 	b.SetBytes(gorootBytes)
 	b.ReportAllocs()
-	start := cpuTime()
+	start := cputime.Now()
 	for b.Loop() {
 		for _, f := range files {
 			Redact(f.content)
 		}
 	}
-	reportCPU(b, start)
+	cputime.Report(b, start)
 }
 
 func BenchmarkPrivateKeyGOROOT(b *testing.B) {
 	files := goroot(b)
 	b.SetBytes(gorootBytes)
 	b.ReportAllocs()
-	start := cpuTime()
+	start := cputime.Now()
 	for b.Loop() {
 		for _, f := range files {
 			PrivateKey(f.content)
 		}
 	}
-	reportCPU(b, start)
+	cputime.Report(b, start)
 }
 
 // TestGOROOTFindings lists the files of $GOROOT/src that PrivateKey holds back and those
@@ -128,7 +130,7 @@ func benchRead(b *testing.B, scan bool) {
 	buf := make([]byte, 0, 1<<20)
 	b.SetBytes(gorootBytes)
 	b.ReportAllocs()
-	start := cpuTime()
+	start := cputime.Now()
 	for b.Loop() {
 		for _, f := range files {
 			buf = append(buf[:0], f.content...)
@@ -137,5 +139,5 @@ func benchRead(b *testing.B, scan bool) {
 			}
 		}
 	}
-	reportCPU(b, start)
+	cputime.Report(b, start)
 }
