@@ -293,25 +293,27 @@ const secretsListed = 50
 // writeSecrets lists the files held back as possible secrets and the files sent with secrets
 // redacted, each with the reason: the user must be able to see what was not sent as it is.
 func writeSecrets(b *strings.Builder, withheld []files.Withheld, redacted []files.Redacted) {
-	if len(withheld) > 0 {
-		fmt.Fprintf(b, "Held back, may hold secrets (%s):\n", consult.Thousands(int64(len(withheld))))
-		for i, w := range withheld {
-			if i == secretsListed {
-				fmt.Fprintf(b, "  … and %s more (all are listed in the structured report's withheld)\n", consult.Thousands(int64(len(withheld)-i)))
-				break
-			}
-			fmt.Fprintf(b, "  %s (%s)\n", consult.Printable(w.Path), consult.Printable(w.Why))
-		}
+	writeListed(b, "Held back, may hold secrets", "withheld", len(withheld), func(i int) (string, string) {
+		return withheld[i].Path, withheld[i].Why
+	})
+	writeListed(b, "Sent with secrets replaced by [REDACTED <kind>]", "redacted", len(redacted), func(i int) (string, string) {
+		return redacted[i].Path, strings.Join(redacted[i].Kinds, ", ")
+	})
+}
+
+// writeListed writes a titled list of n paths with their reasons, at most secretsListed of
+// them; field names the structured report's list that holds them all.
+func writeListed(b *strings.Builder, title, field string, n int, entry func(int) (path, why string)) {
+	if n == 0 {
+		return
 	}
-	if len(redacted) > 0 {
-		fmt.Fprintf(b, "Sent with secrets replaced by [REDACTED <kind>] (%s):\n", consult.Thousands(int64(len(redacted))))
-		for i, f := range redacted {
-			if i == secretsListed {
-				fmt.Fprintf(b, "  … and %s more (all are listed in the structured report's redacted)\n", consult.Thousands(int64(len(redacted)-i)))
-				break
-			}
-			fmt.Fprintf(b, "  %s (%s)\n", consult.Printable(f.Path), strings.Join(f.Kinds, ", "))
-		}
+	fmt.Fprintf(b, "%s (%s):\n", title, consult.Thousands(int64(n)))
+	for i := range min(n, secretsListed) {
+		p, why := entry(i)
+		fmt.Fprintf(b, "  %s (%s)\n", consult.Printable(p), consult.Printable(why))
+	}
+	if n > secretsListed {
+		fmt.Fprintf(b, "  … and %s more (all are listed in the structured report's %s)\n", consult.Thousands(int64(n-secretsListed)), field)
 	}
 }
 
