@@ -76,10 +76,10 @@ func checkID(id string) error {
 func (s *Service) Collect(ctx context.Context, raw map[string]any, r Reporter) Result {
 	id, wait, warnings, err := parseCollectArgs(raw)
 	if err != nil {
-		return Result{Text: err.Error(), IsError: true}
+		return failureOf(err)
 	}
 	if s.Jobs == nil {
-		return Result{Text: noJobs, IsError: true}
+		return failure(ClassInvalidArgument, noJobs)
 	}
 	owner := OwnerFrom(ctx)
 	var res Result
@@ -330,10 +330,10 @@ func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 func (s *Service) Cancel(ctx context.Context, raw map[string]any) Result {
 	id, err := parseCancelArgs(raw)
 	if err != nil {
-		return Result{Text: err.Error(), IsError: true}
+		return failureOf(err)
 	}
 	if s.Jobs == nil {
-		return Result{Text: noJobs, IsError: true}
+		return failure(ClassInvalidArgument, noJobs)
 	}
 	s.logger().Info("consultation_cancel", "id", id)
 	owner := OwnerFrom(ctx)

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"strings"
 	"sync"
@@ -116,11 +117,12 @@ func (s *Service) Consult(ctx context.Context, raw map[string]any, r Reporter) R
 	}
 	if err != nil {
 		s.logger().Info("consultation refused", "reason", err.Error())
-		return Result{Text: err.Error(), IsError: true}
+		info := errorInfo(err)
+		return Result{Text: err.Error(), IsError: true, Structured: &Summary{Kind: KindError, Error: &info}}
 	}
 	if req.Model.ID == "" && s.DefaultModel != "" {
 		if req.Model, err = models.ParseSpec(s.DefaultModel); err != nil {
-			return Result{Text: "the server's default model is invalid: " + err.Error(), IsError: true}
+			return failure(ClassInternal, "the server's default model is invalid: "+err.Error())
 		}
 	}
 	if !req.Continue && s.IdleTimeout > req.Timeout {
@@ -253,7 +255,7 @@ func (c *call) run(ctx context.Context) Result {
 		return c.stopped(ctx)
 	}
 	if err != nil {
-		return Result{Text: fmt.Sprintf("Could not gather files from %s: %v", c.req.Path, err), IsError: true}
+		return c.errorResult(ErrorInfo{Class: gatherClass(err)}, fmt.Sprintf("Could not gather files from %s: %v", c.req.Path, err), nil)
 	}
 	c.setPhase(PhaseCounting)
 	contents := make([][]byte, len(g.Files))
@@ -265,19 +267,19 @@ func (c *call) run(ctx context.Context) Result {
 		return c.stopped(ctx)
 	}
 	if err != nil {
-		return Result{Text: "Could not count tokens: " + err.Error(), IsError: true}
+		return c.errorResult(ErrorInfo{Class: ClassInternal}, "Could not count tokens: "+err.Error(), nil)
 	}
 	c.overhead = c.svc.Counter.CountString(files.Layout(headersOnly(g.Files), c.req.Query))
 	if len(g.Files) == 0 {
 		rep := c.report()
-		return c.errorResult("No files matched. "+rep.Text()+noMatchHint(c.req), rep)
+		return c.errorResult(ErrorInfo{Class: ClassNotFound}, "No files matched. "+rep.Text()+noMatchHint(c.req), rep)
 	}
 	w, known, err := c.lookupWindow(ctx)
 	if ctx.Err() != nil {
 		return c.stopped(ctx)
 	}
 	if err != nil {
-		return c.errorResult(fmt.Sprintf("Model %q is not available: %v. Check the model id (the provider's own name for it, e.g. \"google/gemini-2.5-pro\" on OpenRouter).", c.req.Model.ID, err), c.report())
+		return c.errorResult(errorInfo(err), fmt.Sprintf("Model %q is not available: %v. Check the model id (the provider's own name for it, e.g. \"google/gemini-2.5-pro\" on OpenRouter).", c.req.Model.ID, err), c.report())
 	}
 	if known {
 		c.ctxWindow = w
@@ -323,7 +325,7 @@ func (c *call) stopped(ctx context.Context) Result {
 		fmt.Fprintf(&b, "Cancelled with consultation_cancel while %s, after %s.\n", phase, elapsed)
 		shrink, partialWhy = false, "cut off by the cancellation"
 	default:
-		return c.errorResult(fmt.Sprintf("Cancelled by the client while %s after %s.", phase, time.Since(c.start).Round(time.Millisecond)), rep)
+		return c.errorResult(ErrorInfo{Class: ClassCancelled}, fmt.Sprintf("Cancelled by the client while %s after %s.", phase, time.Since(c.start).Round(time.Millisecond)), rep)
 	}
 	if c.gathered == nil {
 		b.WriteString("Nothing had been gathered yet.\n")
@@ -349,9 +351,26 @@ func (c *call) stopped(ctx context.Context) Result {
 		fmt.Fprintf(&b, "\nPartial answer (%s):\n%s", partialWhy, partial)
 	}
 	c.setAnswer(partial)
-	res := c.errorResult(b.String(), rep)
+	res := c.errorResult(errorInfo(cause), b.String(), rep)
 	res.Structured.(*Summary).Answer = partial
 	return res
+}
+
+// gatherClass classifies a gathering failure: a bad pattern or a root that may not be
+// gathered is the caller's; a missing or forbidden root says so; too many ignore patterns
+// is a tree too large to apply.
+func gatherClass(err error) ErrorClass {
+	switch {
+	case errors.Is(err, files.ErrBadPattern), errors.Is(err, files.ErrVCSDir):
+		return ClassInvalidArgument
+	case errors.Is(err, files.ErrIgnoreFiles):
+		return ClassTooLarge
+	case errors.Is(err, fs.ErrNotExist):
+		return ClassNotFound
+	case errors.Is(err, fs.ErrPermission):
+		return ClassPermissionDenied
+	}
+	return ClassInternal
 }
 
 // shrinkAdvice says how to make a request that timed out smaller or give it more time.

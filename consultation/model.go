@@ -1,9 +1,11 @@
 package consultation
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"sync"
 	"time"
@@ -101,13 +103,13 @@ func (c *call) consult(ctx context.Context, rep *Report) Result {
 		if msg == "" {
 			msg = "no model provider is configured"
 		}
-		return c.errorResult(msg+"\nDry runs (dry_run: true) work without one.\n"+rep.Text(), rep)
+		return c.errorResult(ErrorInfo{Class: ClassUnauthenticated}, msg+"\nDry runs (dry_run: true) work without one.\n"+rep.Text(), rep)
 	}
 	if c.req.Model.ID == "" {
-		return c.errorResult("No model named: pass model, or start the server with --model.", rep)
+		return c.errorResult(ErrorInfo{Class: ClassInvalidArgument}, "No model named: pass model, or start the server with --model.", rep)
 	}
 	if rep.Fits != nil && !*rep.Fits {
-		return c.errorResult(fmt.Sprintf("Not sent: the request is too large for %s.\n%s", c.req.Model.ID, rep.Text()), rep)
+		return c.errorResult(ErrorInfo{Class: ClassTooLarge}, fmt.Sprintf("Not sent: the request is too large for %s.\n%s", c.req.Model.ID, rep.Text()), rep)
 	}
 	prompt := files.Layout(c.gathered.Files, c.req.Query) // built once, reused by every attempt
 	for i := range c.gathered.Files {
@@ -155,7 +157,7 @@ func (c *call) upstreamFailure(err error, resp *providers.Response, rep *Report,
 	if resp != nil && resp.Text != "" {
 		fmt.Fprintf(&b, "\n\nPartial answer (cut off by the failure):\n%s", resp.Text)
 	}
-	res := c.errorResult(b.String(), rep)
+	res := c.errorResult(errorInfo(err), b.String(), rep)
 	res.Structured.(*Summary).Answer = partialText(resp)
 	c.setAnswer(partialText(resp))
 	return res
@@ -168,20 +170,71 @@ func partialText(resp *providers.Response) string {
 	return resp.Text
 }
 
-// answer builds the successful result: the answer (or where it was written) and a footer.
-func (c *call) answer(resp *providers.Response, rep *Report) Result {
-	sum := c.summary(KindAnswer, rep)
-	sum.Model = resp.Model
-	if sum.Model == "" {
-		sum.Model = c.req.Model.ID
-	}
-	sum.Usage = &UsageSummary{
+// usageOf is the provider's accounting in a summary's form.
+func usageOf(resp *providers.Response) *UsageSummary {
+	u := &UsageSummary{
 		Input: resp.Usage.Input, Output: resp.Usage.Output, Reasoning: resp.Usage.Reasoning, Cached: resp.Usage.Cached,
 	}
 	if resp.Usage.CostKnown {
 		cost := resp.Usage.CostUSD
-		sum.Usage.CostUSD = &cost
+		u.CostUSD = &cost
 	}
+	return u
+}
+
+// knownStops are the normalised stop reasons consult understands; any other is named in
+// the result.
+var knownStops = map[string]bool{"stop": true, "length": true, "content_filter": true, providers.FinishAnswerCap: true}
+
+// stopFailure turns a stream that ended normally but without a usable answer into an error:
+// a safety or policy filter, a refusal, or the output limit reached before any answer. Any
+// text that came is kept, marked as cut. ok is false for an answer to return as one.
+func (c *call) stopFailure(resp *providers.Response, rep *Report) (res Result, ok bool) {
+	reason := consult.Printable(resp.StopReason)
+	var b strings.Builder
+	info := ErrorInfo{ProviderCode: resp.StopReason}
+	cut := ""
+	switch {
+	case resp.Refusal != "" && strings.TrimSpace(resp.Text) == "":
+		info.Class = ClassContentFiltered
+		fmt.Fprintf(&b, "The model refused to answer: %q\n", consult.Printable(resp.Refusal))
+		b.WriteString("Rephrase the question, or try another model.")
+	case resp.Finish == "content_filter":
+		info.Class, cut = ClassContentFiltered, "cut by the content filter"
+		fmt.Fprintf(&b, "The provider's content filter stopped the answer (stop reason %s", reason)
+		if resp.StopDetail != "" {
+			fmt.Fprintf(&b, "; %s", consult.Printable(resp.StopDetail))
+		}
+		b.WriteString(").\nRephrase the question, leave out the files that may set the filter off (exclude_pattern), or try another model.")
+	case resp.Finish == "length" && strings.TrimSpace(resp.Text) == "":
+		info.Class = ClassOutputLimit
+		fmt.Fprintf(&b, "The model reached its output limit before it wrote any answer (stop reason %s; %s reasoning tokens, %s answer tokens).\n",
+			reason, resp.Usage.Reasoning, resp.Usage.Output)
+		fmt.Fprintf(&b, "With a thinking model, give it a smaller reasoning budget (model %q) or ask a narrower question.", c.req.Model.ID+"|thinking=8000")
+	default:
+		return Result{}, false
+	}
+	if cut != "" && resp.Text != "" {
+		fmt.Fprintf(&b, "\n\nPartial answer (%s):\n%s", cut, resp.Text)
+	}
+	res = c.errorResult(info, b.String(), rep)
+	sum := res.Structured.(*Summary)
+	sum.Answer, sum.Usage, sum.StopReason = resp.Text, usageOf(resp), resp.StopReason
+	sum.Model = cmp.Or(resp.Model, c.req.Model.ID)
+	c.setAnswer(resp.Text)
+	return res, true
+}
+
+// answer builds the successful result: the answer (or where it was written) and a footer;
+// or, when the model stopped without a usable answer, the error that says why.
+func (c *call) answer(resp *providers.Response, rep *Report) Result {
+	if res, failed := c.stopFailure(resp, rep); failed {
+		return res
+	}
+	sum := c.summary(KindAnswer, rep)
+	sum.Model = cmp.Or(resp.Model, c.req.Model.ID)
+	sum.Usage = usageOf(resp)
+	sum.StopReason = resp.StopReason
 	sum.Truncated = resp.Truncated
 	sum.Withheld, sum.Redacted = rep.Withheld, rep.Redacted
 	if resp.Truncated {
@@ -195,7 +248,11 @@ func (c *call) answer(resp *providers.Response, rep *Report) Result {
 	if c.req.OutputFile != "" {
 		written, err := writeNew(c.req.OutputFile, c.req.output, resp.Text)
 		if err != nil {
-			res := c.errorResult(fmt.Sprintf("The answer arrived but could not be written to output_file: %v\n\nAnswer:\n%s", err, resp.Text), rep)
+			class := ClassInternal
+			if errors.Is(err, fs.ErrPermission) {
+				class = ClassPermissionDenied
+			}
+			res := c.errorResult(ErrorInfo{Class: class}, fmt.Sprintf("The answer arrived but could not be written to output_file: %v\n\nAnswer:\n%s", err, resp.Text), rep)
 			res.Structured.(*Summary).Answer = resp.Text
 			return res
 		}
@@ -214,6 +271,9 @@ func (c *call) answer(resp *providers.Response, rep *Report) Result {
 			providers.MaxAnswerBytes>>20)
 	case TruncatedByOutputLimit:
 		b.WriteString("\n\n[The answer was cut off by the model's output limit.]")
+	}
+	if !knownStops[resp.Finish] {
+		fmt.Fprintf(&b, "\n\n[The model stopped for a reason consult does not know: %s. The answer may be incomplete.]", consult.Printable(cmp.Or(resp.StopReason, "none given")))
 	}
 	b.WriteString("\n\n")
 	b.WriteString(footer(sum))

@@ -23,6 +23,9 @@ const (
 type Summary struct {
 	// Kind is "answer", "dry_run", "error", "running" or "list".
 	Kind string `json:"kind"`
+	// Error says, for kind "error", what failed, for programs: class, message, whether a
+	// retry may help, and the provider's status, code and requested delay.
+	Error *ErrorInfo `json:"error,omitempty"`
 	// ID names a consultation started with on_timeout "continue", for consultation_result.
 	ID string `json:"id,omitempty"`
 	// Answer is the model's answer (absent when written to OutputFile; partial on error).
@@ -41,6 +44,9 @@ type Summary struct {
 	Truncated bool `json:"truncated,omitempty"`
 	// TruncatedBy is [TruncatedByOutputLimit] or [TruncatedByAnswerCap] when Truncated.
 	TruncatedBy string `json:"truncated_by,omitempty"`
+	// StopReason is the provider's own reason the model stopped ("STOP", "length",
+	// "SAFETY", "content_filter (SAFETY)").
+	StopReason string `json:"stop_reason,omitempty"`
 	// Phase is where a failed call stopped.
 	Phase string `json:"phase,omitempty"`
 	// ElapsedSeconds is the call's wall time; Attempts counts model requests sent.
@@ -94,11 +100,16 @@ func (c *call) summary(kind string, rep *Report) *Summary {
 	return s
 }
 
-// errorResult is a failed call's result, with its report attached.
-func (c *call) errorResult(text string, rep *Report) Result {
+// errorResult is a failed call's result, with its report attached. info's message is the
+// text's first line when it has none.
+func (c *call) errorResult(info ErrorInfo, text string, rep *Report) Result {
 	s := c.summary(KindError, rep)
 	s.Phase = string(c.currentPhase())
 	s.Report = rep
+	if info.Message == "" {
+		info.Message = firstLine(text)
+	}
+	s.Error = &info
 	return Result{Text: text, IsError: true, Structured: s}
 }
 

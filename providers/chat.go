@@ -98,6 +98,7 @@ func (c *chatClient) stream(ctx context.Context, req Request, params openai.Chat
 	var (
 		meter    reasoningMeter
 		text     answerText
+		refusal  answerText
 		finished bool
 		capped   bool
 		usage    *openai.CompletionUsage
@@ -117,15 +118,19 @@ func (c *chatClient) stream(ctx context.Context, req Request, params openai.Chat
 			if r := reasoningDelta(ch.Delta); r != "" {
 				obs.Reasoning(meter.add(r), r)
 			}
-			if d := ch.Delta.Content + ch.Delta.Refusal; d != "" {
+			if d := ch.Delta.Content; d != "" {
 				kept, full := text.add(d)
 				if kept != "" {
 					obs.Answer(kept)
 				}
 				capped = full || cutHere
 			}
+			if r := ch.Delta.Refusal; r != "" {
+				refusal.add(r) // a refusal is not an answer: kept apart, bounded like one
+			}
 			if ch.FinishReason != "" {
 				resp.Finish = normaliseFinish(ch.FinishReason)
+				resp.StopReason = stopReason(ch.FinishReason, nativeFinish(ch))
 				finished = true
 			}
 		}
@@ -142,6 +147,7 @@ func (c *chatClient) stream(ctx context.Context, req Request, params openai.Chat
 		resp.Finish, finished = FinishAnswerCap, true
 	}
 	resp.Text = text.String()
+	resp.Refusal = refusal.String()
 	resp.Truncated = truncated(resp.Finish)
 	resp.Usage.Reasoning = meter.tokens()
 	if usage != nil {
@@ -176,6 +182,26 @@ func (c *chatClient) stream(ctx context.Context, req Request, params openai.Chat
 		"input", int64(resp.Usage.Input), "output", int64(resp.Usage.Output),
 		"reasoning", int64(resp.Usage.Reasoning), "finish", resp.Finish)
 	return resp, nil
+}
+
+// nativeFinish is OpenRouter's native_finish_reason of a choice: the upstream model's own
+// reason ("SAFETY", "MAX_TOKENS"), or "".
+func nativeFinish(ch openai.ChatCompletionChunkChoice) string {
+	raw := extraRaw(ch.JSON.ExtraFields, "native_finish_reason")
+	var s string
+	if raw == "" || json.Unmarshal([]byte(raw), &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// stopReason names a stop as the provider did: its reason, and the native one behind it
+// when that says more ("content_filter (SAFETY)").
+func stopReason(reason, native string) string {
+	if native == "" || strings.EqualFold(native, reason) {
+		return reason
+	}
+	return reason + " (" + native + ")"
 }
 
 // reasoningDelta returns the reasoning text of a delta: OpenRouter's "reasoning" field, or

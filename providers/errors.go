@@ -43,6 +43,9 @@ const (
 	ContextLength Kind = "context length exceeded"
 	// Canceled: the call's context ended (deadline, cancellation, idle timeout).
 	Canceled Kind = "canceled"
+	// ContentFiltered: the provider's safety or policy filter refused the prompt (Gemini's
+	// promptFeedback.blockReason).
+	ContentFiltered Kind = "blocked by the provider's content filter"
 )
 
 // Error implements error so that a Kind can be the target of errors.Is.

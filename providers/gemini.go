@@ -80,13 +80,14 @@ func (p *Gemini) Stream(ctx context.Context, req Request, obs Observer) (*Respon
 	contents := []*genai.Content{genai.NewContentFromText(req.Prompt, genai.RoleUser)}
 
 	var (
-		meter    reasoningMeter
-		text     answerText
-		finished bool
-		capped   bool
-		usage    *genai.GenerateContentResponseUsageMetadata
-		blocked  string
-		err      error
+		meter     reasoningMeter
+		text      answerText
+		finished  bool
+		capped    bool
+		usage     *genai.GenerateContentResponseUsageMetadata
+		blocked   string
+		blockCode string
+		err       error
 	)
 	for chunk, cerr := range p.client.Models.GenerateContentStream(cctx, req.Model, contents, geminiConfig(req)) {
 		if cerr != nil {
@@ -101,10 +102,11 @@ func (p *Gemini) Stream(ctx context.Context, req Request, obs Observer) (*Respon
 			resp.Model = chunk.ModelVersion
 		}
 		if pf := chunk.PromptFeedback; pf != nil && pf.BlockReason != "" {
-			blocked = string(pf.BlockReason)
+			blocked, blockCode = string(pf.BlockReason), string(pf.BlockReason)
 			if pf.BlockReasonMessage != "" {
 				blocked += ": " + pf.BlockReasonMessage
 			}
+			resp.StopDetail = blockedCategories(pf.SafetyRatings)
 		}
 		if len(chunk.Candidates) > 0 && chunk.Candidates[0] != nil {
 			cand := chunk.Candidates[0]
@@ -131,6 +133,11 @@ func (p *Gemini) Stream(ctx context.Context, req Request, obs Observer) (*Respon
 			}
 			if cand.FinishReason != "" && cand.FinishReason != genai.FinishReasonUnspecified {
 				resp.Finish = normaliseFinish(string(cand.FinishReason))
+				resp.StopReason = string(cand.FinishReason)
+				if cand.FinishMessage != "" {
+					resp.StopReason += ": " + p.redact.clean(cand.FinishMessage)
+				}
+				resp.StopDetail = blockedCategories(cand.SafetyRatings)
 				finished = true
 			}
 		}
@@ -168,7 +175,12 @@ func (p *Gemini) Stream(ctx context.Context, req Request, obs Observer) (*Respon
 	}
 	if err == nil && blocked != "" && !finished {
 		resp.Finish = "content_filter"
-		err = &Error{Provider: NameGemini, Kind: BadRequest, Message: "the prompt was blocked: " + p.redact.clean(blocked)}
+		resp.StopReason = "prompt blocked: " + p.redact.clean(blocked)
+		msg := "the prompt was blocked: " + p.redact.clean(blocked)
+		if resp.StopDetail != "" {
+			msg += " (" + resp.StopDetail + ")"
+		}
+		err = &Error{Provider: NameGemini, Kind: ContentFiltered, Code: blockCode, Message: msg}
 	}
 	if err == nil && !finished {
 		err = &Error{Provider: NameGemini, Kind: Transport, Partial: partial,
@@ -184,6 +196,27 @@ func (p *Gemini) Stream(ctx context.Context, req Request, obs Observer) (*Respon
 		"input", int64(resp.Usage.Input), "output", int64(resp.Usage.Output),
 		"reasoning", int64(resp.Usage.Reasoning), "finish", resp.Finish)
 	return resp, nil
+}
+
+// blockedCategories lists the safety categories a Gemini response marks as blocked, or,
+// when none is marked, those rated HIGH: "HARM_CATEGORY_HATE_SPEECH".
+func blockedCategories(ratings []*genai.SafetyRating) string {
+	var blocked, high []string
+	for _, r := range ratings {
+		if r == nil {
+			continue
+		}
+		switch {
+		case r.Blocked:
+			blocked = append(blocked, string(r.Category))
+		case r.Probability == genai.HarmProbabilityHigh:
+			high = append(high, string(r.Category))
+		}
+	}
+	if len(blocked) == 0 {
+		blocked = high
+	}
+	return strings.Join(blocked, ", ")
 }
 
 // geminiConfig builds the request config: automatic continuation off, thinking, limit.

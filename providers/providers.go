@@ -91,6 +91,17 @@ type Response struct {
 	// Truncated is true when the answer was cut, by the output-token limit ("length") or
 	// by the answer cap ([FinishAnswerCap]).
 	Truncated bool
+	// StopReason is the provider's own reason for stopping, as it sent it ("SAFETY",
+	// "RECITATION", "content_filter", "MAX_TOKENS"; OpenRouter's native reason when it
+	// differs, as "content_filter (SAFETY)"), or the prompt's block reason ("prompt
+	// blocked: PROHIBITED_CONTENT"). Empty when the stream never said.
+	StopReason string
+	// StopDetail says more where the provider did: the safety categories that blocked the
+	// answer or the prompt (Gemini's safety ratings, "HARM_CATEGORY_HATE_SPEECH").
+	StopDetail string
+	// Refusal is the model's refusal (OpenAI's "refusal" field): text it sent instead of an
+	// answer, kept out of Text.
+	Refusal string
 }
 
 // Observer receives stream events as they arrive. Implementations must be cheap and must

@@ -24,11 +24,11 @@ const (
 
 const consultationDescription = `Ask a large-context model a question about many files at once. The server reads the files under path matching pattern (skipping .gitignored files, dependencies, lock files, binaries, secrets), sends them with query to the model and returns the answer with a footer: files, tokens, cost, time.
 
-Use it for questions that need many files together: architecture, cross-file bugs, reviews, "where is X handled". The model sees only these files and the query: make the query self-contained.
+Use it for questions that need many files together: architecture, cross-file bugs, reviews, "where is X handled". The model sees only these files and the query: make it self-contained.
 
 pattern is a glob relative to path: "**/*.go", "src/**/*.{ts,tsx}". Keep it narrow; leave out tests or generated code with exclude_pattern, e.g. "**/*_test.go".
 
-On a large or unfamiliar tree call first with dry_run: true: it returns files, tokens, the largest files and directories and whether the request fits, without calling the model.
+On a large or unfamiliar tree call first with dry_run: true: it returns files, tokens, the largest files and directories and whether the request fits, with no model call.
 
 timeout covers the whole call; on timeout the error says what was gathered and how to shrink it. Big requests and thinking models ("model|thinking") can take minutes: then pass on_timeout: "continue" with a timeout under your client's tool-call limit. If the answer is not ready by then, the result says "still running" with an id: collect it with consultation_result, or stop it with consultation_cancel.`
 
@@ -37,9 +37,10 @@ const summaryProperties = `"kind":{"type":"string","enum":["answer","dry_run","e
 	`"answer":{"type":"string"},"output_file":{"type":"string"},"model":{"type":"string"},` +
 	`"files":{"type":"integer"},"bytes":{"type":"integer"},"prompt_tokens":{"type":"integer"},` +
 	`"usage":{"type":"object","description":"input, output, reasoning, cached tokens; cost_usd"},` +
-	`"streamed":{"type":"object","description":"reasoning, answer tokens so far"},` +
+	`"streamed":{"type":"object","description":"tokens so far"},` +
 	`"truncated":{"type":"boolean"},"truncated_by":{"type":"string","enum":["output_limit","answer_cap"]},"phase":{"type":"string"},` +
-	`"elapsed_seconds":{"type":"number"},"attempts":{"type":"integer"},"report":{"type":"object"}`
+	`"elapsed_seconds":{"type":"number"},"attempts":{"type":"integer"},"report":{"type":"object"},` +
+	`"error":{"type":"object","description":"class, message, retryable"}`
 
 // consultationOutput is the JSON schema of the structured content of every consultation
 // result (consultation.Summary), kept compact: agents pay for it on every turn.

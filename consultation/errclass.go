@@ -1,0 +1,115 @@
+package consultation
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/consultmcp/consult/providers"
+)
+
+// ErrorClass names the kind of a failure, from a small fixed vocabulary that programs can
+// act on; every error result carries one in structuredContent.error.class.
+type ErrorClass string
+
+// The error classes.
+const (
+	ClassInvalidArgument  ErrorClass = "invalid_argument"  // the call's arguments break a rule
+	ClassNotFound         ErrorClass = "not_found"         // no such model, file, or consultation id
+	ClassUnauthenticated  ErrorClass = "unauthenticated"   // the provider rejected the API key
+	ClassPermissionDenied ErrorClass = "permission_denied" // the key may not do this (or no credit left)
+	ClassRateLimited      ErrorClass = "rate_limited"      // the provider asked to slow down
+	ClassOverloaded       ErrorClass = "overloaded"        // the provider or model is overloaded
+	ClassTooLarge         ErrorClass = "too_large"         // the request does not fit the model's window
+	ClassContentFiltered  ErrorClass = "content_filtered"  // a safety or policy filter stopped the prompt or answer
+	ClassOutputLimit      ErrorClass = "output_limit"      // the model's output limit ended it before any answer
+	ClassTimeout          ErrorClass = "timeout"           // the call's deadline (or the background limit) passed
+	ClassIdleTimeout      ErrorClass = "idle_timeout"      // the upstream was silent for the idle timeout
+	ClassCancelled        ErrorClass = "cancelled"         // the client, a cancel tool, or a shutdown stopped it
+	ClassUpstreamError    ErrorClass = "upstream_error"    // the provider failed otherwise
+	ClassInternal         ErrorClass = "internal"          // consult itself failed
+)
+
+// ErrorInfo is the machine-readable side of an error result.
+type ErrorInfo struct {
+	// Class is the kind of failure.
+	Class ErrorClass `json:"class"`
+	// Message is the failure in one line; the result's text says more.
+	Message string `json:"message"`
+	// Retryable says whether the same call may succeed if made again (perhaps later).
+	Retryable bool `json:"retryable"`
+	// HTTPStatus is the provider's HTTP status, when there was one.
+	HTTPStatus int `json:"http_status,omitempty"`
+	// RetryAfterSeconds is how long the provider asked to wait, when it said.
+	RetryAfterSeconds float64 `json:"retry_after_seconds,omitempty"`
+	// ProviderCode is the provider's own error code or stop reason ("context_length_exceeded",
+	// "RESOURCE_EXHAUSTED", "SAFETY").
+	ProviderCode string `json:"provider_code,omitempty"`
+}
+
+// errorInfo describes err for programs: its class, whether a retry may help, and the
+// provider's status, code and requested delay when err is a provider failure.
+func errorInfo(err error) ErrorInfo {
+	info := ErrorInfo{Class: ClassInternal, Message: firstLine(err.Error())}
+	var pe *providers.Error
+	var ae *ArgError
+	switch {
+	case errors.As(err, &ae):
+		info.Class = ClassInvalidArgument
+	case errors.As(err, &pe):
+		info.HTTPStatus, info.ProviderCode = pe.Status, pe.Code
+		info.RetryAfterSeconds = pe.RetryAfter.Seconds()
+		info.Retryable = providers.Retryable(err)
+		switch pe.Kind {
+		case providers.Auth:
+			info.Class = ClassUnauthenticated
+			if pe.Status == 403 {
+				info.Class = ClassPermissionDenied
+			}
+		case providers.Billing:
+			info.Class = ClassPermissionDenied
+		case providers.RateLimited:
+			info.Class, info.Retryable = ClassRateLimited, true
+		case providers.Overloaded:
+			info.Class, info.Retryable = ClassOverloaded, true
+		case providers.NotFound:
+			info.Class = ClassNotFound
+		case providers.ContextLength:
+			info.Class = ClassTooLarge
+		case providers.ContentFiltered:
+			info.Class = ClassContentFiltered
+		case providers.Canceled:
+			info.Class = ClassCancelled
+		default:
+			info.Class = ClassUpstreamError
+		}
+	case errors.Is(err, ErrIdleTimeout):
+		info.Class, info.Retryable = ClassIdleTimeout, true
+	case errors.Is(err, ErrCallTimeout), errors.Is(err, ErrBackgroundLimit), errors.Is(err, context.DeadlineExceeded):
+		info.Class, info.Retryable = ClassTimeout, true
+	case errors.Is(err, context.Canceled), errors.Is(err, ErrCancelledByTool), errors.Is(err, ErrShutdown),
+		errors.Is(err, ErrUserCancelled), errors.Is(err, ErrClientGaveUp):
+		info.Class = ClassCancelled
+	}
+	return info
+}
+
+// failureOf is the error result for err alone (an argument refused, a store that failed).
+func failureOf(err error) Result {
+	info := errorInfo(err)
+	return Result{Text: err.Error(), IsError: true, Structured: &Summary{Kind: KindError, Error: &info}}
+}
+
+// failure is an error result of a class, with no report: the Summary holds only the error.
+func failure(class ErrorClass, text string) Result {
+	info := ErrorInfo{Class: class, Message: firstLine(text)}
+	return Result{Text: text, IsError: true, Structured: &Summary{Kind: KindError, Error: &info}}
+}
+
+// firstLine is s up to its first line break.
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

@@ -1,0 +1,107 @@
+package consultation
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/consultmcp/consult/providers/fake"
+)
+
+// sse frames JSON events as a server-sent event stream.
+func sse(events ...string) string {
+	var b strings.Builder
+	for _, e := range events {
+		b.WriteString("data: " + e + "\n\n")
+	}
+	return b.String()
+}
+
+// Streams that end normally but without a usable answer, in the shapes the providers send
+// them, through the real SDK clients. Sources:
+//   - Gemini: GenerateContentResponse, Candidate.finishReason (SAFETY, RECITATION,
+//     BLOCKLIST, PROHIBITED_CONTENT, SPII, MAX_TOKENS, OTHER), Candidate.safetyRatings
+//     (category, probability, blocked) and PromptFeedback.blockReason, in the Gemini API
+//     reference (ai.google.dev/api/generate-content); the MAX_TOKENS stream whose candidate
+//     has a content with a role and no parts is what gemini-2.5 sends when thinking uses the
+//     whole output limit (reported in googleapis/python-genai and google-gemini issues).
+//   - OpenAI: ChatCompletionChunk choices[].finish_reason "content_filter" and
+//     choices[].delta.refusal, in the OpenAI API reference (platform.openai.com/docs/api-reference/chat/streaming).
+//   - OpenRouter: finish_reason normalised to "content_filter" with native_finish_reason
+//     holding the upstream's own reason, in the OpenRouter API reference
+//     (openrouter.ai/docs/api-reference/overview, "Finish Reason").
+func TestStopReasons(t *testing.T) {
+	t.Parallel()
+	const (
+		geminiSafety        = `{"candidates": [{"finishReason": "SAFETY","index": 0,"safetyRatings": [{"category": "HARM_CATEGORY_SEXUALLY_EXPLICIT","probability": "NEGLIGIBLE"},{"category": "HARM_CATEGORY_HATE_SPEECH","probability": "HIGH","blocked": true},{"category": "HARM_CATEGORY_HARASSMENT","probability": "NEGLIGIBLE"},{"category": "HARM_CATEGORY_DANGEROUS_CONTENT","probability": "NEGLIGIBLE"}]}],"usageMetadata": {"promptTokenCount": 812,"totalTokenCount": 812},"modelVersion": "gemini-2.5-pro","responseId": "r1"}`
+		geminiPartial       = `{"candidates": [{"content": {"parts": [{"text": "The handler starts by"}],"role": "model"},"index": 0}],"usageMetadata": {"promptTokenCount": 812,"candidatesTokenCount": 4,"totalTokenCount": 816},"modelVersion": "gemini-2.5-pro","responseId": "r2"}`
+		geminiRecitation    = `{"candidates": [{"content": {"parts": [{"text": ""}],"role": "model"},"finishReason": "RECITATION","index": 0}],"usageMetadata": {"promptTokenCount": 812,"candidatesTokenCount": 4,"totalTokenCount": 816},"modelVersion": "gemini-2.5-pro","responseId": "r2"}`
+		geminiPromptBlocked = `{"promptFeedback": {"blockReason": "PROHIBITED_CONTENT"},"usageMetadata": {"promptTokenCount": 812,"totalTokenCount": 812},"modelVersion": "gemini-2.5-pro","responseId": "r3"}`
+		geminiMaxTokens     = `{"candidates": [{"content": {"role": "model"},"finishReason": "MAX_TOKENS","index": 0}],"usageMetadata": {"promptTokenCount": 812,"totalTokenCount": 1835,"thoughtsTokenCount": 1023},"modelVersion": "gemini-2.5-pro","responseId": "r4"}`
+		geminiOther         = `{"candidates": [{"content": {"parts": [{"text": "Partly answered."}],"role": "model"},"finishReason": "OTHER","index": 0}],"usageMetadata": {"promptTokenCount": 812,"candidatesTokenCount": 3,"totalTokenCount": 815},"modelVersion": "gemini-2.5-pro","responseId": "r5"}`
+
+		openaiFiltered1 = `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1763900000,"model":"gpt-4.1-2025-04-14","choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}]}`
+		openaiFiltered2 = `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1763900000,"model":"gpt-4.1-2025-04-14","choices":[{"index":0,"delta":{"content":"The function first"},"logprobs":null,"finish_reason":null}]}`
+		openaiFiltered3 = `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1763900000,"model":"gpt-4.1-2025-04-14","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"content_filter"}]}`
+		openaiRefusal1  = `{"id":"chatcmpl-2","object":"chat.completion.chunk","created":1763900000,"model":"gpt-4.1-2025-04-14","choices":[{"index":0,"delta":{"role":"assistant","content":null,"refusal":""},"logprobs":null,"finish_reason":null}]}`
+		openaiRefusal2  = `{"id":"chatcmpl-2","object":"chat.completion.chunk","created":1763900000,"model":"gpt-4.1-2025-04-14","choices":[{"index":0,"delta":{"refusal":"I'm sorry, I can't help with that."},"logprobs":null,"finish_reason":null}]}`
+		openaiRefusal3  = `{"id":"chatcmpl-2","object":"chat.completion.chunk","created":1763900000,"model":"gpt-4.1-2025-04-14","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]}`
+
+		openrouterFiltered = `{"id":"gen-1","provider":"Google","model":"google/gemini-2.5-pro","object":"chat.completion.chunk","created":1763900000,"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":"content_filter","native_finish_reason":"SAFETY","logprobs":null}]}`
+		openrouterUsage    = `{"id":"gen-1","provider":"Google","model":"google/gemini-2.5-pro","object":"chat.completion.chunk","created":1763900000,"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null,"native_finish_reason":null,"logprobs":null}],"usage":{"prompt_tokens":812,"completion_tokens":0,"total_tokens":812,"cost":0.001015}}`
+	)
+	cases := []struct {
+		name, flavorName string
+		flavor           int
+		body             string
+		class            ErrorClass // "" for an answer
+		want             []string   // in the result text
+		partial          string     // the partial answer kept in the structured result
+	}{
+		{"gemini safety, no text", "gemini", 2, sse(geminiSafety), ClassContentFiltered,
+			[]string{"content filter", "SAFETY", "HARM_CATEGORY_HATE_SPEECH"}, ""},
+		{"gemini recitation after text", "gemini", 2, sse(geminiPartial, geminiRecitation), ClassContentFiltered,
+			[]string{"RECITATION", "Partial answer (cut by the content filter):\nThe handler starts by"}, "The handler starts by"},
+		{"gemini prompt blocked", "gemini", 2, sse(geminiPromptBlocked), ClassContentFiltered,
+			[]string{"blocked", "PROHIBITED_CONTENT"}, ""},
+		{"gemini output limit, no text", "gemini", 2, sse(geminiMaxTokens), ClassOutputLimit,
+			[]string{"output limit before it wrote any answer", "MAX_TOKENS", "1,023 reasoning tokens"}, ""},
+		{"gemini unknown reason", "gemini", 2, sse(geminiOther), "",
+			[]string{"Partly answered.", "does not know: OTHER"}, ""},
+		{"openai content filter after text", "openai", 1, sse(openaiFiltered1, openaiFiltered2, openaiFiltered3) + "data: [DONE]\n\n", ClassContentFiltered,
+			[]string{"content filter", "content_filter", "Partial answer (cut by the content filter):\nThe function first"}, "The function first"},
+		{"openai refusal", "openai", 1, sse(openaiRefusal1, openaiRefusal2, openaiRefusal3) + "data: [DONE]\n\n", ClassContentFiltered,
+			[]string{"refused to answer", "I'm sorry, I can't help with that."}, ""},
+		{"openrouter filtered upstream", "openrouter", 0, ": OPENROUTER PROCESSING\n\n" + sse(openrouterFiltered, openrouterUsage) + "data: [DONE]\n\n", ClassContentFiltered,
+			[]string{"content filter", "content_filter (SAFETY)"}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv, svc := upstream(t, tc.flavor)
+			srv.Push(fake.Script{Body: tc.body})
+			res := svc.Consult(context.Background(), goArgs(sampleTree(t)), nil)
+			sum := summaryOf(t, res)
+			switch {
+			case tc.class == "" && res.IsError:
+				t.Fatalf("error result, want an answer:\n%s", res.Text)
+			case tc.class != "" && (!res.IsError || sum.Error == nil || sum.Error.Class != tc.class):
+				t.Fatalf("isError %v, error %+v; want class %s:\n%s", res.IsError, sum.Error, tc.class, res.Text)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(res.Text, w) {
+					t.Errorf("result lacks %q:\n%s", w, res.Text)
+				}
+			}
+			if tc.class != "" && sum.Answer != tc.partial {
+				t.Errorf("structured answer = %q, want %q", sum.Answer, tc.partial)
+			}
+			if tc.class == ClassOutputLimit && (sum.Usage == nil || sum.Usage.Reasoning != 1023 || sum.Error.ProviderCode != "MAX_TOKENS") {
+				t.Errorf("usage %+v, provider code %q: the usage and the stop reason must be kept", sum.Usage, sum.Error.ProviderCode)
+			}
+			if n := len(srv.Requests()); n > 2 { // the model look-up, then one request: never retried
+				t.Errorf("%d requests: a stop was retried", n)
+			}
+		})
+	}
+}
