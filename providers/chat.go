@@ -307,7 +307,8 @@ func (c *chatClient) convert(ctx context.Context, err error, httpResp *http.Resp
 			kind = RateLimited
 		}
 		return &Error{Provider: c.name, Kind: refine(kind, code, env.Error.text()), Code: code,
-			Message: c.redact.clean(env.Error.text()), InBand: true, Partial: partial}
+			Message: c.redact.clean(env.Error.text()), InBand: true, Partial: partial,
+			RetryAfter: retryInText(env.Error.text())}
 	}
 
 	// An HTTP error status. The SDK's *openai.Error carries the parsed body; when the body
@@ -347,7 +348,7 @@ func (c *chatClient) convert(ctx context.Context, err error, httpResp *http.Resp
 			msg = http.StatusText(status)
 		}
 		return &Error{Provider: c.name, Kind: refine(kindForStatus(status), code, msg), Status: status,
-			Code: code, Message: c.redact.clean(msg), RetryAfter: parseRetryAfter(header, now),
+			Code: code, Message: c.redact.clean(msg), RetryAfter: retryHint(header, msg, now),
 			Partial: partial} // no Err: the SDK's error holds the request and the raw body
 
 	}

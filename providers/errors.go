@@ -269,6 +269,73 @@ func parseRetryAfter(h http.Header, now time.Time) time.Duration {
 	return 0
 }
 
+// retryHint is how long the provider asked the caller to wait, from whatever it said:
+// Retry-After-Ms or Retry-After; for OpenAI-style rate limits the x-ratelimit-reset-requests
+// and x-ratelimit-reset-tokens headers ("1s", "6m0s", "20ms") of the limit that is
+// exhausted; else a "try again in 1.5s" in the message. 0 when it said nothing.
+func retryHint(h http.Header, message string, now time.Time) time.Duration {
+	if d := parseRetryAfter(h, now); d > 0 {
+		return d
+	}
+	if d := rateLimitReset(h); d > 0 {
+		return d
+	}
+	return retryInText(message)
+}
+
+// rateLimitReset reads OpenAI's x-ratelimit-reset-* headers: the reset of the limits whose
+// remaining count is 0, the longest of them; when none says 0, the earliest reset.
+func rateLimitReset(h http.Header) time.Duration {
+	if h == nil {
+		return 0
+	}
+	var exhausted, earliest time.Duration
+	for _, which := range []string{"requests", "tokens"} {
+		d, err := time.ParseDuration(strings.TrimSpace(h.Get("x-ratelimit-reset-" + which)))
+		if err != nil || d <= 0 || d > 24*time.Hour {
+			continue
+		}
+		if strings.TrimSpace(h.Get("x-ratelimit-remaining-"+which)) == "0" {
+			exhausted = max(exhausted, d)
+		}
+		if earliest == 0 || d < earliest {
+			earliest = d
+		}
+	}
+	if exhausted > 0 {
+		return exhausted
+	}
+	return earliest
+}
+
+// tryAgainRE finds the delay in messages such as OpenAI's "Please try again in 1.5s",
+// "try again in 20ms" or "Please retry in 37.2 seconds".
+var tryAgainRE = regexp.MustCompile(`(?i)(?:try|retry)(?: again)? in ([0-9]+(?:\.[0-9]+)?) ?(ms|milliseconds?|s|secs?|seconds?|m|min|minutes?)\b`)
+
+// retryInText reads a delay from a provider's message, 0 if it names none.
+func retryInText(message string) time.Duration {
+	m := tryAgainRE.FindStringSubmatch(message)
+	if m == nil {
+		return 0
+	}
+	f, err := strconv.ParseFloat(m[1], 64)
+	if err != nil || f <= 0 {
+		return 0
+	}
+	unit := time.Second
+	switch u := strings.ToLower(m[2]); {
+	case strings.HasPrefix(u, "ms"), strings.HasPrefix(u, "milli"):
+		unit = time.Millisecond
+	case u == "m" || strings.HasPrefix(u, "min"):
+		unit = time.Minute
+	}
+	d := time.Duration(f * float64(unit))
+	if d > 24*time.Hour {
+		return 0
+	}
+	return d
+}
+
 // parseRetryDelay reads google.rpc.RetryInfo.retryDelay ("37s", "1.5s") from Gemini error
 // details.
 func parseRetryDelay(details []map[string]any) time.Duration {

@@ -379,3 +379,46 @@ func TestUpstreamMessageEscaped(t *testing.T) {
 		})
 	}
 }
+
+// TestRetryHint: every way a provider says how long to wait. Header names and formats from
+// OpenAI's rate-limit guide (platform.openai.com/docs/guides/rate-limits: "x-ratelimit-reset-
+// requests: 1s", "x-ratelimit-reset-tokens: 6m0s") and the message of an OpenAI 429 as the
+// API sends it ("... Please try again in 2.734s. Visit ...").
+func TestRetryHint(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	hdr := func(kv ...string) http.Header {
+		h := http.Header{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			h.Set(kv[i], kv[i+1])
+		}
+		return h
+	}
+	const tpm = "Rate limit reached for gpt-4.1 in organization org-abc on tokens per min (TPM): Limit 30000, Used 29824, Requested 1543. Please try again in 2.734s. Visit https://platform.openai.com/account/rate-limits to learn more."
+	for _, tc := range []struct {
+		name string
+		h    http.Header
+		msg  string
+		want time.Duration
+	}{
+		{"retry-after seconds", hdr("Retry-After", "7"), "", 7 * time.Second},
+		{"retry-after-ms wins", hdr("Retry-After", "7", "retry-after-ms", "1500"), "", 1500 * time.Millisecond},
+		{"retry-after date", hdr("Retry-After", now.Add(20*time.Second).Format(http.TimeFormat)), "", 20 * time.Second},
+		{"tokens exhausted", hdr("x-ratelimit-remaining-requests", "59", "x-ratelimit-reset-requests", "1s",
+			"x-ratelimit-remaining-tokens", "0", "x-ratelimit-reset-tokens", "6m0s"), "", 6 * time.Minute},
+		{"requests exhausted", hdr("x-ratelimit-remaining-requests", "0", "x-ratelimit-reset-requests", "20ms",
+			"x-ratelimit-remaining-tokens", "100", "x-ratelimit-reset-tokens", "3s"), "", 20 * time.Millisecond},
+		{"none exhausted: the earliest", hdr("x-ratelimit-reset-requests", "2s", "x-ratelimit-reset-tokens", "500ms"), "", 500 * time.Millisecond},
+		{"message seconds", nil, tpm, 2734 * time.Millisecond},
+		{"message milliseconds", nil, "Please try again in 20ms.", 20 * time.Millisecond},
+		{"message words", nil, "Quota exceeded. Please retry in 37.2 seconds.", 37200 * time.Millisecond},
+		{"header before message", hdr("Retry-After", "3"), tpm, 3 * time.Second},
+		{"nothing said", hdr("x-request-id", "r"), "Rate limit reached.", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := retryHint(tc.h, tc.msg, now); got != tc.want {
+				t.Errorf("retryHint = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -333,7 +333,7 @@ func (p *Gemini) convert(ctx context.Context, err error, capture *geminiCapture,
 	}
 	out.RetryAfter = parseRetryDelay(ae.Details)
 	if out.RetryAfter == 0 {
-		out.RetryAfter = parseRetryAfter(header, time.Now())
+		out.RetryAfter = retryHint(header, ae.Message, time.Now())
 	}
 	return out
 }
