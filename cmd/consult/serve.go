@@ -38,10 +38,16 @@ func newService(cfg config, logger *slog.Logger) (*consultation.Service, error) 
 			logger.Warn("cannot tidy the results directory", "dir", cfg.resultsDir, "error", err)
 		}
 	} else {
-		logger.Warn("no results directory (no HOME or XDG_STATE_HOME): background answers are kept in memory only; set --results-dir")
+		logger.Warn("no results directory (no HOME or XDG_STATE_HOME): background consultations run inside the server, end with it, and their answers are kept in memory only; set --results-dir")
+	}
+	jobsCfg := consultation.JobsConfig{Store: store, Limit: cfg.backgroundLimit, Logger: logger, MaxWorkers: cfg.backgroundWorkers}
+	if store != nil && !cfg.inWorker {
+		if jobsCfg.Launcher, err = newLauncher(cfg, store); err != nil {
+			logger.Warn("background consultations run inside the server and end with it", "error", err)
+		}
 	}
 	svc := &consultation.Service{
-		Jobs:           consultation.NewJobs(consultation.JobsConfig{Store: store, Limit: cfg.backgroundLimit, Logger: logger}),
+		Jobs:           consultation.NewJobs(jobsCfg),
 		AllowRoots:     roots,
 		Counter:        tokens.NewCounter(),
 		DefaultTimeout: cfg.defaultTimeout,
@@ -131,6 +137,12 @@ func shutdownJobs(jobs *consultation.Jobs, grace time.Duration) {
 	jobs.Shutdown(ctx)
 }
 
+// sessionContext is a request's context carrying its owner (see ownerContext) and its MCP
+// session (the Mcp-Session-Id header the server gave the client at initialization).
+func sessionContext(ctx context.Context, r *http.Request) context.Context {
+	return consultation.WithSession(ownerContext(ctx, r), r.Header.Get(server.HeaderKeySessionID))
+}
+
 func transportName(cfg config) string {
 	if cfg.httpAddr != "" {
 		return "http " + cfg.httpAddr
@@ -174,7 +186,7 @@ func newHTTPServer(ctx context.Context, s *server.MCPServer, guard *httpGuard, l
 		server.WithEndpointPath("/mcp"),
 		server.WithStreamableHTTPServer(httpSrv),
 		server.WithStreamableHTTPLogger(logger),
-		server.WithHTTPContextFunc(ownerContext),
+		server.WithHTTPContextFunc(sessionContext),
 	)
 	mux := http.NewServeMux()
 	guard.next = h

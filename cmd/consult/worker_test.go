@@ -1,0 +1,177 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/consultmcp/consult/providers/fake"
+	"github.com/consultmcp/consult/results"
+)
+
+// slowAnswer is the upstream of the survival tests: thinking, then 4 s of silence, then the
+// answer, so a consultation started with a 1 s timeout has 3 s left when its call returns.
+func slowAnswer(t *testing.T) *fake.Server {
+	srv := fake.New(t, fake.OpenRouter)
+	srv.SetFunc(func(r *fake.Request) fake.Script {
+		if strings.Contains(string(r.Body), "hang") {
+			return fake.Script{Steps: []fake.Step{fake.Text("first part"), fake.Hang()}}
+		}
+		return fake.Script{Steps: []fake.Step{fake.Think("hmm"), fake.Sleep(4 * time.Second), fake.Text("the full answer")}}
+	})
+	return srv
+}
+
+// stopWorkers kills, when the test ends, any worker still running in resultsDir: workers
+// outlive the servers that start them.
+func stopWorkers(t *testing.T, resultsDir string) {
+	t.Cleanup(func() {
+		recs, _ := results.Open(resultsDir, 0, 0, 0).List(0)
+		for _, r := range recs {
+			if r.Status == results.Running && r.Worker && r.PID > 0 {
+				syscall.Kill(r.PID, syscall.SIGKILL)
+			}
+		}
+	})
+}
+
+// TestAnswerSurvivesClientShutdown: with each shutdown sequence real clients use on a
+// server whose background consultation has 3 s left, a new server process with a new
+// client collects the full answer, and the worker leaves only its record.
+func TestAnswerSurvivesClientShutdown(t *testing.T) {
+	t.Parallel()
+	group := func(s *rawServer, sig syscall.Signal) { syscall.Kill(-s.cmd.Process.Pid, sig) }
+	for _, tc := range []struct {
+		name string
+		quit func(t *testing.T, s *rawServer)
+	}{
+		{"Claude Code: SIGINT, SIGTERM at 100 ms, SIGKILL at 1 s, to the group", func(t *testing.T, s *rawServer) {
+			group(s, syscall.SIGINT)
+			time.Sleep(100 * time.Millisecond)
+			group(s, syscall.SIGTERM)
+			time.Sleep(900 * time.Millisecond)
+			group(s, syscall.SIGKILL)
+		}},
+		{"TypeScript SDK: stdin closed, SIGTERM at 2 s", func(t *testing.T, s *rawServer) {
+			s.stdin.Close()
+			time.Sleep(2 * time.Second)
+			s.cmd.Process.Signal(syscall.SIGTERM)
+		}},
+		{"SIGKILL", func(t *testing.T, s *rawServer) { s.cmd.Process.Kill() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := slowAnswer(t)
+			resultsDir := t.TempDir()
+			stopWorkers(t, resultsDir)
+			args := []string{"openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", resultsDir, "--heartbeat", "200ms"}
+			first := startRaw(t, args...)
+			id := startBackground(t, first, 2, fixture(t), "a slow question")
+			tc.quit(t, first)
+			select {
+			case <-first.exited:
+			case <-time.After(5 * time.Second):
+				t.Fatalf("the server did not exit\n%s", first.stderr.String())
+			}
+
+			next := startRaw(t, args...)
+			text, sc := next.call(t, 2, "consultation_result", map[string]any{"id": id, "wait": 10})
+			if sc["kind"] != "answer" || !strings.HasPrefix(text, "the full answer") {
+				t.Fatalf("collected after the shutdown: %v\n%s\nfirst server:\n%s", sc, text, first.stderr.String())
+			}
+			if n := srv.Count("/chat/completions"); n != 1 {
+				t.Errorf("%d completion requests, want 1", n)
+			}
+			onlyRecord(t, resultsDir, id)
+		})
+	}
+}
+
+// onlyRecord checks that a finished worker left its record and nothing else.
+func onlyRecord(t *testing.T, resultsDir, id string) {
+	t.Helper()
+	var names []string
+	for start := time.Now(); time.Since(start) < 2*time.Second; time.Sleep(20 * time.Millisecond) {
+		entries, err := os.ReadDir(resultsDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = names[:0]
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		if len(names) == 1 && names[0] == id+".json" {
+			return
+		}
+	}
+	t.Errorf("the results directory holds %q, want only %s.json", names, id)
+}
+
+// TestWorkerLimitAndCancel: with --background-workers 1 a second continue-mode call is
+// refused while the first runs, naming the flag; consultation_cancel stops the worker at
+// once (its upstream request closes) and keeps what it had; then a new one may start.
+func TestWorkerLimitAndCancel(t *testing.T) {
+	t.Parallel()
+	srv := slowAnswer(t)
+	resultsDir := t.TempDir()
+	stopWorkers(t, resultsDir)
+	s := startRaw(t, "openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", resultsDir, "--heartbeat", "200ms", "--background-workers", "1")
+	dir := fixture(t)
+	id := startBackground(t, s, 2, dir, "hang forever")
+	text, _ := s.call(t, 3, "consultation", map[string]any{"path": dir, "pattern": "**/*.go", "query": "another",
+		"model": "google/gemini-2.5-pro", "timeout": 1, "on_timeout": "continue"})
+	if !strings.Contains(text, "--background-workers") || !strings.Contains(text, "1 of at most 1") {
+		t.Errorf("a second worker over the limit: %s", text)
+	}
+	var upstream *fake.Request
+	for _, r := range srv.Requests() {
+		if strings.Contains(r.Path, "chat/completions") {
+			upstream = r
+		}
+	}
+	if upstream == nil || upstream.ClientGone() {
+		t.Fatal("no open upstream request")
+	}
+	sent := time.Now()
+	text, _ = s.call(t, 4, "consultation_cancel", map[string]any{"id": id})
+	if !strings.Contains(text, "Cancelled consultation "+id) || !strings.Contains(text, "first part") {
+		t.Errorf("cancel: %s", text)
+	}
+	<-upstream.Ended()
+	if d := upstream.EndedAt().Sub(sent); d > 50*time.Millisecond {
+		t.Errorf("the upstream request closed %s after the cancel was sent", d)
+	}
+	onlyRecord(t, resultsDir, id)
+	startBackground(t, s, 5, dir, "hang again")
+}
+
+// TestReusedPIDReadsAsStopped: a running record whose pid is a live process that is not its
+// worker (this test process, with another start time) reads as stopped before finishing,
+// with what it had, never as running.
+func TestReusedPIDReadsAsStopped(t *testing.T) {
+	t.Parallel()
+	resultsDir := t.TempDir()
+	store := results.Open(resultsDir, 0, 0, 0)
+	id := results.NewID(time.Now())
+	if err := store.Save(results.Record{ID: id, Status: results.Running, Worker: true, PID: os.Getpid(), PIDStart: 1,
+		Created: time.Now().Add(-time.Minute), Query: "q", Answer: "what it had",
+		Progress: &results.Progress{Phase: "receiving the answer", ElapsedSeconds: 60}}); err != nil {
+		t.Fatal(err)
+	}
+	// The lock a worker would hold, left behind: held by nobody.
+	if err := os.WriteFile(filepath.Join(resultsDir, "."+id+".lock"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startRaw(t, "openrouter", "test-key", "--results-dir", resultsDir)
+	text, _ := s.call(t, 2, "consultation_result", map[string]any{})
+	if !strings.Contains(text, id+" · stopped before finishing") {
+		t.Errorf("listing: %s", text)
+	}
+	text, sc := s.call(t, 3, "consultation_result", map[string]any{"id": id, "wait": 1})
+	if sc["kind"] != "error" || !strings.Contains(text, "stopped before finishing") || !strings.Contains(text, "what it had") {
+		t.Errorf("collecting: %v %s", sc, text)
+	}
+}
