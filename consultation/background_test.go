@@ -539,3 +539,51 @@ func TestUserCancelAfterSendingStops(t *testing.T) {
 		})
 	}
 }
+
+// TestFirstProgressCarriesID: in a server process too (no worker), the first progress
+// notification of a continue-mode call goes out at once and names the id.
+func TestFirstProgressCarriesID(t *testing.T) {
+	t.Parallel()
+	srv, svc, _ := background(t)
+	svc.Heartbeat = time.Hour
+	srv.Push(fake.Script{Steps: []fake.Step{fake.Sleep(300 * time.Millisecond), fake.Text("done")}})
+	rec := &recorder{}
+	start := time.Now()
+	res := svc.Consult(context.Background(), goArgs(sampleTree(t), "timeout", 5, "on_timeout", "continue"), rec)
+	_, msgs, at := rec.snapshot()
+	id := summaryOf(t, res).ID
+	if id == "" || len(msgs) != 1 || !strings.HasSuffix(msgs[0], ", id "+id) || at[0].Sub(start) > 100*time.Millisecond {
+		t.Errorf("progress %q for id %q, want one at once naming it", msgs, id)
+	}
+}
+
+// TestListThisSessionFirst: a listing shows the calling session's consultations first and
+// marks the others (another session of the same owner, another server) as such, in text
+// and structure; no other session's consultation comes first.
+func TestListThisSessionFirst(t *testing.T) {
+	t.Parallel()
+	srv, svc, store := background(t)
+	srv.SetDefault(fake.Script{Steps: []fake.Step{fake.Text("x"), fake.Hang()}})
+	a, b := WithSession(context.Background(), "session-a"), WithSession(context.Background(), "session-b")
+	mine := startRunningIn(a, t, svc, sampleTree(t), "query", "mine")
+	theirs := startRunningIn(b, t, svc, sampleTree(t), "query", "theirs")
+	elsewhere := results.NewID(time.Now().Add(time.Minute))
+	if err := store.Save(results.Record{ID: elsewhere, Status: results.Done, Created: time.Now().Add(time.Minute), Session: "session-a", Instance: "another-server", Query: "newest, from another server", Text: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		ctx   context.Context
+		first string
+	}{{a, mine}, {b, theirs}} {
+		res := svc.Collect(tc.ctx, map[string]any{}, nil)
+		sum := summaryOf(t, res)
+		if len(sum.Consultations) != 3 || sum.Consultations[0].ID != tc.first || sum.Consultations[0].OtherSession {
+			t.Fatalf("listing for %s: %+v\n%s", SessionFrom(tc.ctx), sum.Consultations, res.Text)
+		}
+		for _, e := range sum.Consultations[1:] {
+			if !e.OtherSession || !strings.Contains(res.Text, e.ID+" · "+e.Status+" · started by another session") {
+				t.Errorf("entry %s not marked as another session's:\n%s", e.ID, res.Text)
+			}
+		}
+	}
+}

@@ -43,7 +43,7 @@ func (s *Service) consultContinuing(ctx context.Context, req Request, start time
 	}
 	fg, cancel := context.WithDeadline(ctx, start.Add(req.Timeout))
 	defer cancel()
-	hb := startHeartbeat(fg, r, c.interval, c.progressWithID)
+	hb := startHeartbeatNow(fg, r, c.interval, c.progressWithID) // the id reaches the client at once
 	select {
 	case <-jb.finished:
 		hb.halt()

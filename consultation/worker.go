@@ -182,7 +182,7 @@ func (j *Jobs) follow(ctx context.Context, id string, pid int, interval time.Dur
 		if rec.Status == results.Done {
 			return rec, true
 		}
-		if rec.ID != "" && !j.starting(rec, pid) && !j.workerAlive(rec) {
+		if rec.ID != "" && !j.running(rec, pid) {
 			return j.finishDead(id), true
 		}
 		select {
@@ -195,10 +195,13 @@ func (j *Jobs) follow(ctx context.Context, id string, pid int, interval time.Dur
 	}
 }
 
-// starting reports whether rec's worker has not written its own record yet while the
-// process launched for it (pid) lives.
-func (j *Jobs) starting(rec results.Record, pid int) bool {
-	return rec.PID <= 0 && pid > 0 && processAlive(pid)
+// running reports whether rec's consultation is still running: its worker alive, or, before
+// the worker has written its own record, the process launched for it (pid).
+func (j *Jobs) running(rec results.Record, pid int) bool {
+	if rec.PID <= 0 && pid > 0 {
+		return processAlive(pid)
+	}
+	return j.workerAlive(rec)
 }
 
 // finishDead finishes the record of a consultation whose worker is gone without saving a
