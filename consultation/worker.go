@@ -93,7 +93,8 @@ func (j *Jobs) workerAlive(rec results.Record) bool {
 }
 
 // liveWorkers counts the running records of the results directory whose process is alive:
-// every server's workers, not only this one's.
+// every server's workers, not only this one's. Two servers starting a worker at the same
+// moment may both see room for one: the bound is approximate by that much.
 func (j *Jobs) liveWorkers() int {
 	recs, _ := j.store.List(0)
 	n := 0
@@ -111,11 +112,11 @@ func (j *Jobs) liveWorkers() int {
 func (s *Service) consultInWorker(ctx context.Context, req Request, start time.Time, r Reporter) Result {
 	j := s.Jobs
 	id := results.NewID(start)
-	rel := &relay{r: r, id: id}
-	rel.send("starting a background worker")
 	if n := j.liveWorkers(); n >= j.maxWorkers {
 		return Result{Text: fmt.Sprintf("%v: %d of at most %d (the server's --background-workers); wait for one to finish (consultation_result), cancel one (consultation_cancel), or call without on_timeout \"continue\".", ErrTooManyWorkers, n, j.maxWorkers), IsError: true}
 	}
+	rel := &relay{r: r, id: id}
+	rel.send("starting a background worker")
 	job := WorkerJob{ID: id, Owner: OwnerFrom(ctx), Session: SessionFrom(ctx), Instance: j.instance, Created: start, Request: req, Limit: j.limit}
 	rec := jobRecord(job)
 	rec.Note = "starting"

@@ -1,9 +1,12 @@
 package results
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -42,4 +45,30 @@ func (s *Store) WriteJob(id string, data []byte) (string, error) {
 		return "", fmt.Errorf("results: cannot write the job of %s: %w", id, err)
 	}
 	return p, nil
+}
+
+// auxID returns the id of a file beside a record (job, lock or log), if name is one.
+func auxID(name string) (string, bool) {
+	if !strings.HasPrefix(name, ".") {
+		return "", false
+	}
+	for _, ext := range []string{jobExt, lockExt, logExt} {
+		if id, ok := strings.CutSuffix(name[1:], ext); ok {
+			if _, err := ParseID(id); err == nil {
+				return id, true
+			}
+		}
+	}
+	return "", false
+}
+
+// staleAux reports whether a file beside a record is the leftover of a worker that was
+// killed: its record is gone, and it has not been touched for staleTemp.
+func (s *Store) staleAux(name string, info fs.FileInfo, now time.Time) bool {
+	id, ok := auxID(name)
+	if !ok || !info.Mode().IsRegular() || now.Sub(info.ModTime()) <= staleTemp {
+		return false
+	}
+	_, err := os.Lstat(s.path(id))
+	return errors.Is(err, fs.ErrNotExist)
 }

@@ -489,9 +489,9 @@ func isTemp(name string) bool {
 }
 
 // Prune removes the expired records (each by its own expiry time), then the ones that
-// expire soonest until the
-// records take at most maxBytes and number at most maxFiles, and the temporary files that
-// crashed writers left more than an hour ago. Files that are not ours are left alone, a
+// expire soonest until the records take at most maxBytes and number at most maxFiles, the
+// temporary files that crashed writers left more than an hour ago, and the job, lock and
+// log files of workers whose record is gone, untouched for an hour. Files that are not ours are left alone, a
 // missing directory is fine, and a file another process removed first is no error.
 func (s *Store) Prune() error { return s.prune("") }
 
@@ -526,6 +526,12 @@ func (s *Store) prune(keep string) error {
 		if isTemp(e.Name()) {
 			info, err := e.Info()
 			if err == nil && info.Mode().IsRegular() && now.Sub(info.ModTime()) > staleTemp {
+				remove(e.Name(), info)
+			}
+			continue
+		}
+		if _, ok := auxID(e.Name()); ok {
+			if info, err := e.Info(); err == nil && s.staleAux(e.Name(), info, now) {
 				remove(e.Name(), info)
 			}
 			continue
