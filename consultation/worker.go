@@ -399,3 +399,56 @@ func (c *call) progressRecord(now time.Time) (*results.Progress, string) {
 	}
 	return p, answer
 }
+
+// Lookup returns the saved record of id for a person reading the results directory (consult
+// results): every owner's, since the directory is theirs. A running record whose process
+// is gone is first finished as stopped before finishing.
+func (j *Jobs) Lookup(id string) (results.Record, error) {
+	if j.store == nil {
+		return results.Record{}, errNoStore
+	}
+	rec, err := j.store.Load(id)
+	if err != nil {
+		return rec, err
+	}
+	if rec.Status == results.Running && !j.workerAlive(rec) {
+		rec = j.finishDead(id)
+	}
+	return rec, nil
+}
+
+// State names a record's state for a listing: "running", "finished", "failed", or
+// "stopped before finishing" for a running record whose process is gone.
+func (j *Jobs) State(rec results.Record) string {
+	switch {
+	case rec.Status == results.Done:
+		return statusOf(rec.IsError)
+	case j.workerAlive(rec):
+		return "running"
+	default:
+		return "stopped before finishing"
+	}
+}
+
+// Describe is what a record says to a person: the result's text once done, the progress
+// while running.
+func (j *Jobs) Describe(rec results.Record) string {
+	if rec.Status == results.Done {
+		return rec.Text
+	}
+	return runningFromRecord(j, rec, "not finished").Text
+}
+
+// Stop stops the worker running id, whoever started it, and returns its final state.
+func (j *Jobs) Stop(id string) (string, error) {
+	rec, err := j.Lookup(id)
+	switch {
+	case err != nil:
+		return "", err
+	case rec.Status == results.Done:
+		return fmt.Sprintf("Consultation %s had already finished; nothing was cancelled.", id), nil
+	case !rec.Worker:
+		return "", fmt.Errorf("consultation %s runs inside a consult server (pid %d), not a worker: cancel it through that server's client", id, rec.PID)
+	}
+	return fmt.Sprintf("Cancelled consultation %s. Its final state:\n\n%s", id, j.stopWorker(id, rec.PID, ErrCancelledByTool).Text), nil
+}

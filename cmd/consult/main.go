@@ -4,6 +4,7 @@
 //	consult <provider> [api-key] [flags]      serve MCP over stdio
 //	consult <provider> [api-key] --http ADDR  serve MCP over streamable HTTP at ADDR (/mcp)
 //	consult dry-run --path DIR --pattern GLOB gather and count, print the report
+//	consult results [ID] [--json] [--cancel ID] list, read or stop background consultations
 //	consult version
 package main
 
@@ -49,6 +50,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return nil
 	case "dry-run":
 		return runDryRun(ctx, args[1:], getenv, stdout, stderr)
+	case "results":
+		return runResults(ctx, args[1:], getenv, stdout, stderr)
 	case workerCommand:
 		return runWorker(ctx, args[1:], getenv, stderr)
 	}
@@ -66,6 +69,9 @@ Usage:
   consult <provider> [api-key] --http ADDR  serve MCP over streamable HTTP at ADDR, path /mcp
   consult dry-run --path DIR --pattern GLOB [--exclude GLOB] [--model M] [--json]
                                             gather and count, print the report; no model, no key
+  consult results [ID] [--json] [--cancel ID] [--results-dir DIR]
+                                            list the saved background consultations, print
+                                            one's answer (--json: its record), or stop one
   consult version
 
 Providers: openrouter, openai, gemini. The API key comes from the argument or from

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -173,5 +175,37 @@ func TestReusedPIDReadsAsStopped(t *testing.T) {
 	text, sc := s.call(t, 3, "consultation_result", map[string]any{"id": id, "wait": 1})
 	if sc["kind"] != "error" || !strings.Contains(text, "stopped before finishing") || !strings.Contains(text, "what it had") {
 		t.Errorf("collecting: %v %s", sc, text)
+	}
+}
+
+// TestResultsCommand: a person lists the background consultations, stops one and reads
+// what it had, without an agent.
+func TestResultsCommand(t *testing.T) {
+	t.Parallel()
+	srv := slowAnswer(t)
+	resultsDir := t.TempDir()
+	stopWorkers(t, resultsDir)
+	s := startRaw(t, "openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", resultsDir, "--heartbeat", "200ms")
+	id := startBackground(t, s, 2, fixture(t), "hang forever")
+	consult := func(args ...string) (string, error) {
+		t.Helper()
+		cmd := exec.Command(binary, append([]string{"results", "--results-dir", resultsDir}, args...)...)
+		cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := consult(); err != nil || !strings.Contains(out, id+"  running") || !strings.Contains(out, "hang forever") {
+		t.Errorf("consult results: %v\n%s", err, out)
+	}
+	if out, err := consult("--cancel", id); err != nil || !strings.Contains(out, "Cancelled consultation "+id) {
+		t.Errorf("consult results --cancel: %v\n%s", err, out)
+	}
+	if out, _ := consult(id); !strings.Contains(out, "Cancelled with consultation_cancel") || !strings.Contains(out, "first part") {
+		t.Errorf("consult results ID:\n%s", out)
+	}
+	out, _ := consult("--json", id)
+	var rec results.Record
+	if err := json.Unmarshal([]byte(out), &rec); err != nil || rec.ID != id || rec.Status != results.Done || rec.Answer != "first part" {
+		t.Errorf("consult results --json ID: %v %v\n%s", err, rec, out)
 	}
 }
