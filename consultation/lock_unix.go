@@ -37,6 +37,13 @@ func lockHeld(path string) bool {
 	return errors.Is(err, syscall.EWOULDBLOCK)
 }
 
-// stopProcess asks process pid to stop (SIGTERM): a worker cancels its upstream request,
-// saves what it had and exits.
-func stopProcess(pid int) error { return syscall.Kill(pid, syscall.SIGTERM) }
+// stopProcess asks process pid to stop: a worker cancels its upstream request, saves what
+// it had and exits. The signal says why: SIGINT when the user stopped the call that
+// started it (ErrUserCancelled), SIGTERM otherwise (consultation_cancel).
+func stopProcess(pid int, why error) error {
+	sig := syscall.SIGTERM
+	if errors.Is(why, ErrUserCancelled) {
+		sig = syscall.SIGINT
+	}
+	return syscall.Kill(pid, sig)
+}

@@ -256,7 +256,7 @@ func (j *Jobs) stopWorker(id string, pid int, why error) Result {
 		pid = rec.PID
 	}
 	if pid > 0 {
-		if err := stopProcess(pid); err != nil {
+		if err := stopProcess(pid, why); err != nil {
 			j.logger.Warn("cannot signal a background worker", "id", id, "pid", pid, "error", err)
 		}
 	}
@@ -313,8 +313,9 @@ func runningFromRecord(j *Jobs, rec results.Record, why string) Result {
 
 // RunWorker is the body of a worker process: it runs job's consultation under the
 // background limit, rewrites the job's record with its progress every heartbeat (at most
-// every workerWriteMax), and saves the final result. ctx ending with ErrCancelledByTool
-// (the worker was signalled) stops the consultation at once and saves what it had. The
+// every workerWriteMax), and saves the final result. ctx ending (the worker was signalled:
+// cause ErrCancelledByTool for consultation_cancel, ErrUserCancelled when the user stopped
+// the call) stops the consultation at once and saves what it had. The
 // worker holds the lock of its record while it runs and removes the lock and its job file
 // when done, leaving only its record.
 func (s *Service) RunWorker(ctx context.Context, job WorkerJob) error {
@@ -375,7 +376,7 @@ func (s *Service) RunWorker(ctx context.Context, job WorkerJob) error {
 	if res.Structured != nil {
 		rec.Summary, _ = json.Marshal(res.Structured)
 	}
-	if cause := context.Cause(ctx); ctx.Err() != nil && errors.Is(cause, ErrCancelledByTool) {
+	if cause := context.Cause(ctx); ctx.Err() != nil && (errors.Is(cause, ErrCancelledByTool) || errors.Is(cause, ErrUserCancelled)) {
 		rec.Note = "cancelled"
 	}
 	save(rec)

@@ -44,7 +44,8 @@ func TestMain(m *testing.M) {
 }
 
 // runTestWorker is a worker process: the job's consultation against the fake upstream,
-// stopped with ErrCancelledByTool by SIGTERM, as cmd/consult's worker is.
+// stopped by SIGTERM (ErrCancelledByTool) or SIGINT (ErrUserCancelled), as cmd/consult's
+// worker is.
 func runTestWorker(path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -61,10 +62,16 @@ func runTestWorker(path string) error {
 	}
 	svc := &Service{Counter: counter, Model: p, Heartbeat: spec.Heartbeat,
 		Jobs: NewJobs(JobsConfig{Store: results.Open(spec.Dir, 0, 0, 0), Limit: spec.Job.Limit})}
-	sig, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
-	defer stop()
 	ctx, cancel := context.WithCancelCause(context.Background())
-	context.AfterFunc(sig, func() { cancel(ErrCancelledByTool) })
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		if <-sigs == syscall.SIGINT {
+			cancel(ErrUserCancelled)
+		} else {
+			cancel(ErrCancelledByTool)
+		}
+	}()
 	return svc.RunWorker(ctx, spec.Job)
 }
 
@@ -171,7 +178,7 @@ func TestWorkerCancelCauses(t *testing.T) {
 				}
 				return
 			}
-			if !res.IsError || !strings.Contains(res.Text, "so far") {
+			if !res.IsError || !strings.Contains(res.Text, "Cancelled by the client (the user stopped the call)") || !strings.Contains(res.Text, "Partial answer (cut off by the cancellation):\nso far") {
 				t.Fatalf("the user stopped the call: want the worker stopped with what it had, got %s", res.Text)
 			}
 			select {

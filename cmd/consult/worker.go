@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/consultmcp/consult/consultation"
@@ -93,9 +95,9 @@ func workerEnv(env []string) []string {
 }
 
 // runWorker is `consult __worker JOBFILE`: run one background consultation and save its
-// result. A SIGINT or SIGTERM (what consultation_cancel sends) stops it and saves what it
-// had.
-func runWorker(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+// result. SIGTERM (consultation_cancel) or SIGINT (the user stopped the call that started
+// it) stops it and saves what it had.
+func runWorker(_ context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
 	if len(args) != 1 {
 		fmt.Fprintln(stderr, "consult __worker: internal command, started by the server with a job file")
 		return exitCode(2)
@@ -123,10 +125,24 @@ func runWorker(ctx context.Context, args []string, getenv func(string) string, s
 	if err != nil {
 		return err
 	}
+	// The server's signal says why (see consultation.stopProcess); ctx, which any of them
+	// ends, is not used, so the cause is the signal's.
 	wctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	stop := context.AfterFunc(ctx, func() { cancel(consultation.ErrCancelledByTool) })
-	defer stop()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		select {
+		case sig := <-sigs:
+			if sig == syscall.SIGINT {
+				cancel(consultation.ErrUserCancelled)
+			} else {
+				cancel(consultation.ErrCancelledByTool)
+			}
+		case <-wctx.Done():
+		}
+	}()
 	if err := svc.RunWorker(wctx, spec.Job); err != nil {
 		return err
 	}

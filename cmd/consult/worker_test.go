@@ -209,3 +209,41 @@ func TestResultsCommand(t *testing.T) {
 		t.Errorf("consult results --json ID: %v %v\n%s", err, rec, out)
 	}
 }
+
+// TestUserCancelStopsWorker: a client's notifications/cancelled for a continue-mode call
+// whose user pressed stop stops its worker: the upstream request closes and the record
+// keeps what it had.
+func TestUserCancelStopsWorker(t *testing.T) {
+	t.Parallel()
+	srv := slowAnswer(t)
+	resultsDir := t.TempDir()
+	stopWorkers(t, resultsDir)
+	s := startRaw(t, "openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", resultsDir, "--heartbeat", "200ms")
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": map[string]any{"name": "consultation",
+		"arguments": map[string]any{"path": fixture(t), "pattern": "**/*.go", "query": "hang forever", "model": "google/gemini-2.5-pro", "timeout": 20, "on_timeout": "continue"}}})
+	s.send(t, string(b))
+	upstream, err := srv.Await(1, 10*time.Second)
+	for err == nil && !strings.Contains(upstream.Path, "chat/completions") {
+		upstream, err = srv.Await(upstream.Seq+1, 10*time.Second)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	s.send(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"The user pressed stop"}}`)
+	select {
+	case <-upstream.Ended():
+	case <-time.After(2 * time.Second):
+		t.Fatal("the upstream request is still open after the user cancelled")
+	}
+	recs, _ := results.Open(resultsDir, 0, 0, 0).List(0)
+	if len(recs) != 1 {
+		t.Fatalf("%d records", len(recs))
+	}
+	id := recs[0].ID
+	onlyRecord(t, resultsDir, id)
+	rec, err := results.Open(resultsDir, 0, 0, 0).Load(id)
+	if err != nil || rec.Status != results.Done || rec.Answer != "first part" || !strings.Contains(rec.Text, "the user stopped the call") {
+		t.Errorf("record after the user cancelled: %+v %v", rec, err)
+	}
+}
