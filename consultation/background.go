@@ -49,6 +49,8 @@ type Jobs struct {
 	maxWorkers int
 	instance   string // this server process, in the records it starts
 
+	announce map[string]bool // workers whose call returned "still running"; guarded by mu
+
 	base      context.Context // parent of every job's context; cancelled by Shutdown
 	cancelAll context.CancelCauseFunc
 	closing   atomic.Bool

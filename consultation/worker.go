@@ -138,9 +138,11 @@ func (s *Service) consultInWorker(ctx context.Context, req Request, start time.T
 		return fromRecord(rec)
 	}
 	if ctx.Err() == nil {
+		j.markDetached(id)
 		return runningFromRecord(j, rec, fmt.Sprintf("timeout %s reached", formatSeconds(req.Timeout)))
 	}
 	if !userStopped(ctx) {
+		j.markDetached(id)
 		return runningFromRecord(j, rec, "the client cancelled the call")
 	}
 	// The user stopped the call: stop the worker too, and keep what it had.
@@ -452,4 +454,75 @@ func (j *Jobs) Stop(id string) (string, error) {
 		return "", fmt.Errorf("consultation %s runs inside a consult server (pid %d), not a worker: cancel it through that server's client", id, rec.PID)
 	}
 	return fmt.Sprintf("Cancelled consultation %s. Its final state:\n\n%s", id, j.stopWorker(id, rec.PID, ErrCancelledByTool).Text), nil
+}
+
+// WatchFinished calls notify, until ctx ends, for each consultation this server process
+// started in a worker that finishes (or is found stopped) after its call returned "still
+// running": the server tells the session that started it that the answer is ready. It reads
+// those consultations' records every `every`; answers returned in band are not announced.
+func (j *Jobs) WatchFinished(ctx context.Context, every time.Duration, notify func(results.Record)) {
+	if !j.useWorkers() {
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, id := range j.toAnnounce() {
+			rec, err := j.store.Load(id)
+			switch {
+			case err != nil:
+				j.announced(id) // gone: nothing to announce
+				continue
+			case rec.Status == results.Running && !j.workerAlive(rec):
+				rec = j.finishDead(id)
+			}
+			if rec.Status == results.Done {
+				j.announced(id)
+				notify(rec)
+			}
+		}
+	}
+}
+
+// markDetached notes that the call of worker id returned without its answer, so its end is
+// to be announced.
+func (j *Jobs) markDetached(id string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.announce == nil {
+		j.announce = map[string]bool{}
+	}
+	j.announce[id] = true
+}
+
+// toAnnounce lists the workers whose end is to be announced.
+func (j *Jobs) toAnnounce() []string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	ids := make([]string, 0, len(j.announce))
+	for id := range j.announce {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// announced forgets a worker whose end was announced.
+func (j *Jobs) announced(id string) {
+	j.mu.Lock()
+	delete(j.announce, id)
+	j.mu.Unlock()
+}
+
+// ReadyNotice is the message announcing that a consultation's result is ready.
+func ReadyNotice(rec results.Record) string {
+	what := "answer"
+	if rec.IsError {
+		what = "result (it failed or was stopped)"
+	}
+	return fmt.Sprintf("Consultation %s is ready: collect its %s with consultation_result {\"id\": %q}.", rec.ID, what, rec.ID)
 }

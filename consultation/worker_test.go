@@ -243,3 +243,33 @@ func TestWorkerIdentity(t *testing.T) {
 		t.Error("a worker whose lock nobody holds reads as alive")
 	}
 }
+
+// TestWatchFinishedAnnounces: a worker whose call returned "still running" is announced
+// once when it finishes; one whose answer the call returned in band is not.
+func TestWatchFinishedAnnounces(t *testing.T) {
+	t.Parallel()
+	srv, svc, _ := workers(t, 0)
+	srv.Push(fake.Answer("in band"), fake.Script{Steps: []fake.Step{fake.Sleep(2500 * time.Millisecond), fake.Text("later")}})
+	ready := make(chan results.Record, 4)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go svc.Jobs.WatchFinished(ctx, 50*time.Millisecond, func(r results.Record) { ready <- r })
+	if res := svc.Consult(context.Background(), goArgs(sampleTree(t), "timeout", 10, "on_timeout", "continue"), nil); res.IsError || !strings.HasPrefix(res.Text, "in band") {
+		t.Fatalf("in band: %s", res.Text)
+	}
+	res := svc.Consult(context.Background(), goArgs(sampleTree(t), "timeout", 2, "on_timeout", "continue"), nil)
+	id := summaryOf(t, res).ID
+	select {
+	case r := <-ready:
+		if r.ID != id || !strings.Contains(ReadyNotice(r), id) {
+			t.Errorf("announced %s, want %s", r.ID, id)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no announcement")
+	}
+	select {
+	case r := <-ready:
+		t.Errorf("a second announcement: %s", r.ID)
+	case <-time.After(200 * time.Millisecond):
+	}
+}

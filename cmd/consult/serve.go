@@ -106,6 +106,7 @@ func runServe(ctx context.Context, provider string, args []string, getenv func(s
 	logger.Info("consult serving", "provider", provider, "model", cfg.model, "transport", transportName(cfg),
 		"default_timeout", cfg.defaultTimeout, "heartbeat", cfg.heartbeat, "idle_timeout", cfg.idleTimeout,
 		"results_dir", cfg.resultsDir, "results_ttl", cfg.resultsTTL, "background_limit", cfg.backgroundLimit)
+	go svc.Jobs.WatchFinished(ctx, readyPoll, func(rec results.Record) { announceReady(s, rec) })
 	if cfg.httpAddr != "" {
 		err = serveHTTP(ctx, s, cfg, tok, logger, stderr)
 	} else {
@@ -116,6 +117,21 @@ func runServe(ctx context.Context, provider string, args []string, getenv func(s
 	}
 	shutdownJobs(svc.Jobs, cfg.shutdownGrace)
 	return err
+}
+
+// readyPoll is how often the server looks for background consultations that finished, to
+// tell their session.
+const readyPoll = time.Second
+
+// announceReady sends notifications/message to the session that started rec (over stdio,
+// the one client) saying that its result is ready. A session no longer connected misses it.
+func announceReady(s *server.MCPServer, rec results.Record) {
+	params := map[string]any{"level": "info", "logger": "consult", "data": consultation.ReadyNotice(rec)}
+	if rec.Session == "" {
+		s.SendNotificationToAllClients("notifications/message", params)
+		return
+	}
+	_ = s.SendNotificationToSpecificClient(rec.Session, "notifications/message", params)
 }
 
 // shutdownJobs gives running background consultations the grace period to finish and be

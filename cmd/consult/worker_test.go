@@ -247,3 +247,26 @@ func TestUserCancelStopsWorker(t *testing.T) {
 		t.Errorf("record after the user cancelled: %+v %v", rec, err)
 	}
 }
+
+// TestReadyNotice: when a background consultation finishes while its session is
+// connected, the server sends notifications/message naming the id.
+func TestReadyNotice(t *testing.T) {
+	t.Parallel()
+	srv := scripted(t) // the answer after 2 s
+	resultsDir := t.TempDir()
+	stopWorkers(t, resultsDir)
+	s := startRaw(t, "openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", resultsDir, "--heartbeat", "200ms")
+	id := startBackground(t, s, 2, fixture(t), "slow question")
+	timeout := time.After(6 * time.Second)
+	for {
+		select {
+		case m := <-s.lines:
+			params, _ := m["params"].(map[string]any)
+			if data, _ := params["data"].(string); m["method"] == "notifications/message" && strings.Contains(data, id) && strings.Contains(data, "is ready") {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no notice that %s is ready", id)
+		}
+	}
+}
