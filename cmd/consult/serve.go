@@ -154,7 +154,8 @@ func shutdownJobs(jobs *consultation.Jobs, grace time.Duration) {
 }
 
 // sessionContext is a request's context carrying its owner (see ownerContext) and its MCP
-// session (the Mcp-Session-Id header the server gave the client at initialization).
+// session (the Mcp-Session-Id header the server gave the client at initialization). Protocol
+// versions without sessions send none: all their calls under one token are one session.
 func sessionContext(ctx context.Context, r *http.Request) context.Context {
 	return consultation.WithSession(ownerContext(ctx, r), r.Header.Get(server.HeaderKeySessionID))
 }

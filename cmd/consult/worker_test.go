@@ -1,14 +1,20 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/consultmcp/consult/providers/fake"
 	"github.com/consultmcp/consult/results"
@@ -269,4 +275,94 @@ func TestReadyNotice(t *testing.T) {
 			t.Fatalf("no notice that %s is ready", id)
 		}
 	}
+}
+
+// TestHTTPSessionsListOwnFirst: two HTTP sessions (the same token) each see their own
+// background consultation first when listing, and the other's marked "started by another
+// session".
+func TestHTTPSessionsListOwnFirst(t *testing.T) {
+	t.Parallel()
+	srv := slowAnswer(t)
+	resultsDir := t.TempDir()
+	stopWorkers(t, resultsDir)
+	cmd := exec.Command(binary, "openrouter", "test-key", "--base-url", srv.BaseURL(), "--http", "127.0.0.1:0", "--results-dir", resultsDir)
+	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "CONSULT_HTTP_TOKEN=" + testToken}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	url := make(chan string, 1)
+	go func() {
+		re := regexp.MustCompile(`serving MCP over HTTP at (\S+)`)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				url <- m[1]
+			}
+		}
+	}()
+	var endpoint string
+	select {
+	case endpoint = <-url:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the server did not say where it listens")
+	}
+	dir := fixture(t)
+	call := func(c *client.Client, tool string, args map[string]any) *mcp.CallToolResult {
+		t.Helper()
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = tool, args
+		res, err := c.CallTool(t.Context(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	start := func(c *client.Client, query string) string {
+		t.Helper()
+		res := call(c, "consultation", map[string]any{"path": dir, "pattern": "**/*.go", "query": query, "model": "google/gemini-2.5-pro", "timeout": 1, "on_timeout": "continue"})
+		sc, _ := res.StructuredContent.(map[string]any)
+		id, _ := sc["id"].(string)
+		if id == "" {
+			t.Fatalf("no id: %s", resultText(res))
+		}
+		return id
+	}
+	a, b := sessionClient(t, endpoint), sessionClient(t, endpoint)
+	idA, idB := start(a, "hang in session a"), start(b, "hang in session b")
+	for _, tc := range []struct {
+		c           *client.Client
+		own, others string
+	}{{a, idA, idB}, {b, idB, idA}} {
+		text := resultText(call(tc.c, "consultation_result", map[string]any{}))
+		lines := strings.Split(text, "\n")
+		if len(lines) != 3 || !strings.Contains(lines[1], tc.own+" · running · started") || !strings.Contains(lines[2], tc.others+" · running · started by another session") {
+			t.Errorf("listing:\n%s", text)
+		}
+	}
+}
+
+// sessionClient is an HTTP client speaking protocol 2025-06-18, whose sessions carry an
+// Mcp-Session-Id (later protocol versions have no sessions).
+func sessionClient(t *testing.T, url string) *client.Client {
+	t.Helper()
+	c, err := client.NewStreamableHttpClient(url, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + testToken}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = "2025-06-18"
+	init.Params.ClientInfo = mcp.Implementation{Name: "consult-test", Version: "1"}
+	if _, err := c.Initialize(t.Context(), init); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	return c
 }
