@@ -383,3 +383,40 @@ func (s *Service) Cancel(ctx context.Context, raw map[string]any) Result {
 func alreadyFinished(id string) Result {
 	return Result{Text: fmt.Sprintf("Consultation %s had already finished; nothing was cancelled. Collect its result with consultation_result {\"id\": %q}.", id, id)}
 }
+
+// Peek returns consultation id's result for the caller's owner without waiting: the answer
+// or failure once done, "still running" with its progress while it runs. found is false
+// (with the reason as the result) for an id unknown to the owner, expired or malformed.
+// It serves reads of the resource consult://results/{id}.
+func (s *Service) Peek(ctx context.Context, id string) (res Result, found bool) {
+	if err := checkID(id); err != nil {
+		return Result{Text: err.Error(), IsError: true}, false
+	}
+	if s.Jobs == nil {
+		return Result{Text: noJobs, IsError: true}, false
+	}
+	owner := OwnerFrom(ctx)
+	jb, ok, expired := s.Jobs.get(id, owner)
+	switch {
+	case expired:
+		return s.expired(id), false
+	case ok:
+		if c := jb.call(); c != nil {
+			return c.running("not finished", jb.durable()), true
+		}
+		return s.Jobs.result(jb), true
+	}
+	rec, failed := s.loadSaved(id, owner)
+	switch {
+	case failed != nil:
+		return *failed, false
+	case rec.Status == results.Done:
+		return fromRecord(rec), true
+	case rec.PID == s.Jobs.pid || !s.Jobs.running(rec, 0):
+		return fromRecord(s.Jobs.finishDead(id)), true
+	case !rec.Worker:
+		return Result{Text: fmt.Sprintf("Still running in another consult server (pid %d): id %s.", rec.PID, id), Structured: &Summary{Kind: KindRunning, ID: id, Model: rec.Model}}, true
+	default:
+		return runningFromRecord(s.Jobs, rec, "not finished"), true
+	}
+}

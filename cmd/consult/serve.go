@@ -106,7 +106,11 @@ func runServe(ctx context.Context, provider string, args []string, getenv func(s
 	logger.Info("consult serving", "provider", provider, "model", cfg.model, "transport", transportName(cfg),
 		"default_timeout", cfg.defaultTimeout, "heartbeat", cfg.heartbeat, "idle_timeout", cfg.idleTimeout,
 		"results_dir", cfg.resultsDir, "results_ttl", cfg.resultsTTL, "background_limit", cfg.backgroundLimit)
-	go svc.Jobs.WatchFinished(ctx, readyPoll, func(rec results.Record) { announceReady(s, rec) })
+	addResultResources(s, svc)
+	go svc.Jobs.WatchFinished(ctx, readyPoll, func(rec results.Record) {
+		announceResource(s, svc, rec)
+		announceReady(s, rec)
+	})
 	if cfg.httpAddr != "" {
 		err = serveHTTP(ctx, s, cfg, tok, logger, stderr)
 	} else {

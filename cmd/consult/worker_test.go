@@ -255,7 +255,9 @@ func TestUserCancelStopsWorker(t *testing.T) {
 }
 
 // TestReadyNotice: when a background consultation finishes while its session is
-// connected, the server sends notifications/message naming the id.
+// connected, the server sends notifications/message naming the id and
+// notifications/resources/updated for consult://results/{id}, which resources/list then
+// lists and resources/read returns with the answer.
 func TestReadyNotice(t *testing.T) {
 	t.Parallel()
 	srv := scripted(t) // the answer after 2 s
@@ -263,17 +265,30 @@ func TestReadyNotice(t *testing.T) {
 	stopWorkers(t, resultsDir)
 	s := startRaw(t, "openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", resultsDir, "--heartbeat", "200ms")
 	id := startBackground(t, s, 2, fixture(t), "slow question")
+	uri := "consult://results/" + id
 	timeout := time.After(6 * time.Second)
-	for {
+	for notice, updated := false, false; !notice || !updated; {
 		select {
 		case m := <-s.lines:
 			params, _ := m["params"].(map[string]any)
-			if data, _ := params["data"].(string); m["method"] == "notifications/message" && strings.Contains(data, id) && strings.Contains(data, "is ready") {
-				return
-			}
+			data, _ := params["data"].(string)
+			notice = notice || m["method"] == "notifications/message" && strings.Contains(data, id) && strings.Contains(data, "is ready")
+			updated = updated || m["method"] == "notifications/resources/updated" && params["uri"] == uri
 		case <-timeout:
-			t.Fatalf("no notice that %s is ready", id)
+			t.Fatalf("no notice that %s is ready, or no resource update", id)
 		}
+	}
+	s.send(t, `{"jsonrpc":"2.0","id":3,"method":"resources/list"}`)
+	if list, _ := json.Marshal(s.await(t, 3)); !strings.Contains(string(list), uri) {
+		t.Errorf("resources/list lacks %s: %s", uri, list)
+	}
+	s.send(t, `{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"`+uri+`"}}`)
+	if read, _ := json.Marshal(s.await(t, 4)); !strings.Contains(string(read), "the slow answer") {
+		t.Errorf("resources/read: %s", read)
+	}
+	s.send(t, `{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"consult://results/`+results.IDExample+`"}}`)
+	if read, _ := json.Marshal(s.await(t, 5)); !strings.Contains(string(read), "Unknown id") {
+		t.Errorf("resources/read of an unknown id: %s", read)
 	}
 }
 
