@@ -170,7 +170,8 @@ func (rl *relay) send(msg string) {
 // follow reads the record of id until it is done, its worker is gone, or ctx ends, relaying
 // its progress every interval. pid is the worker as launched (0: unknown), for the moment
 // before it has written its own record. It returns the last record read and whether it is
-// final; a worker found dead has its record finished with what it had.
+// final; a worker found dead has its record finished with what it had. Like a heartbeat it
+// sends nothing in the last moments before ctx's deadline.
 func (j *Jobs) follow(ctx context.Context, id string, pid int, interval time.Duration, rel *relay) (results.Record, bool) {
 	poll := time.NewTicker(workerPoll)
 	defer poll.Stop()
@@ -191,7 +192,10 @@ func (j *Jobs) follow(ctx context.Context, id string, pid int, interval time.Dur
 		select {
 		case <-ctx.Done():
 			return rec, false
-		case <-beat.C:
+		case now := <-beat.C:
+			if dl, ok := ctx.Deadline(); ok && dl.Sub(now) < quietBeforeEnd {
+				continue // a notification now could reach the client after the result
+			}
 			rel.send(progressLine(rec))
 		case <-poll.C:
 		}

@@ -113,15 +113,15 @@ func workers(t *testing.T, maxWorkers int) (*fake.Server, *Service, *results.Sto
 }
 
 // TestWorkerRelaysProgress: the first progress notification goes out at once and names the
-// id; later ones relay the worker's own progress (its reasoning tokens); the call returns
-// "still running" at its timeout with the worker's figures, and the answer is collected.
+// id; while the worker runs, a waiting call relays the worker's own progress (its reasoning
+// tokens) and "still running" carries its figures; the answer is then collected.
 func TestWorkerRelaysProgress(t *testing.T) {
 	t.Parallel()
-	srv, svc, _ := workers(t, 0)
-	srv.Push(fake.Script{Steps: []fake.Step{fake.Think("let me think about this"), fake.Sleep(2500 * time.Millisecond), fake.Text("the answer")}})
+	srv, svc, store := workers(t, 0)
+	srv.Push(fake.Script{Steps: []fake.Step{fake.Think("let me think about this"), fake.Sleep(3 * time.Second), fake.Text("the answer")}})
 	rec := &recorder{}
 	start := time.Now()
-	res := svc.Consult(context.Background(), goArgs(sampleTree(t), "timeout", 2, "on_timeout", "continue"), rec)
+	res := svc.Consult(context.Background(), goArgs(sampleTree(t), "timeout", 1, "on_timeout", "continue"), rec)
 	sum := summaryOf(t, res)
 	if res.IsError || sum.Kind != KindRunning || !idPattern.MatchString(sum.ID) {
 		t.Fatalf("want still running with an id: %s", res.Text)
@@ -130,17 +130,26 @@ func TestWorkerRelaysProgress(t *testing.T) {
 	if len(msgs) == 0 || !strings.Contains(msgs[0], "id "+sum.ID) || at[0].Sub(start) > 50*time.Millisecond {
 		t.Fatalf("first progress: %q (%d messages), want one at once naming id %s", msgs, len(msgs), sum.ID)
 	}
-	thinking := false
-	for _, m := range msgs {
-		thinking = thinking || strings.Contains(m, "reasoning tokens")
+	// A worker (a race-enabled test binary here) may take a while to start: wait for it to
+	// report reasoning.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if r, err := store.Load(sum.ID); err == nil && r.Progress != nil && r.Progress.ReasoningTokens > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the worker reported no reasoning")
+		}
 	}
-	if !thinking {
-		t.Errorf("no relayed worker progress in %q", msgs)
-	}
-	if sum.Streamed == nil || sum.Streamed.Reasoning == 0 || sum.Files == 0 {
+	waiting := &recorder{}
+	res = collect(svc, sum.ID, 1, waiting)
+	sum = summaryOf(t, res)
+	if sum.Kind != KindRunning || sum.Streamed == nil || sum.Streamed.Reasoning == 0 || sum.Files == 0 || !strings.Contains(res.Text, "reasoning tokens") {
 		t.Errorf("still running without the worker's figures: %+v\n%s", sum, res.Text)
 	}
-	if got := collect(svc, sum.ID, 5, nil); got.IsError || !strings.HasPrefix(got.Text, "the answer") {
+	if _, msgs, _ := waiting.snapshot(); len(msgs) == 0 || !strings.Contains(msgs[len(msgs)-1], "reasoning tokens") {
+		t.Errorf("no relayed worker progress in %q", msgs)
+	}
+	if got := collect(svc, sum.ID, 10, nil); got.IsError || !strings.HasPrefix(got.Text, "the answer") {
 		t.Errorf("collect: %s", got.Text)
 	}
 }
