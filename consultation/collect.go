@@ -170,9 +170,10 @@ func (s *Service) awaitOther(ctx context.Context, rec results.Record, wait time.
 	if rec.PID == s.Jobs.pid { // this process's own, which it no longer runs
 		return fromRecord(s.Jobs.finishDead(rec.ID))
 	}
-	wctx, cancel := context.WithTimeout(ctx, wait)
+	end := time.Now().Add(wait)
+	wctx, cancel := context.WithDeadline(ctx, end)
 	defer cancel()
-	next, done := s.Jobs.follow(wctx, rec.ID, 0, s.heartbeat(), &relay{r: r, id: rec.ID})
+	next, done := s.Jobs.follow(wctx, rec.ID, 0, s.heartbeat(), end.Add(-quietBeforeEnd), &relay{r: r, id: rec.ID})
 	switch {
 	case done:
 		return fromRecord(next)

@@ -131,9 +131,10 @@ func (s *Service) consultInWorker(ctx context.Context, req Request, start time.T
 		return Result{Text: rec.Text, IsError: true}
 	}
 	j.logger.Info("background worker started", "id", id, "pid", pid)
-	fg, cancel := context.WithDeadline(ctx, start.Add(req.Timeout))
+	end := start.Add(req.Timeout)
+	fg, cancel := context.WithDeadline(ctx, end)
 	defer cancel()
-	rec, done := j.follow(fg, id, pid, s.heartbeat(), rel)
+	rec, done := j.follow(fg, id, pid, s.heartbeat(), end.Add(-quietBeforeEnd), rel)
 	if done {
 		return fromRecord(rec)
 	}
@@ -171,8 +172,9 @@ func (rl *relay) send(msg string) {
 // its progress every interval. pid is the worker as launched (0: unknown), for the moment
 // before it has written its own record. It returns the last record read and whether it is
 // final; a worker found dead has its record finished with what it had. Like a heartbeat it
-// sends nothing in the last moments before ctx's deadline.
-func (j *Jobs) follow(ctx context.Context, id string, pid int, interval time.Duration, rel *relay) (results.Record, bool) {
+// sends nothing from quietFrom on (zero: never quiet), the last moments before the caller's
+// deadline.
+func (j *Jobs) follow(ctx context.Context, id string, pid int, interval time.Duration, quietFrom time.Time, rel *relay) (results.Record, bool) {
 	poll := time.NewTicker(workerPoll)
 	defer poll.Stop()
 	beat := time.NewTicker(interval)
@@ -193,7 +195,7 @@ func (j *Jobs) follow(ctx context.Context, id string, pid int, interval time.Dur
 		case <-ctx.Done():
 			return rec, false
 		case now := <-beat.C:
-			if dl, ok := ctx.Deadline(); ok && dl.Sub(now) < quietBeforeEnd {
+			if !quietFrom.IsZero() && !now.Before(quietFrom) {
 				continue // a notification now could reach the client after the result
 			}
 			rel.send(progressLine(rec))
@@ -269,7 +271,7 @@ func (j *Jobs) stopWorker(id string, pid int, why error) Result {
 	j.logger.Info("background worker stopped", "id", id, "pid", pid, "why", why)
 	ctx, cancel := context.WithTimeout(context.Background(), stopWait)
 	defer cancel()
-	rec, done := j.follow(ctx, id, pid, time.Hour, &relay{})
+	rec, done := j.follow(ctx, id, pid, time.Hour, time.Time{}, &relay{})
 	if !done {
 		return Result{Text: fmt.Sprintf("Cancellation of %s requested; its worker (pid %d) is stopping.", id, pid)}
 	}
