@@ -91,6 +91,11 @@ const (
 	MaxResultsBytes Bytes = 256 << 20
 	// MaxResults bounds the number of saved results, so listing and pruning stay fast.
 	MaxResults = 2000
+	// DefaultBackgroundWorkers is how many background consultations may run at once on
+	// one machine (counted over every server sharing the results directory): each is a
+	// worker process holding an upstream request, and a runaway agent must not start
+	// hundreds.
+	DefaultBackgroundWorkers = 8
 	// DefaultShutdownGrace is how long running background consultations get to finish and
 	// be saved when the server stops: clients and service managers wait about 10 s before
 	// they kill a server that was asked to stop.

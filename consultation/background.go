@@ -45,6 +45,12 @@ type Jobs struct {
 	logger *slog.Logger
 	pid    int
 
+	launch     Launcher // nil: continue-mode consultations run in this process
+	maxWorkers int
+	instance   string // this server process, in the records it starts
+
+	announce map[string]bool // workers whose call returned "still running"; guarded by mu
+
 	base      context.Context // parent of every job's context; cancelled by Shutdown
 	cancelAll context.CancelCauseFunc
 	closing   atomic.Bool
@@ -69,12 +75,22 @@ type JobsConfig struct {
 	TTL time.Duration
 	// Logger receives a line per background event; nil discards.
 	Logger *slog.Logger
+	// Launcher starts a detached worker process for each consultation that may go on in
+	// the background. Nil, or no Store, runs them in this server process instead: they then
+	// end with it (after the shutdown grace).
+	Launcher Launcher
+	// MaxWorkers bounds the workers running at once over every server sharing Store
+	// (consult.DefaultBackgroundWorkers if 0).
+	MaxWorkers int
 }
 
 // NewJobs returns a job manager ready to run background consultations.
 func NewJobs(cfg JobsConfig) *Jobs {
 	j := &Jobs{store: cfg.Store, limit: cfg.Limit, logger: cfg.Logger, pid: os.Getpid(), jobs: map[string]*job{},
-		keptMax: keptBytes, keptMaxN: keptInMemory}
+		keptMax: keptBytes, keptMaxN: keptInMemory, launch: cfg.Launcher, maxWorkers: cfg.MaxWorkers, instance: newInstance()}
+	if j.maxWorkers <= 0 {
+		j.maxWorkers = consult.DefaultBackgroundWorkers
+	}
 	if j.limit <= 0 {
 		j.limit = consult.DefaultBackgroundLimit
 	}
@@ -105,6 +121,7 @@ func (j *Jobs) Store() *results.Store { return j.store }
 type job struct {
 	id      string
 	owner   string // who started it: only the same owner may list, collect or cancel it
+	session string // the client session that started it
 	query   string // the head of the question, for listings
 	cancel  context.CancelCauseFunc
 	created time.Time
@@ -155,14 +172,14 @@ func (jb *job) isDone() bool {
 
 // start registers c as a job and runs it in the background under the server's limit.
 // It fails only when the server is shutting down.
-func (j *Jobs) start(c *call, owner string) (*job, error) {
+func (j *Jobs) start(c *call, owner, session string) (*job, error) {
 	if j.closing.Load() {
 		return nil, ErrShutdown
 	}
 	ctx, cancel := context.WithCancelCause(j.base)
 	ctx, stop := context.WithDeadlineCause(ctx, c.start.Add(j.limit), ErrBackgroundLimit)
 	c.cancel = cancel
-	jb := &job{id: c.id, owner: owner, query: shortQuery(c.req.Query), c: c, cancel: cancel, created: c.start, finished: make(chan struct{})}
+	jb := &job{id: c.id, owner: owner, session: session, query: shortQuery(c.req.Query), c: c, cancel: cancel, created: c.start, finished: make(chan struct{})}
 	j.mu.Lock()
 	j.jobs[jb.id] = jb
 	j.mu.Unlock()
@@ -292,7 +309,8 @@ func (j *Jobs) result(jb *job) Result {
 func (j *Jobs) record(jb *job, status results.Status, res Result, answer, note string) results.Record {
 	c := jb.c
 	r := results.Record{
-		ID: jb.id, Status: status, PID: j.pid, Owner: jb.owner, Created: jb.created,
+		ID: jb.id, Status: status, PID: j.pid, PIDStart: processStart(j.pid), Owner: jb.owner, Created: jb.created,
+		Session: jb.session, Instance: j.instance,
 		Path: c.req.Path, Pattern: c.req.Pattern, Model: c.req.Model.ID, Query: c.req.Query,
 		Text: res.Text, IsError: res.IsError, Answer: answer, Note: note,
 	}

@@ -367,16 +367,18 @@ func TestClientCancelBeforeSendingStops(t *testing.T) {
 	}
 }
 
-func TestClientCancelAfterSendingContinues(t *testing.T) {
+// TestClientGaveUpAfterSendingContinues: a client that gives up waiting (its own time limit)
+// after the request was sent leaves the consultation running, to be collected.
+func TestClientGaveUpAfterSendingContinues(t *testing.T) {
 	t.Parallel()
 	srv, svc, _ := background(t)
 	srv.Push(fake.Script{Steps: []fake.Step{fake.Sleep(800 * time.Millisecond), fake.Text("kept")}})
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	go func() {
 		for srv.Count("/chat/completions") == 0 {
 			time.Sleep(5 * time.Millisecond)
 		}
-		cancel()
+		cancel(ErrClientGaveUp)
 	}()
 	res := svc.Consult(ctx, goArgs(sampleTree(t), "timeout", 5, "on_timeout", "continue"), nil)
 	sum := summaryOf(t, res)
@@ -417,10 +419,11 @@ func TestListWithoutID(t *testing.T) {
 	}
 	lines := strings.Split(res.Text, "\n")
 	if len(lines) != 3 || !strings.Contains(lines[1], running+" · running · ") || !strings.HasSuffix(lines[1], "Which package prints hello?") ||
-		!strings.Contains(lines[2], old+" · finished · started 1h0m0s ago · An older question") {
+		!strings.Contains(lines[2], old+" · finished · started by another session · started 1h0m0s ago · An older question") {
 		t.Errorf("listing:\n%s", res.Text)
 	}
-	if sum := summaryOf(t, res); sum.Kind != KindList || len(sum.Consultations) != 2 || sum.Consultations[0].ID != running {
+	if sum := summaryOf(t, res); sum.Kind != KindList || len(sum.Consultations) != 2 || sum.Consultations[0].ID != running ||
+		sum.Consultations[0].OtherSession || !sum.Consultations[1].OtherSession {
 		t.Errorf("structured listing: %+v", sum)
 	}
 }
@@ -459,11 +462,11 @@ func TestOtherProcess(t *testing.T) {
 	if err := store.Save(results.Record{ID: lost, Status: results.Running, PID: gone.Process.Pid, Created: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	if res := collect(svc, lost, 1, nil); !res.IsError || !strings.Contains(res.Text, "stopped before it could save a result") {
-		t.Errorf("collecting a lost consultation: %s", res.Text)
-	}
 	if res := svc.Cancel(context.Background(), map[string]any{"id": lost}); !res.IsError || !strings.Contains(res.Text, "is not running") {
 		t.Errorf("cancelling a lost consultation: %s", res.Text)
+	}
+	if res := collect(svc, lost, 1, nil); !res.IsError || !strings.Contains(res.Text, "stopped before finishing") {
+		t.Errorf("collecting a lost consultation: %s", res.Text)
 	}
 }
 
@@ -494,5 +497,93 @@ func TestContinueWritesOutputFile(t *testing.T) {
 	}
 	if saved, err := store.Load(id); err != nil || saved.Answer != "written answer" {
 		t.Errorf("the results directory should hold the answer too: %+v %v", saved, err)
+	}
+}
+
+// TestUserCancelAfterSendingStops: a call the user stopped (cause ErrUserCancelled, or a
+// plain cancellation) stops its consultation even after the request was sent: the upstream
+// request is closed and nothing goes on in the background.
+func TestUserCancelAfterSendingStops(t *testing.T) {
+	t.Parallel()
+	for name, cause := range map[string]error{"user cancelled": ErrUserCancelled, "plain cancel": context.Canceled} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv, svc, _ := background(t)
+			srv.Push(fake.Script{Steps: []fake.Step{fake.Text("so far"), fake.Hang()}})
+			ctx, cancel := context.WithCancelCause(context.Background())
+			go func() {
+				for srv.Count("/chat/completions") == 0 {
+					time.Sleep(5 * time.Millisecond)
+				}
+				var req *fake.Request
+				for _, r := range srv.Requests() {
+					if strings.Contains(r.Path, "chat/completions") {
+						req = r
+					}
+				}
+				time.Sleep(50 * time.Millisecond)
+				cancel(cause)
+				select {
+				case <-req.Ended():
+				case <-time.After(2 * time.Second):
+					t.Error("the upstream request was not closed")
+				}
+			}()
+			res := svc.Consult(ctx, goArgs(sampleTree(t), "timeout", 5, "on_timeout", "continue"), nil)
+			if !res.IsError || summaryOf(t, res).Kind != KindError {
+				t.Fatalf("user cancel after sending: %s", res.Text)
+			}
+			if got := svc.Jobs.Running(); got != 0 {
+				t.Errorf("%d consultations still running, want 0", got)
+			}
+		})
+	}
+}
+
+// TestFirstProgressCarriesID: in a server process too (no worker), the first progress
+// notification of a continue-mode call goes out at once and names the id.
+func TestFirstProgressCarriesID(t *testing.T) {
+	t.Parallel()
+	srv, svc, _ := background(t)
+	svc.Heartbeat = time.Hour
+	srv.Push(fake.Script{Steps: []fake.Step{fake.Sleep(300 * time.Millisecond), fake.Text("done")}})
+	rec := &recorder{}
+	start := time.Now()
+	res := svc.Consult(context.Background(), goArgs(sampleTree(t), "timeout", 5, "on_timeout", "continue"), rec)
+	_, msgs, at := rec.snapshot()
+	id := summaryOf(t, res).ID
+	if id == "" || len(msgs) != 1 || !strings.HasSuffix(msgs[0], ", id "+id) || at[0].Sub(start) > 100*time.Millisecond {
+		t.Errorf("progress %q for id %q, want one at once naming it", msgs, id)
+	}
+}
+
+// TestListThisSessionFirst: a listing shows the calling session's consultations first and
+// marks the others (another session of the same owner, another server) as such, in text
+// and structure; no other session's consultation comes first.
+func TestListThisSessionFirst(t *testing.T) {
+	t.Parallel()
+	srv, svc, store := background(t)
+	srv.SetDefault(fake.Script{Steps: []fake.Step{fake.Text("x"), fake.Hang()}})
+	a, b := WithSession(context.Background(), "session-a"), WithSession(context.Background(), "session-b")
+	mine := startRunningIn(a, t, svc, sampleTree(t), "query", "mine")
+	theirs := startRunningIn(b, t, svc, sampleTree(t), "query", "theirs")
+	elsewhere := results.NewID(time.Now().Add(time.Minute))
+	if err := store.Save(results.Record{ID: elsewhere, Status: results.Done, Created: time.Now().Add(time.Minute), Session: "session-a", Instance: "another-server", Query: "newest, from another server", Text: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		ctx   context.Context
+		first string
+	}{{a, mine}, {b, theirs}} {
+		res := svc.Collect(tc.ctx, map[string]any{}, nil)
+		sum := summaryOf(t, res)
+		if len(sum.Consultations) != 3 || sum.Consultations[0].ID != tc.first || sum.Consultations[0].OtherSession {
+			t.Fatalf("listing for %s: %+v\n%s", SessionFrom(tc.ctx), sum.Consultations, res.Text)
+		}
+		for _, e := range sum.Consultations[1:] {
+			if !e.OtherSession || !strings.Contains(res.Text, e.ID+" · "+e.Status+" · started by another session") {
+				t.Errorf("entry %s not marked as another session's:\n%s", e.ID, res.Text)
+			}
+		}
 	}
 }

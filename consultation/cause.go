@@ -1,6 +1,9 @@
 package consultation
 
-import "errors"
+import (
+	"context"
+	"errors"
+)
 
 // Causes of a call's context ending because of its client. The MCP face sets them as the
 // context's cause from the reason of the client's notifications/cancelled; a context that
@@ -15,3 +18,11 @@ var (
 	// on_timeout "continue" goes on in the background, to be collected later.
 	ErrClientGaveUp = errors.New("the client gave up waiting")
 )
+
+// userStopped reports whether ctx ended because the user stopped the call: its cause is
+// ErrUserCancelled or a plain cancellation. A client that gave up waiting (ErrClientGaveUp,
+// or a deadline of its own) did not: a consultation that may continue goes on.
+func userStopped(ctx context.Context) bool {
+	cause := context.Cause(ctx)
+	return errors.Is(cause, ErrUserCancelled) || (errors.Is(cause, context.Canceled) && !errors.Is(cause, ErrClientGaveUp))
+}

@@ -84,7 +84,7 @@ func (s *Service) Collect(ctx context.Context, raw map[string]any, r Reporter) R
 	owner := OwnerFrom(ctx)
 	var res Result
 	if id == "" {
-		res = s.list(owner)
+		res = s.list(owner, SessionFrom(ctx))
 	} else {
 		res = s.collect(ctx, id, owner, wait, r)
 	}
@@ -163,42 +163,30 @@ func (s *Service) awaitJob(ctx context.Context, jb *job, wait time.Duration, r R
 	return c.running(fmt.Sprintf("not finished within wait %s", formatSeconds(wait)), jb.durable())
 }
 
-// awaitOther waits for a consultation recorded as running by another server process (or by
-// an earlier one that is gone), polling the results directory.
+// awaitOther waits for a consultation recorded as running in a worker process or in another
+// server process (or an earlier one that is gone), reading its record and relaying its
+// progress. One whose process is gone is finished with what it had.
 func (s *Service) awaitOther(ctx context.Context, rec results.Record, wait time.Duration, r Reporter) Result {
-	wctx, cancel := context.WithTimeout(ctx, wait)
+	if rec.PID == s.Jobs.pid { // this process's own, which it no longer runs
+		return fromRecord(s.Jobs.finishDead(rec.ID))
+	}
+	end := time.Now().Add(wait)
+	wctx, cancel := context.WithDeadline(ctx, end)
 	defer cancel()
-	hb := startHeartbeat(wctx, r, s.heartbeat(), func(now time.Time) string {
-		return fmt.Sprintf("running in another consult server (pid %d), %s", rec.PID, now.Sub(rec.Created).Truncate(time.Second))
-	})
-	defer hb.halt()
-	t := time.NewTicker(pollEvery)
-	defer t.Stop()
-	for {
-		if rec.PID == s.Jobs.pid || !processAlive(rec.PID) {
-			return Result{Text: fmt.Sprintf("Consultation %s was running in a consult server (pid %d) that stopped before it could save a result (it was killed or crashed), so nothing was kept. Run the consultation again.", rec.ID, rec.PID), IsError: true}
+	next, done := s.Jobs.follow(wctx, rec.ID, 0, s.heartbeat(), end.Add(-quietBeforeEnd), &relay{r: r, id: rec.ID})
+	switch {
+	case done:
+		return fromRecord(next)
+	case ctx.Err() != nil:
+		return Result{Text: fmt.Sprintf("Stopped waiting for %s because the call was cancelled; the consultation goes on.", rec.ID), IsError: true}
+	case !next.Worker:
+		return Result{
+			Text: fmt.Sprintf("Still running in another consult server (pid %d), started %s ago: id %s. Collect it again with consultation_result, or cancel it through the client connected to that server.",
+				next.PID, time.Since(next.Created).Round(time.Second), next.ID),
+			Structured: &Summary{Kind: KindRunning, ID: next.ID, Model: next.Model, ElapsedSeconds: time.Since(next.Created).Round(time.Millisecond).Seconds()},
 		}
-		select {
-		case <-wctx.Done():
-			if ctx.Err() != nil {
-				return Result{Text: fmt.Sprintf("Stopped waiting for %s because the call was cancelled; the consultation goes on.", rec.ID), IsError: true}
-			}
-			return Result{
-				Text: fmt.Sprintf("Still running in another consult server (pid %d), started %s ago: id %s. Collect it again with consultation_result, or cancel it through the client connected to that server.",
-					rec.PID, time.Since(rec.Created).Round(time.Second), rec.ID),
-				Structured: &Summary{Kind: KindRunning, ID: rec.ID, Model: rec.Model, ElapsedSeconds: time.Since(rec.Created).Round(time.Millisecond).Seconds()},
-			}
-		case <-t.C:
-		}
-		next, failed := s.loadSaved(rec.ID, rec.Owner)
-		switch {
-		case failed != nil:
-			return *failed
-		case next.Status == results.Done:
-			hb.halt()
-			return fromRecord(next)
-		}
-		rec = next
+	default:
+		return runningFromRecord(s.Jobs, next, fmt.Sprintf("not finished within wait %s", formatSeconds(wait)))
 	}
 }
 
@@ -242,10 +230,16 @@ func (s *Service) expired(id string) Result {
 }
 
 // list is consultation_result without an id: owner's consultations, this process's and the
-// saved ones, newest first.
-func (s *Service) list(owner string) Result {
+// saved ones. The calling session's own come first, newest first, then the others (started
+// by another session of the same owner, or before a restart), marked as such: an agent
+// that takes the first entry takes one of its own.
+func (s *Service) list(owner, session string) Result {
+	type entry struct {
+		ListEntry
+		own bool
+	}
 	seen := map[string]bool{}
-	var entries []ListEntry
+	var entries []entry
 	s.Jobs.mu.Lock()
 	for id, jb := range s.Jobs.jobs {
 		if jb.owner != owner {
@@ -259,7 +253,7 @@ func (s *Service) list(owner string) Result {
 			status = statusOf(jb.isError)
 		}
 		seen[id] = true
-		entries = append(entries, ListEntry{ID: id, Status: status, Created: jb.created, Query: jb.query})
+		entries = append(entries, entry{ListEntry{ID: id, Status: status, Created: jb.created, Query: jb.query}, jb.session == session})
 	}
 	s.Jobs.mu.Unlock()
 	var listErr error
@@ -272,33 +266,46 @@ func (s *Service) list(owner string) Result {
 			}
 			status := statusOf(rec.IsError)
 			if rec.Status == results.Running {
-				status = "lost"
-				if rec.PID != s.Jobs.pid && processAlive(rec.PID) {
-					status = fmt.Sprintf("running in pid %d", rec.PID)
+				status = "stopped before finishing"
+				if rec.PID != s.Jobs.pid && s.Jobs.workerAlive(rec) {
+					status = "running"
 				}
 			}
-			entries = append(entries, ListEntry{ID: rec.ID, Status: status, Created: rec.Created, Query: rec.Query})
+			own := rec.Instance == s.Jobs.instance && rec.Session == session
+			entries = append(entries, entry{ListEntry{ID: rec.ID, Status: status, Created: rec.Created, Query: rec.Query}, own})
 		}
 	}
-	sort.Slice(entries, func(i, k int) bool { return entries[i].Created.After(entries[k].Created) })
+	sort.Slice(entries, func(i, k int) bool {
+		if entries[i].own != entries[k].own {
+			return entries[i].own
+		}
+		return entries[i].Created.After(entries[k].Created)
+	})
 	var b strings.Builder
 	if len(entries) == 0 {
 		b.WriteString(`No consultations: none was started with on_timeout "continue", or their results have expired.`)
 	} else {
-		fmt.Fprintf(&b, "Consultations, newest first (%d):\n", len(entries))
+		fmt.Fprintf(&b, "Consultations, this session's first, newest first (%d):\n", len(entries))
 	}
 	if len(entries) > listMax {
 		entries = entries[:listMax]
 	}
+	out := make([]ListEntry, len(entries))
 	for i := range entries {
-		e := &entries[i]
+		e := &entries[i].ListEntry
 		e.Query = shortQuery(e.Query)
-		fmt.Fprintf(&b, "- %s · %s · started %s ago · %s\n", e.ID, e.Status, time.Since(e.Created).Round(time.Second), consult.Printable(e.Query))
+		e.OtherSession = !entries[i].own
+		other := ""
+		if e.OtherSession {
+			other = " · started by another session"
+		}
+		fmt.Fprintf(&b, "- %s · %s%s · started %s ago · %s\n", e.ID, e.Status, other, time.Since(e.Created).Round(time.Second), consult.Printable(e.Query))
+		out[i] = *e
 	}
 	if listErr != nil {
 		fmt.Fprintf(&b, "\n(The results directory could not be read: %s)", consult.Printable(listErr.Error()))
 	}
-	return Result{Text: strings.TrimRight(b.String(), "\n"), Structured: &Summary{Kind: KindList, Consultations: entries}}
+	return Result{Text: strings.TrimRight(b.String(), "\n"), Structured: &Summary{Kind: KindList, Consultations: out}}
 }
 
 func statusOf(isError bool) string {
@@ -362,6 +369,11 @@ func (s *Service) Cancel(ctx context.Context, raw map[string]any) Result {
 		return *failed
 	case rec.Status == results.Done:
 		return alreadyFinished(id)
+	case rec.Worker && s.Jobs.workerAlive(rec):
+		res := s.Jobs.stopWorker(id, rec.PID, ErrCancelledByTool)
+		return Result{Text: fmt.Sprintf("Cancelled consultation %s. Its final state:\n\n%s", id, res.Text)}
+	case rec.Worker:
+		return Result{Text: fmt.Sprintf("Consultation %s is not running: it stopped before finishing. Its final state:\n\n%s", id, s.Jobs.finishDead(id).Text), IsError: true}
 	case rec.PID != s.Jobs.pid && processAlive(rec.PID):
 		return Result{Text: fmt.Sprintf("Consultation %s runs in another consult server (pid %d); cancel it through the client connected to that server.", id, rec.PID), IsError: true}
 	default:
@@ -371,4 +383,41 @@ func (s *Service) Cancel(ctx context.Context, raw map[string]any) Result {
 
 func alreadyFinished(id string) Result {
 	return Result{Text: fmt.Sprintf("Consultation %s had already finished; nothing was cancelled. Collect its result with consultation_result {\"id\": %q}.", id, id)}
+}
+
+// Peek returns consultation id's result for the caller's owner without waiting: the answer
+// or failure once done, "still running" with its progress while it runs. found is false
+// (with the reason as the result) for an id unknown to the owner, expired or malformed.
+// It serves reads of the resource consult://results/{id}.
+func (s *Service) Peek(ctx context.Context, id string) (res Result, found bool) {
+	if err := checkID(id); err != nil {
+		return Result{Text: err.Error(), IsError: true}, false
+	}
+	if s.Jobs == nil {
+		return Result{Text: noJobs, IsError: true}, false
+	}
+	owner := OwnerFrom(ctx)
+	jb, ok, expired := s.Jobs.get(id, owner)
+	switch {
+	case expired:
+		return s.expired(id), false
+	case ok:
+		if c := jb.call(); c != nil {
+			return c.running("not finished", jb.durable()), true
+		}
+		return s.Jobs.result(jb), true
+	}
+	rec, failed := s.loadSaved(id, owner)
+	switch {
+	case failed != nil:
+		return *failed, false
+	case rec.Status == results.Done:
+		return fromRecord(rec), true
+	case rec.PID == s.Jobs.pid || !s.Jobs.running(rec, 0):
+		return fromRecord(s.Jobs.finishDead(id)), true
+	case !rec.Worker:
+		return Result{Text: fmt.Sprintf("Still running in another consult server (pid %d): id %s.", rec.PID, id), Structured: &Summary{Kind: KindRunning, ID: id, Model: rec.Model}}, true
+	default:
+		return runningFromRecord(s.Jobs, rec, "not finished"), true
+	}
 }

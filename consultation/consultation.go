@@ -324,6 +324,9 @@ func (c *call) stopped(ctx context.Context) Result {
 	case errors.Is(cause, ErrCancelledByTool):
 		fmt.Fprintf(&b, "Cancelled with consultation_cancel while %s, after %s.\n", phase, elapsed)
 		shrink, partialWhy = false, "cut off by the cancellation"
+	case errors.Is(cause, ErrUserCancelled) && c.id != "":
+		fmt.Fprintf(&b, "Cancelled by the client (the user stopped the call) while %s, after %s.\n", phase, elapsed)
+		shrink, partialWhy = false, "cut off by the cancellation"
 	default:
 		return c.errorResult(ErrorInfo{Class: ClassCancelled}, fmt.Sprintf("Cancelled by the client while %s after %s.", phase, time.Since(c.start).Round(time.Millisecond)), rep)
 	}

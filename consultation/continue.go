@@ -14,11 +14,20 @@ import (
 // consultContinuing runs a call with on_timeout "continue": the consultation runs as a job
 // under the server's background limit; the call waits for it until its own timeout and then
 // returns "still running" with the id to collect it by. When the client gives up on the
-// call first, the job is stopped if nothing was sent to the model yet (nothing is paid for)
-// and goes on in the background otherwise.
+// call first, the job is stopped when the user cancelled (see userStopped) or
+// nothing was sent to the model yet (nothing is paid for), and goes on in the background
+// otherwise. With a results directory and a Launcher the consultation runs in a worker
+// process instead (consultInWorker); without a results directory it runs in this process
+// and ends with it.
 func (s *Service) consultContinuing(ctx context.Context, req Request, start time.Time, r Reporter) Result {
 	if s.Jobs == nil {
 		return Result{Text: `on_timeout "continue" is not available: this server keeps no background consultations. Call again without on_timeout.`, IsError: true}
+	}
+	if s.Jobs.useWorkers() {
+		if ctx.Err() != nil { // cancelled while queued: start nothing
+			return Result{Text: "Cancelled by the client before the consultation started.", IsError: true}
+		}
+		return s.consultInWorker(ctx, req, start, r)
 	}
 	c := &call{svc: s, req: req, start: start, reporter: r, id: results.NewID(start)}
 	c.idle, c.interval = s.liveness(s.Jobs.Limit())
@@ -28,13 +37,13 @@ func (s *Service) consultContinuing(ctx context.Context, req Request, start time
 	if ctx.Err() != nil { // cancelled while queued: start nothing
 		return c.stopped(ctx)
 	}
-	jb, err := s.Jobs.start(c, OwnerFrom(ctx))
+	jb, err := s.Jobs.start(c, OwnerFrom(ctx), SessionFrom(ctx))
 	if err != nil {
 		return Result{Text: "The server is shutting down and starts no new background consultations; call again once it has restarted.", IsError: true}
 	}
 	fg, cancel := context.WithDeadline(ctx, start.Add(req.Timeout))
 	defer cancel()
-	hb := startHeartbeat(fg, r, c.interval, c.progressWithID)
+	hb := startHeartbeatNow(fg, r, c.interval, c.progressWithID) // the id reaches the client at once
 	select {
 	case <-jb.finished:
 		hb.halt()
@@ -42,7 +51,7 @@ func (s *Service) consultContinuing(ctx context.Context, req Request, start time
 	case <-fg.Done():
 	}
 	hb.halt()
-	if ctx.Err() != nil && c.attempts.Load() == 0 {
+	if ctx.Err() != nil && (c.attempts.Load() == 0 || userStopped(ctx)) {
 		jb.cancel(context.Cause(ctx))
 		return s.Jobs.result(jb)
 	}

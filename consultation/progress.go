@@ -101,6 +101,15 @@ type heartbeat struct {
 // startHeartbeat reports msg(now) to r every interval until halted or ctx ends, quiet in the
 // last moments before ctx's deadline.
 func startHeartbeat(ctx context.Context, r Reporter, interval time.Duration, msg func(time.Time) string) *heartbeat {
+	return beat(ctx, r, interval, msg, false)
+}
+
+// startHeartbeatNow is startHeartbeat with a first report at once.
+func startHeartbeatNow(ctx context.Context, r Reporter, interval time.Duration, msg func(time.Time) string) *heartbeat {
+	return beat(ctx, r, interval, msg, true)
+}
+
+func beat(ctx context.Context, r Reporter, interval time.Duration, msg func(time.Time) string, now bool) *heartbeat {
 	hb := &heartbeat{stop: make(chan struct{})}
 	if r == nil || interval <= 0 {
 		return hb
@@ -112,6 +121,10 @@ func startHeartbeat(ctx context.Context, r Reporter, interval time.Duration, msg
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		n := 0
+		if now {
+			n++
+			r.Progress(float64(n), msg(time.Now()))
+		}
 		for {
 			select {
 			case <-hb.stop:

@@ -76,6 +76,10 @@ type ListEntry struct {
 	Status  string    `json:"status"`
 	Created time.Time `json:"created"`
 	Query   string    `json:"query,omitempty"`
+	// OtherSession marks a consultation started by another client session of the same
+	// owner (or by this client before the server restarted): its answer is not this
+	// session's to take for its own.
+	OtherSession bool `json:"other_session,omitempty"`
 }
 
 // UsageSummary is the provider's token and cost accounting.

@@ -172,12 +172,13 @@ func TestHybridWait(t *testing.T) {
 }
 
 // Scenario (f): the "still running" consultation outlives its server. The first session gets
-// the id and ends; the server, its stdin closed (stdio) or SIGTERMed (http), lets the answer
-// finish within --shutdown-grace, saves it to --results-dir and exits 0. A new server with
-// the same --results-dir and a new client session collect the answer.
+// the id and ends; the server, its stdin closed (stdio) or SIGTERMed (http), exits at once
+// with status 0, while the consultation's worker (a process of its own) lets the answer
+// arrive and saves it to --results-dir. A new server with the same --results-dir and a new
+// client session collect the answer.
 func TestRestartKeepsAnswer(t *testing.T) {
 	eachTransport(t, func(t *testing.T, transport string) {
-		e := newEnv(t, transport, "--shutdown-grace", "10s")
+		e := newEnv(t, transport)
 		e.fake.Push(answerAfter(4 * time.Second))
 		first := scenario{Steps: []step{{Arguments: continueArgs(t, 2), Timeout: 20_000, Progress: true}}}
 		if transport == "stdio" {
@@ -186,7 +187,7 @@ func TestRestartKeepsAnswer(t *testing.T) {
 		out := e.call(first)
 		id := checkRunning(t, out.Steps[0], 2)
 
-		// The first server exits by itself once the answer is saved.
+		// The first server exits by itself at once: it has nothing to wait for.
 		var exitAt int64
 		switch transport {
 		case "stdio":
@@ -208,16 +209,13 @@ func TestRestartKeepsAnswer(t *testing.T) {
 			t.Logf("the first server exited %s after SIGTERM", took.Round(time.Millisecond))
 		}
 		req := e.chatRequest()
-		end := ended(t, req, time.Second).UnixMilli()
+		end := ended(t, req, 8*time.Second).UnixMilli()
 		if req.ClientGone() {
-			t.Errorf("consult closed the upstream request at shutdown instead of letting it answer within the grace")
+			t.Errorf("the upstream request was closed when the server exited; the worker should have let it answer")
 		}
-		t.Logf("the first server exited %dms after the upstream answered", exitAt-end)
-		if exitAt < end {
-			t.Errorf("the first server exited %dms before the upstream answered", end-exitAt)
-		}
-		if exitAt > end+2000 {
-			t.Errorf("the first server exited %dms after the upstream answered, want at once", exitAt-end)
+		t.Logf("the first server exited %dms before the upstream answered", end-exitAt)
+		if exitAt > end {
+			t.Errorf("the first server exited %dms after the upstream answered, want before: it waits for nothing", exitAt-end)
 		}
 		if _, err := os.Stat(filepath.Join(e.results, id+".json")); err != nil {
 			t.Errorf("no saved result in --results-dir: %v", err)

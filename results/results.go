@@ -64,9 +64,21 @@ type Record struct {
 	Status Status `json:"status"`
 	// PID is the process running the consultation (Running records), as the caller set it.
 	PID int `json:"pid,omitempty"`
+	// PIDStart identifies the process PID names beyond its number: its start time as the
+	// system counts it (Linux: field 22 of /proc/PID/stat), 0 when unknown. A process with
+	// PID's number but another start time is not the one that ran the consultation.
+	PIDStart uint64 `json:"pid_start,omitempty"`
+	// Worker is true when PID is a worker process of the consultation's own (it may be
+	// signalled to stop it), false when it is a server running the consultation inside.
+	Worker bool `json:"worker,omitempty"`
 	// Owner is who started the consultation (a digest of the caller's credentials, "" for
 	// a local client), as the caller set it; only the same owner may list or collect it.
 	Owner string `json:"owner,omitempty"`
+	// Session is the client session that started the consultation (the MCP session id over
+	// HTTP, "" over stdio), and Instance the server process it was connected to (a random
+	// name per process): a listing shows a session its own consultations first.
+	Session  string `json:"session,omitempty"`
+	Instance string `json:"instance,omitempty"`
 	// Created is when the consultation started.
 	Created time.Time `json:"created"`
 	// Updated is when this record was written; Save sets it to the current time.
@@ -87,6 +99,8 @@ type Record struct {
 	IsError bool `json:"is_error,omitempty"`
 	// Note says something about how the record came to be, e.g. "saved at shutdown".
 	Note string `json:"note,omitempty"`
+	// Progress is how a running consultation is doing, as its worker last wrote it.
+	Progress *Progress `json:"progress,omitempty"`
 	// Text is the tool result text to return. It and the fields after it are the large
 	// ones: they come last in the file, so a listing reads only the fields before them.
 	Text string `json:"text,omitempty"`
@@ -95,6 +109,26 @@ type Record struct {
 	// Summary is the structured content, stored as given (the JSON encoder compacts its
 	// whitespace); it must be valid JSON.
 	Summary json.RawMessage `json:"summary,omitempty"`
+}
+
+// Progress is a running consultation's state, rewritten by its worker every heartbeat or so.
+type Progress struct {
+	// Phase is what it is doing ("gathering files", "receiving the answer", ...).
+	Phase string `json:"phase"`
+	// Message is the progress line a client is shown, e.g. "model thinking, 40s, 1,200
+	// reasoning tokens".
+	Message string `json:"message,omitempty"`
+	// ElapsedSeconds is the time since the consultation started, when this was written.
+	ElapsedSeconds float64 `json:"elapsed_seconds"`
+	// Files, Bytes and PromptTokens size what was gathered, once counted.
+	Files        int            `json:"files,omitempty"`
+	Bytes        consult.Bytes  `json:"bytes,omitempty"`
+	PromptTokens consult.Tokens `json:"prompt_tokens,omitempty"`
+	// ReasoningTokens and AnswerTokens count what the model has streamed so far.
+	ReasoningTokens consult.Tokens `json:"reasoning_tokens,omitempty"`
+	AnswerTokens    consult.Tokens `json:"answer_tokens,omitempty"`
+	// Attempts counts the model requests sent.
+	Attempts int `json:"attempts,omitempty"`
 }
 
 // bodyFields are the JSON names of the large fields, which come last in a record file.
@@ -455,9 +489,9 @@ func isTemp(name string) bool {
 }
 
 // Prune removes the expired records (each by its own expiry time), then the ones that
-// expire soonest until the
-// records take at most maxBytes and number at most maxFiles, and the temporary files that
-// crashed writers left more than an hour ago. Files that are not ours are left alone, a
+// expire soonest until the records take at most maxBytes and number at most maxFiles, the
+// temporary files that crashed writers left more than an hour ago, and the job, lock and
+// log files of workers whose record is gone, untouched for an hour. Files that are not ours are left alone, a
 // missing directory is fine, and a file another process removed first is no error.
 func (s *Store) Prune() error { return s.prune("") }
 
@@ -492,6 +526,12 @@ func (s *Store) prune(keep string) error {
 		if isTemp(e.Name()) {
 			info, err := e.Info()
 			if err == nil && info.Mode().IsRegular() && now.Sub(info.ModTime()) > staleTemp {
+				remove(e.Name(), info)
+			}
+			continue
+		}
+		if _, ok := auxID(e.Name()); ok {
+			if info, err := e.Info(); err == nil && s.staleAux(e.Name(), info, now) {
 				remove(e.Name(), info)
 			}
 			continue

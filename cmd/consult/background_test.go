@@ -18,7 +18,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/consultmcp/consult/providers/fake"
-	"github.com/consultmcp/consult/results"
 )
 
 // rawServer is the binary driven line by line over stdio, so a test controls its stdin and
@@ -54,6 +53,7 @@ func startRaw(t *testing.T, args ...string) *rawServer {
 	s := &rawServer{cmd: exec.Command(binary, args...), lines: make(chan map[string]any, 100), stderr: &lockedBuffer{}, exited: make(chan struct{})}
 	s.cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
 	s.cmd.Stderr = s.stderr
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a group of its own, for signals sent to the group
 	var err error
 	if s.stdin, err = s.cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
@@ -201,73 +201,6 @@ func TestRestartCollects(t *testing.T) {
 	}
 }
 
-// TestShutdownGrace: on SIGTERM, a background consultation that finishes within the grace is
-// saved whole; one that does not is stopped when the grace ends and saved with what it had.
-func TestShutdownGrace(t *testing.T) {
-	srv := scripted(t)
-	resultsDir := t.TempDir()
-	dir := fixture(t)
-	s := startRaw(t, "openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", resultsDir, "--shutdown-grace", "2500ms")
-	slow := startBackground(t, s, 2, dir, "slow question")
-	hung := startBackground(t, s, 3, dir, "hang forever")
-	signalled := time.Now()
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	exited := s.waitExit(t, 8*time.Second)
-	if d := exited.Sub(signalled); d < 2500*time.Millisecond || d > 4500*time.Millisecond {
-		t.Errorf("exit %s after SIGTERM, want the 2.5 s grace and a moment", d)
-	}
-	store := results.Open(resultsDir, 0, 0, 0)
-	done, err := store.Load(slow)
-	if err != nil || done.IsError || done.Answer != "the slow answer" {
-		t.Errorf("the consultation that finished in the grace: %+v %v", done, err)
-	}
-	cut, err := store.Load(hung)
-	if err != nil || !cut.IsError || cut.Note != "saved at shutdown" || cut.Answer != "first part" {
-		t.Errorf("the consultation stopped at the end of the grace: %+v %v", cut, err)
-	}
-
-	next := startRaw(t, "openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", resultsDir)
-	text, sc := next.call(t, 2, "consultation_result", map[string]any{"id": hung})
-	if sc["kind"] != "error" || !strings.Contains(text, "The server shut down while receiving the answer") || !strings.Contains(text, "Partial answer (cut off by the shutdown):\nfirst part") {
-		t.Errorf("collecting the stopped one after restart: %v\n%s", sc, text)
-	}
-	text, _ = next.call(t, 3, "consultation_result", map[string]any{})
-	for _, want := range []string{slow + " · finished", hung + " · failed"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("listing lacks %q:\n%s", want, text)
-		}
-	}
-}
-
-// TestSecondSignalEndsGrace: a second SIGTERM during the grace stops the rest at once.
-func TestSecondSignalEndsGrace(t *testing.T) {
-	srv := scripted(t)
-	resultsDir := t.TempDir()
-	s := startRaw(t, "openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", resultsDir, "--shutdown-grace", "60s")
-	id := startBackground(t, s, 2, fixture(t), "hang forever")
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(300 * time.Millisecond)
-	select {
-	case <-s.exited:
-		t.Fatal("the server exited before its grace was over")
-	default:
-	}
-	second := time.Now()
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if d := s.waitExit(t, 5*time.Second).Sub(second); d > time.Second {
-		t.Errorf("exit %s after the second signal, want at once", d)
-	}
-	if rec, err := results.Open(resultsDir, 0, 0, 0).Load(id); err != nil || rec.Note != "saved at shutdown" {
-		t.Errorf("record: %+v %v", rec, err)
-	}
-}
-
 func TestParseServeBackgroundFlags(t *testing.T) {
 	var stderr bytes.Buffer
 	cfg, err := parseServe("openai", nil, env(map[string]string{"HOME": "/home/u"}), &stderr)
@@ -275,7 +208,7 @@ func TestParseServeBackgroundFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.resultsDir != "/home/u/.local/state/consult/results" || cfg.resultsTTL != 24*time.Hour ||
-		cfg.backgroundLimit != 30*time.Minute || cfg.shutdownGrace != 10*time.Second {
+		cfg.backgroundLimit != 30*time.Minute || cfg.shutdownGrace != 10*time.Second || cfg.backgroundWorkers != 8 {
 		t.Errorf("defaults: %+v", cfg)
 	}
 	cfg, err = parseServe("openai", nil, env(map[string]string{"HOME": "/home/u", "XDG_STATE_HOME": "/state", "CONSULT_RESULTS_TTL": "2h", "CONSULT_SHUTDOWN_GRACE": "0"}), &stderr)
@@ -287,7 +220,10 @@ func TestParseServeBackgroundFlags(t *testing.T) {
 	if err != nil || cfg.resultsDir != filepath.Join(wd, "rel") || cfg.backgroundLimit != 90*time.Minute {
 		t.Errorf("flags: %+v %v", cfg, err)
 	}
-	for _, bad := range [][]string{{"--results-ttl", "0"}, {"--background-limit", "500ms"}, {"--shutdown-grace", "-1s"}, {"--results-ttl", "later"}} {
+	if cfg, err := parseServe("openai", []string{"--background-workers", "3"}, env(map[string]string{"CONSULT_BACKGROUND_WORKERS": "5"}), &stderr); err != nil || cfg.backgroundWorkers != 3 {
+		t.Errorf("--background-workers over the environment: %+v %v", cfg, err)
+	}
+	for _, bad := range [][]string{{"--background-workers", "0"}, {"--results-ttl", "0"}, {"--background-limit", "500ms"}, {"--shutdown-grace", "-1s"}, {"--results-ttl", "later"}} {
 		if _, err := parseServe("openai", bad, env(nil), &stderr); err == nil {
 			t.Errorf("parseServe(%q) accepted a bad value", bad)
 		}

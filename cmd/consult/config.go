@@ -64,10 +64,13 @@ type config struct {
 
 	allowRoots []string
 
-	resultsDir      string        // where background answers are saved; "" keeps them in memory
-	resultsTTL      time.Duration // how long a saved answer is kept
-	backgroundLimit time.Duration // how long a consultation may run after its call returned
-	shutdownGrace   time.Duration // how long running background consultations get at shutdown
+	resultsDir        string        // where background answers are saved; "" keeps them in memory
+	resultsTTL        time.Duration // how long a saved answer is kept
+	backgroundLimit   time.Duration // how long a consultation may run after its call returned
+	shutdownGrace     time.Duration // how long in-process background consultations get at shutdown
+	backgroundWorkers int           // how many background workers may run at once
+
+	inWorker bool // this process is a background worker, not a server
 }
 
 // durationValue is a flag.Value for durations written as Go durations or plain seconds.
@@ -101,6 +104,18 @@ func parseDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
+// intSetter sets *n from a decimal integer.
+func intSetter(n *int) func(string) error {
+	return func(s string) error {
+		v, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			return fmt.Errorf("%q is not a whole number", s)
+		}
+		*n = v
+		return nil
+	}
+}
+
 // errUsage marks a command-line mistake; the message was printed with the usage.
 var errUsage = errors.New("usage")
 
@@ -119,6 +134,8 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 		resultsTTL:      consult.DefaultResultsTTL,
 		backgroundLimit: consult.DefaultBackgroundLimit,
 		shutdownGrace:   consult.DefaultShutdownGrace,
+
+		backgroundWorkers: consult.DefaultBackgroundWorkers,
 	}
 	level := "info"
 	// Environment first, so flags override it.
@@ -141,6 +158,7 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 		{"CONSULT_RESULTS_TTL", durationValue{&cfg.resultsTTL}.Set},
 		{"CONSULT_BACKGROUND_LIMIT", durationValue{&cfg.backgroundLimit}.Set},
 		{"CONSULT_SHUTDOWN_GRACE", durationValue{&cfg.shutdownGrace}.Set},
+		{"CONSULT_BACKGROUND_WORKERS", intSetter(&cfg.backgroundWorkers)},
 	}
 	for _, e := range envs {
 		if v := getenv(e.name); v != "" {
@@ -168,7 +186,8 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 	fs.StringVar(&cfg.resultsDir, "results-dir", cfg.resultsDir, "directory for background consultations' results")
 	fs.Var(durationValue{&cfg.resultsTTL}, "results-ttl", "how long a background result is kept")
 	fs.Var(durationValue{&cfg.backgroundLimit}, "background-limit", "how long a consultation may run in all with on_timeout continue")
-	fs.Var(durationValue{&cfg.shutdownGrace}, "shutdown-grace", "how long background consultations get to finish at shutdown")
+	fs.Var(durationValue{&cfg.shutdownGrace}, "shutdown-grace", "how long in-process background consultations get to finish at shutdown (no results directory)")
+	fs.IntVar(&cfg.backgroundWorkers, "background-workers", cfg.backgroundWorkers, "how many background consultations may run at once")
 	fs.BoolVar(&cfg.test, "test", false, "send a one-line query, print the answer, model and timing, and exit")
 	var flagRoots []string
 	fs.Func("allow-root", "confine consultations to this directory (repeatable)", func(s string) error {
@@ -224,6 +243,9 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 	}
 	if cfg.backgroundLimit < consult.MinTimeout {
 		return cfg, fmt.Errorf("--background-limit %s: must be at least %s", cfg.backgroundLimit, consult.MinTimeout)
+	}
+	if cfg.backgroundWorkers < 1 {
+		return cfg, fmt.Errorf("--background-workers %d: must be at least 1", cfg.backgroundWorkers)
 	}
 	if cfg.shutdownGrace < 0 {
 		return cfg, fmt.Errorf("--shutdown-grace %s: must be 0 (stop at once) or more", cfg.shutdownGrace)

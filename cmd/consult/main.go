@@ -4,6 +4,7 @@
 //	consult <provider> [api-key] [flags]      serve MCP over stdio
 //	consult <provider> [api-key] --http ADDR  serve MCP over streamable HTTP at ADDR (/mcp)
 //	consult dry-run --path DIR --pattern GLOB gather and count, print the report
+//	consult results [ID] [--json] [--cancel ID] list, read or stop background consultations
 //	consult version
 package main
 
@@ -49,6 +50,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return nil
 	case "dry-run":
 		return runDryRun(ctx, args[1:], getenv, stdout, stderr)
+	case "results":
+		return runResults(ctx, args[1:], getenv, stdout, stderr)
+	case workerCommand:
+		return runWorker(ctx, args[1:], getenv, stderr)
 	}
 	if _, ok := providerSpecs[args[0]]; ok {
 		return runServe(ctx, args[0], args[1:], getenv, stdin, stdout, stderr)
@@ -64,6 +69,9 @@ Usage:
   consult <provider> [api-key] --http ADDR  serve MCP over streamable HTTP at ADDR, path /mcp
   consult dry-run --path DIR --pattern GLOB [--exclude GLOB] [--model M] [--json]
                                             gather and count, print the report; no model, no key
+  consult results [ID] [--json] [--cancel ID] [--results-dir DIR]
+                                            list the saved background consultations, print
+                                            one's answer (--json: its record), or stop one
   consult version
 
 Providers: openrouter, openai, gemini. The API key comes from the argument or from
@@ -92,8 +100,12 @@ Server flags (each also an environment variable CONSULT_<NAME>, e.g. CONSULT_BAS
                           ~/.local/state/consult/results)
   --results-ttl DUR       how long a saved result is kept (default 24h)
   --background-limit DUR  how long a consultation may run in all (default 30m)
-  --shutdown-grace DUR    how long running background consultations get to finish and be
-                          saved when the server stops (default 10s; a second signal ends it)
+  --background-workers N  how many background consultations may run at once, over every
+                          server sharing the results directory (default 8); each runs in a
+                          worker process of its own that outlives the server
+  --shutdown-grace DUR    without a results directory background consultations run inside
+                          the server: how long they get to finish when it stops (default
+                          10s; a second signal ends it)
   --test                  send a one-line question, print answer, model and timing, and exit
 Durations take Go syntax (90s, 2m) or plain seconds (90).
 `

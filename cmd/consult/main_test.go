@@ -22,6 +22,10 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == workerCommand { // a server started in this process launched a worker
+		main()
+		os.Exit(0)
+	}
 	if os.Getenv(httpProbeEnv) != "" { // this process is the other user's client (see TestHTTPOtherUser)
 		os.Exit(httpProbe())
 	}

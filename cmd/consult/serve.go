@@ -38,10 +38,16 @@ func newService(cfg config, logger *slog.Logger) (*consultation.Service, error) 
 			logger.Warn("cannot tidy the results directory", "dir", cfg.resultsDir, "error", err)
 		}
 	} else {
-		logger.Warn("no results directory (no HOME or XDG_STATE_HOME): background answers are kept in memory only; set --results-dir")
+		logger.Warn("no results directory (no HOME or XDG_STATE_HOME): background consultations run inside the server, end with it, and their answers are kept in memory only; set --results-dir")
+	}
+	jobsCfg := consultation.JobsConfig{Store: store, Limit: cfg.backgroundLimit, Logger: logger, MaxWorkers: cfg.backgroundWorkers}
+	if store != nil && !cfg.inWorker {
+		if jobsCfg.Launcher, err = newLauncher(cfg, store); err != nil {
+			logger.Warn("background consultations run inside the server and end with it", "error", err)
+		}
 	}
 	svc := &consultation.Service{
-		Jobs:           consultation.NewJobs(consultation.JobsConfig{Store: store, Limit: cfg.backgroundLimit, Logger: logger}),
+		Jobs:           consultation.NewJobs(jobsCfg),
 		AllowRoots:     roots,
 		Counter:        tokens.NewCounter(),
 		DefaultTimeout: cfg.defaultTimeout,
@@ -104,6 +110,11 @@ func runServe(ctx context.Context, provider string, args []string, getenv func(s
 	logger.Info("consult serving", "provider", provider, "model", cfg.model, "transport", transportName(cfg),
 		"default_timeout", cfg.defaultTimeout, "heartbeat", cfg.heartbeat, "idle_timeout", cfg.idleTimeout,
 		"results_dir", cfg.resultsDir, "results_ttl", cfg.resultsTTL, "background_limit", cfg.backgroundLimit)
+	addResultResources(s, svc)
+	go svc.Jobs.WatchFinished(ctx, readyPoll, func(rec results.Record) {
+		announceResource(s, svc, rec)
+		announceReady(s, rec)
+	})
 	if cfg.httpAddr != "" {
 		err = serveHTTP(ctx, s, cfg, tok, logger, stderr)
 	} else {
@@ -114,6 +125,21 @@ func runServe(ctx context.Context, provider string, args []string, getenv func(s
 	}
 	shutdownJobs(svc.Jobs, cfg.shutdownGrace)
 	return err
+}
+
+// readyPoll is how often the server looks for background consultations that finished, to
+// tell their session.
+const readyPoll = time.Second
+
+// announceReady sends notifications/message to the session that started rec (over stdio,
+// the one client) saying that its result is ready. A session no longer connected misses it.
+func announceReady(s *server.MCPServer, rec results.Record) {
+	params := map[string]any{"level": "info", "logger": "consult", "data": consultation.ReadyNotice(rec)}
+	if rec.Session == "" {
+		s.SendNotificationToAllClients("notifications/message", params)
+		return
+	}
+	_ = s.SendNotificationToSpecificClient(rec.Session, "notifications/message", params)
 }
 
 // shutdownJobs gives running background consultations the grace period to finish and be
@@ -133,6 +159,13 @@ func shutdownJobs(jobs *consultation.Jobs, grace time.Duration) {
 		}
 	}()
 	jobs.Shutdown(ctx)
+}
+
+// sessionContext is a request's context carrying its owner (see ownerContext) and its MCP
+// session (the Mcp-Session-Id header the server gave the client at initialization). Protocol
+// versions without sessions send none: all their calls under one token are one session.
+func sessionContext(ctx context.Context, r *http.Request) context.Context {
+	return consultation.WithSession(ownerContext(ctx, r), r.Header.Get(server.HeaderKeySessionID))
 }
 
 func transportName(cfg config) string {
@@ -178,7 +211,7 @@ func newHTTPServer(ctx context.Context, s *server.MCPServer, guard *httpGuard, l
 		server.WithEndpointPath("/mcp"),
 		server.WithStreamableHTTPServer(httpSrv),
 		server.WithStreamableHTTPLogger(logger),
-		server.WithHTTPContextFunc(ownerContext),
+		server.WithHTTPContextFunc(sessionContext),
 	)
 	mux := http.NewServeMux()
 	guard.next = h

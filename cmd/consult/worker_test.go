@@ -1,0 +1,383 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/consultmcp/consult/providers/fake"
+	"github.com/consultmcp/consult/results"
+)
+
+// slowAnswer is the upstream of the survival tests: thinking, then 4 s of silence, then the
+// answer, so a consultation started with a 1 s timeout has 3 s left when its call returns.
+func slowAnswer(t *testing.T) *fake.Server {
+	srv := fake.New(t, fake.OpenRouter)
+	srv.SetFunc(func(r *fake.Request) fake.Script {
+		if strings.Contains(string(r.Body), "hang") {
+			return fake.Script{Steps: []fake.Step{fake.Text("first part"), fake.Hang()}}
+		}
+		return fake.Script{Steps: []fake.Step{fake.Think("hmm"), fake.Sleep(4 * time.Second), fake.Text("the full answer")}}
+	})
+	return srv
+}
+
+// stopWorkers kills, when the test ends, any worker still running in resultsDir: workers
+// outlive the servers that start them.
+func stopWorkers(t *testing.T, resultsDir string) {
+	t.Cleanup(func() {
+		recs, _ := results.Open(resultsDir, 0, 0, 0).List(0)
+		for _, r := range recs {
+			if r.Status == results.Running && r.Worker && r.PID > 0 {
+				syscall.Kill(r.PID, syscall.SIGKILL)
+			}
+		}
+	})
+}
+
+// TestAnswerSurvivesClientShutdown: with each shutdown sequence real clients use on a
+// server whose background consultation has 3 s left, a new server process with a new
+// client collects the full answer, and the worker leaves only its record.
+func TestAnswerSurvivesClientShutdown(t *testing.T) {
+	t.Parallel()
+	group := func(s *rawServer, sig syscall.Signal) { syscall.Kill(-s.cmd.Process.Pid, sig) }
+	for _, tc := range []struct {
+		name string
+		quit func(t *testing.T, s *rawServer)
+	}{
+		{"Claude Code: SIGINT, SIGTERM at 100 ms, SIGKILL at 1 s, to the group", func(t *testing.T, s *rawServer) {
+			group(s, syscall.SIGINT)
+			time.Sleep(100 * time.Millisecond)
+			group(s, syscall.SIGTERM)
+			time.Sleep(900 * time.Millisecond)
+			group(s, syscall.SIGKILL)
+		}},
+		{"TypeScript SDK: stdin closed, SIGTERM at 2 s", func(t *testing.T, s *rawServer) {
+			s.stdin.Close()
+			time.Sleep(2 * time.Second)
+			s.cmd.Process.Signal(syscall.SIGTERM)
+		}},
+		{"SIGKILL", func(t *testing.T, s *rawServer) { s.cmd.Process.Kill() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := slowAnswer(t)
+			resultsDir := t.TempDir()
+			stopWorkers(t, resultsDir)
+			args := []string{"openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", resultsDir, "--heartbeat", "200ms"}
+			first := startRaw(t, args...)
+			id := startBackground(t, first, 2, fixture(t), "a slow question")
+			tc.quit(t, first)
+			select {
+			case <-first.exited:
+			case <-time.After(5 * time.Second):
+				t.Fatalf("the server did not exit\n%s", first.stderr.String())
+			}
+
+			next := startRaw(t, args...)
+			text, sc := next.call(t, 2, "consultation_result", map[string]any{"id": id, "wait": 10})
+			if sc["kind"] != "answer" || !strings.HasPrefix(text, "the full answer") {
+				t.Fatalf("collected after the shutdown: %v\n%s\nfirst server:\n%s", sc, text, first.stderr.String())
+			}
+			if n := srv.Count("/chat/completions"); n != 1 {
+				t.Errorf("%d completion requests, want 1", n)
+			}
+			onlyRecord(t, resultsDir, id)
+		})
+	}
+}
+
+// onlyRecord checks that a finished worker left its record and nothing else.
+func onlyRecord(t *testing.T, resultsDir, id string) {
+	t.Helper()
+	var names []string
+	for start := time.Now(); time.Since(start) < 2*time.Second; time.Sleep(20 * time.Millisecond) {
+		entries, err := os.ReadDir(resultsDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = names[:0]
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		if len(names) == 1 && names[0] == id+".json" {
+			return
+		}
+	}
+	t.Errorf("the results directory holds %q, want only %s.json", names, id)
+}
+
+// TestWorkerLimitAndCancel: with --background-workers 1 a second continue-mode call is
+// refused while the first runs, naming the flag; consultation_cancel stops the worker at
+// once (its upstream request closes) and keeps what it had; then a new one may start.
+func TestWorkerLimitAndCancel(t *testing.T) {
+	t.Parallel()
+	srv := slowAnswer(t)
+	resultsDir := t.TempDir()
+	stopWorkers(t, resultsDir)
+	s := startRaw(t, "openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", resultsDir, "--heartbeat", "200ms", "--background-workers", "1")
+	dir := fixture(t)
+	id := startBackground(t, s, 2, dir, "hang forever")
+	text, _ := s.call(t, 3, "consultation", map[string]any{"path": dir, "pattern": "**/*.go", "query": "another",
+		"model": "google/gemini-2.5-pro", "timeout": 1, "on_timeout": "continue"})
+	if !strings.Contains(text, "--background-workers") || !strings.Contains(text, "1 of at most 1") {
+		t.Errorf("a second worker over the limit: %s", text)
+	}
+	var upstream *fake.Request
+	for _, r := range srv.Requests() {
+		if strings.Contains(r.Path, "chat/completions") {
+			upstream = r
+		}
+	}
+	if upstream == nil || upstream.ClientGone() {
+		t.Fatal("no open upstream request")
+	}
+	sent := time.Now()
+	text, _ = s.call(t, 4, "consultation_cancel", map[string]any{"id": id})
+	if !strings.Contains(text, "Cancelled consultation "+id) || !strings.Contains(text, "first part") {
+		t.Errorf("cancel: %s", text)
+	}
+	<-upstream.Ended()
+	if d := upstream.EndedAt().Sub(sent); d > 50*time.Millisecond {
+		t.Errorf("the upstream request closed %s after the cancel was sent", d)
+	}
+	onlyRecord(t, resultsDir, id)
+	startBackground(t, s, 5, dir, "hang again")
+}
+
+// TestReusedPIDReadsAsStopped: a running record whose pid is a live process that is not its
+// worker (this test process, with another start time) reads as stopped before finishing,
+// with what it had, never as running.
+func TestReusedPIDReadsAsStopped(t *testing.T) {
+	t.Parallel()
+	resultsDir := t.TempDir()
+	store := results.Open(resultsDir, 0, 0, 0)
+	id := results.NewID(time.Now())
+	if err := store.Save(results.Record{ID: id, Status: results.Running, Worker: true, PID: os.Getpid(), PIDStart: 1,
+		Created: time.Now().Add(-time.Minute), Query: "q", Answer: "what it had",
+		Progress: &results.Progress{Phase: "receiving the answer", ElapsedSeconds: 60}}); err != nil {
+		t.Fatal(err)
+	}
+	// The lock a worker would hold, left behind: held by nobody.
+	if err := os.WriteFile(filepath.Join(resultsDir, "."+id+".lock"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startRaw(t, "openrouter", "test-key", "--results-dir", resultsDir)
+	text, _ := s.call(t, 2, "consultation_result", map[string]any{})
+	if !strings.Contains(text, id+" · stopped before finishing") {
+		t.Errorf("listing: %s", text)
+	}
+	text, sc := s.call(t, 3, "consultation_result", map[string]any{"id": id, "wait": 1})
+	if sc["kind"] != "error" || !strings.Contains(text, "stopped before finishing") || !strings.Contains(text, "what it had") {
+		t.Errorf("collecting: %v %s", sc, text)
+	}
+}
+
+// TestResultsCommand: a person lists the background consultations, stops one and reads
+// what it had, without an agent.
+func TestResultsCommand(t *testing.T) {
+	t.Parallel()
+	srv := slowAnswer(t)
+	resultsDir := t.TempDir()
+	stopWorkers(t, resultsDir)
+	s := startRaw(t, "openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", resultsDir, "--heartbeat", "200ms")
+	id := startBackground(t, s, 2, fixture(t), "hang forever")
+	consult := func(args ...string) (string, error) {
+		t.Helper()
+		cmd := exec.Command(binary, append([]string{"results", "--results-dir", resultsDir}, args...)...)
+		cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := consult(); err != nil || !strings.Contains(out, id+"  running") || !strings.Contains(out, "hang forever") {
+		t.Errorf("consult results: %v\n%s", err, out)
+	}
+	if out, err := consult("--cancel", id); err != nil || !strings.Contains(out, "Cancelled consultation "+id) {
+		t.Errorf("consult results --cancel: %v\n%s", err, out)
+	}
+	if out, _ := consult(id); !strings.Contains(out, "Cancelled with consultation_cancel") || !strings.Contains(out, "first part") {
+		t.Errorf("consult results ID:\n%s", out)
+	}
+	out, _ := consult("--json", id)
+	var rec results.Record
+	if err := json.Unmarshal([]byte(out), &rec); err != nil || rec.ID != id || rec.Status != results.Done || rec.Answer != "first part" {
+		t.Errorf("consult results --json ID: %v %v\n%s", err, rec, out)
+	}
+}
+
+// TestUserCancelStopsWorker: a client's notifications/cancelled for a continue-mode call
+// whose user pressed stop stops its worker: the upstream request closes and the record
+// keeps what it had.
+func TestUserCancelStopsWorker(t *testing.T) {
+	t.Parallel()
+	srv := slowAnswer(t)
+	resultsDir := t.TempDir()
+	stopWorkers(t, resultsDir)
+	s := startRaw(t, "openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", resultsDir, "--heartbeat", "200ms")
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": map[string]any{"name": "consultation",
+		"arguments": map[string]any{"path": fixture(t), "pattern": "**/*.go", "query": "hang forever", "model": "google/gemini-2.5-pro", "timeout": 20, "on_timeout": "continue"}}})
+	s.send(t, string(b))
+	upstream, err := srv.Await(1, 10*time.Second)
+	for err == nil && !strings.Contains(upstream.Path, "chat/completions") {
+		upstream, err = srv.Await(upstream.Seq+1, 10*time.Second)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	s.send(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"The user pressed stop"}}`)
+	select {
+	case <-upstream.Ended():
+	case <-time.After(2 * time.Second):
+		t.Fatal("the upstream request is still open after the user cancelled")
+	}
+	recs, _ := results.Open(resultsDir, 0, 0, 0).List(0)
+	if len(recs) != 1 {
+		t.Fatalf("%d records", len(recs))
+	}
+	id := recs[0].ID
+	onlyRecord(t, resultsDir, id)
+	rec, err := results.Open(resultsDir, 0, 0, 0).Load(id)
+	if err != nil || rec.Status != results.Done || rec.Answer != "first part" || !strings.Contains(rec.Text, "the user stopped the call") {
+		t.Errorf("record after the user cancelled: %+v %v", rec, err)
+	}
+}
+
+// TestReadyNotice: when a background consultation finishes while its session is
+// connected, the server sends notifications/message naming the id and
+// notifications/resources/updated for consult://results/{id}, which resources/list then
+// lists and resources/read returns with the answer.
+func TestReadyNotice(t *testing.T) {
+	t.Parallel()
+	srv := scripted(t) // the answer after 2 s
+	resultsDir := t.TempDir()
+	stopWorkers(t, resultsDir)
+	s := startRaw(t, "openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", resultsDir, "--heartbeat", "200ms")
+	id := startBackground(t, s, 2, fixture(t), "slow question")
+	uri := "consult://results/" + id
+	timeout := time.After(6 * time.Second)
+	for notice, updated := false, false; !notice || !updated; {
+		select {
+		case m := <-s.lines:
+			params, _ := m["params"].(map[string]any)
+			data, _ := params["data"].(string)
+			notice = notice || m["method"] == "notifications/message" && strings.Contains(data, id) && strings.Contains(data, "is ready")
+			updated = updated || m["method"] == "notifications/resources/updated" && params["uri"] == uri
+		case <-timeout:
+			t.Fatalf("no notice that %s is ready, or no resource update", id)
+		}
+	}
+	s.send(t, `{"jsonrpc":"2.0","id":3,"method":"resources/list"}`)
+	if list, _ := json.Marshal(s.await(t, 3)); !strings.Contains(string(list), uri) {
+		t.Errorf("resources/list lacks %s: %s", uri, list)
+	}
+	s.send(t, `{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"`+uri+`"}}`)
+	if read, _ := json.Marshal(s.await(t, 4)); !strings.Contains(string(read), "the slow answer") {
+		t.Errorf("resources/read: %s", read)
+	}
+	s.send(t, `{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"consult://results/`+results.IDExample+`"}}`)
+	if read, _ := json.Marshal(s.await(t, 5)); !strings.Contains(string(read), "Unknown id") {
+		t.Errorf("resources/read of an unknown id: %s", read)
+	}
+}
+
+// TestHTTPSessionsListOwnFirst: two HTTP sessions (the same token) each see their own
+// background consultation first when listing, and the other's marked "started by another
+// session".
+func TestHTTPSessionsListOwnFirst(t *testing.T) {
+	t.Parallel()
+	srv := slowAnswer(t)
+	resultsDir := t.TempDir()
+	stopWorkers(t, resultsDir)
+	cmd := exec.Command(binary, "openrouter", "test-key", "--base-url", srv.BaseURL(), "--http", "127.0.0.1:0", "--results-dir", resultsDir)
+	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "CONSULT_HTTP_TOKEN=" + testToken}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	url := make(chan string, 1)
+	go func() {
+		re := regexp.MustCompile(`serving MCP over HTTP at (\S+)`)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				url <- m[1]
+			}
+		}
+	}()
+	var endpoint string
+	select {
+	case endpoint = <-url:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the server did not say where it listens")
+	}
+	dir := fixture(t)
+	call := func(c *client.Client, tool string, args map[string]any) *mcp.CallToolResult {
+		t.Helper()
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = tool, args
+		res, err := c.CallTool(t.Context(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	start := func(c *client.Client, query string) string {
+		t.Helper()
+		res := call(c, "consultation", map[string]any{"path": dir, "pattern": "**/*.go", "query": query, "model": "google/gemini-2.5-pro", "timeout": 1, "on_timeout": "continue"})
+		sc, _ := res.StructuredContent.(map[string]any)
+		id, _ := sc["id"].(string)
+		if id == "" {
+			t.Fatalf("no id: %s", resultText(res))
+		}
+		return id
+	}
+	a, b := sessionClient(t, endpoint), sessionClient(t, endpoint)
+	idA, idB := start(a, "hang in session a"), start(b, "hang in session b")
+	for _, tc := range []struct {
+		c           *client.Client
+		own, others string
+	}{{a, idA, idB}, {b, idB, idA}} {
+		text := resultText(call(tc.c, "consultation_result", map[string]any{}))
+		lines := strings.Split(text, "\n")
+		if len(lines) != 3 || !strings.Contains(lines[1], tc.own+" · running · started") || !strings.Contains(lines[2], tc.others+" · running · started by another session") {
+			t.Errorf("listing:\n%s", text)
+		}
+	}
+}
+
+// sessionClient is an HTTP client speaking protocol 2025-06-18, whose sessions carry an
+// Mcp-Session-Id (later protocol versions have no sessions).
+func sessionClient(t *testing.T, url string) *client.Client {
+	t.Helper()
+	c, err := client.NewStreamableHttpClient(url, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + testToken}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = "2025-06-18"
+	init.Params.ClientInfo = mcp.Implementation{Name: "consult-test", Version: "1"}
+	if _, err := c.Initialize(t.Context(), init); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	return c
+}
