@@ -300,7 +300,7 @@ func (j *Jobs) result(jb *job) Result {
 	}
 	rec, err := j.store.Load(jb.id)
 	if err != nil {
-		return Result{Text: fmt.Sprintf("The result of consultation %s was saved in %s but cannot be read back: %v", jb.id, j.store.Dir(), err), IsError: true}
+		return Failure(ClassInternal, fmt.Sprintf("The result of consultation %s was saved in %s but cannot be read back: %v", jb.id, j.store.Dir(), err))
 	}
 	return fromRecord(rec)
 }

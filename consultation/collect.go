@@ -79,7 +79,7 @@ func (s *Service) Collect(ctx context.Context, raw map[string]any, r Reporter) R
 		return failureOf(err)
 	}
 	if s.Jobs == nil {
-		return failure(ClassInvalidArgument, noJobs)
+		return Failure(ClassInvalidArgument, noJobs)
 	}
 	owner := OwnerFrom(ctx)
 	var res Result
@@ -135,7 +135,7 @@ func (s *Service) loadSaved(id, owner string) (results.Record, *Result) {
 	case errors.Is(err, results.ErrNotFound):
 		res = s.notFound(id)
 	default:
-		res = Result{Text: fmt.Sprintf("Cannot read consultation %s from %s: %v", id, st.Dir(), err), IsError: true}
+		res = Failure(ClassInternal, fmt.Sprintf("Cannot read consultation %s from %s: %v", id, st.Dir(), err))
 	}
 	return results.Record{}, &res
 }
@@ -158,7 +158,7 @@ func (s *Service) awaitJob(ctx context.Context, jb *job, wait time.Duration, r R
 		return s.Jobs.result(jb)
 	}
 	if ctx.Err() != nil {
-		return Result{Text: fmt.Sprintf("Stopped waiting for %s because the call was cancelled; the consultation goes on.", jb.id), IsError: true}
+		return Failure(ClassCancelled, fmt.Sprintf("Stopped waiting for %s because the call was cancelled; the consultation goes on.", jb.id))
 	}
 	return c.running(fmt.Sprintf("not finished within wait %s", formatSeconds(wait)), jb.durable())
 }
@@ -178,7 +178,7 @@ func (s *Service) awaitOther(ctx context.Context, rec results.Record, wait time.
 	case done:
 		return fromRecord(next)
 	case ctx.Err() != nil:
-		return Result{Text: fmt.Sprintf("Stopped waiting for %s because the call was cancelled; the consultation goes on.", rec.ID), IsError: true}
+		return Failure(ClassCancelled, fmt.Sprintf("Stopped waiting for %s because the call was cancelled; the consultation goes on.", rec.ID))
 	case !next.Worker:
 		return Result{
 			Text: fmt.Sprintf("Still running in another consult server (pid %d), started %s ago: id %s. Collect it again with consultation_result, or cancel it through the client connected to that server.",
@@ -222,11 +222,11 @@ func (s *Service) notFound(id string) Result {
 	if st := s.Jobs.Store(); st != nil {
 		where += " and none is saved in " + st.Dir()
 	}
-	return Result{Text: fmt.Sprintf("Unknown id: %s. Ids come from a consultation that returned \"still running\"; call consultation_result without id to list the known ones.", where), IsError: true}
+	return Failure(ClassNotFound, fmt.Sprintf("Unknown id: %s. Ids come from a consultation that returned \"still running\"; call consultation_result without id to list the known ones.", where))
 }
 
 func (s *Service) expired(id string) Result {
-	return Result{Text: fmt.Sprintf("The result of consultation %s has expired: results are kept for %s after they finish. Run the consultation again.", id, s.Jobs.ttl), IsError: true}
+	return Failure(ClassNotFound, fmt.Sprintf("The result of consultation %s has expired: results are kept for %s after they finish. Run the consultation again.", id, s.Jobs.ttl))
 }
 
 // list is consultation_result without an id: owner's consultations, this process's and the
@@ -340,7 +340,7 @@ func (s *Service) Cancel(ctx context.Context, raw map[string]any) Result {
 		return failureOf(err)
 	}
 	if s.Jobs == nil {
-		return failure(ClassInvalidArgument, noJobs)
+		return Failure(ClassInvalidArgument, noJobs)
 	}
 	s.logger().Info("consultation_cancel", "id", id)
 	owner := OwnerFrom(ctx)
@@ -373,11 +373,11 @@ func (s *Service) Cancel(ctx context.Context, raw map[string]any) Result {
 		res := s.Jobs.stopWorker(id, rec.PID, ErrCancelledByTool)
 		return Result{Text: fmt.Sprintf("Cancelled consultation %s. Its final state:\n\n%s", id, res.Text)}
 	case rec.Worker:
-		return Result{Text: fmt.Sprintf("Consultation %s is not running: it stopped before finishing. Its final state:\n\n%s", id, s.Jobs.finishDead(id).Text), IsError: true}
+		return Failure(ClassNotFound, fmt.Sprintf("Consultation %s is not running: it stopped before finishing. Its final state:\n\n%s", id, s.Jobs.finishDead(id).Text))
 	case rec.PID != s.Jobs.pid && processAlive(rec.PID):
-		return Result{Text: fmt.Sprintf("Consultation %s runs in another consult server (pid %d); cancel it through the client connected to that server.", id, rec.PID), IsError: true}
+		return Failure(ClassPermissionDenied, fmt.Sprintf("Consultation %s runs in another consult server (pid %d); cancel it through the client connected to that server.", id, rec.PID))
 	default:
-		return Result{Text: fmt.Sprintf("Consultation %s is not running: the server that ran it (pid %d) stopped before it finished, and nothing was kept.", id, rec.PID), IsError: true}
+		return Failure(ClassNotFound, fmt.Sprintf("Consultation %s is not running: the server that ran it (pid %d) stopped before it finished, and nothing was kept.", id, rec.PID))
 	}
 }
 
@@ -391,10 +391,10 @@ func alreadyFinished(id string) Result {
 // It serves reads of the resource consult://results/{id}.
 func (s *Service) Peek(ctx context.Context, id string) (res Result, found bool) {
 	if err := checkID(id); err != nil {
-		return Result{Text: err.Error(), IsError: true}, false
+		return failureOf(err), false
 	}
 	if s.Jobs == nil {
-		return Result{Text: noJobs, IsError: true}, false
+		return Failure(ClassInvalidArgument, noJobs), false
 	}
 	owner := OwnerFrom(ctx)
 	jb, ok, expired := s.Jobs.get(id, owner)

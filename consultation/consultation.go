@@ -122,7 +122,7 @@ func (s *Service) Consult(ctx context.Context, raw map[string]any, r Reporter) R
 	}
 	if req.Model.ID == "" && s.DefaultModel != "" {
 		if req.Model, err = models.ParseSpec(s.DefaultModel); err != nil {
-			return failure(ClassInternal, "the server's default model is invalid: "+err.Error())
+			return Failure(ClassInternal, "the server's default model is invalid: "+err.Error())
 		}
 	}
 	if !req.Continue && s.IdleTimeout > req.Timeout {

@@ -21,11 +21,11 @@ import (
 // and ends with it.
 func (s *Service) consultContinuing(ctx context.Context, req Request, start time.Time, r Reporter) Result {
 	if s.Jobs == nil {
-		return Result{Text: `on_timeout "continue" is not available: this server keeps no background consultations. Call again without on_timeout.`, IsError: true}
+		return Failure(ClassInvalidArgument, `on_timeout "continue" is not available: this server keeps no background consultations. Call again without on_timeout.`)
 	}
 	if s.Jobs.useWorkers() {
 		if ctx.Err() != nil { // cancelled while queued: start nothing
-			return Result{Text: "Cancelled by the client before the consultation started.", IsError: true}
+			return Failure(ClassCancelled, "Cancelled by the client before the consultation started.")
 		}
 		return s.consultInWorker(ctx, req, start, r)
 	}
@@ -39,7 +39,7 @@ func (s *Service) consultContinuing(ctx context.Context, req Request, start time
 	}
 	jb, err := s.Jobs.start(c, OwnerFrom(ctx), SessionFrom(ctx))
 	if err != nil {
-		return Result{Text: "The server is shutting down and starts no new background consultations; call again once it has restarted.", IsError: true}
+		return Failure(ClassOverloaded, "The server is shutting down and starts no new background consultations; call again once it has restarted.")
 	}
 	fg, cancel := context.WithDeadline(ctx, start.Add(req.Timeout))
 	defer cancel()

@@ -100,10 +100,16 @@ func failureOf(err error) Result {
 	return Result{Text: err.Error(), IsError: true, Structured: &Summary{Kind: KindError, Error: &info}}
 }
 
-// failure is an error result of a class, with no report: the Summary holds only the error.
-func failure(class ErrorClass, text string) Result {
-	info := ErrorInfo{Class: class, Message: firstLine(text)}
+// Failure is an error result of a class, with no report: the Summary holds only the error.
+// A call that failed for want of time or capacity may succeed when made again.
+func Failure(class ErrorClass, text string) Result {
+	info := ErrorInfo{Class: class, Message: firstLine(text), Retryable: retryableClass[class]}
 	return Result{Text: text, IsError: true, Structured: &Summary{Kind: KindError, Error: &info}}
+}
+
+// retryableClass are the classes whose calls may succeed when made again as they are.
+var retryableClass = map[ErrorClass]bool{
+	ClassRateLimited: true, ClassOverloaded: true, ClassTimeout: true, ClassIdleTimeout: true, ClassUpstreamError: true,
 }
 
 // firstLine is s up to its first line break.

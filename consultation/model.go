@@ -147,7 +147,10 @@ func (c *call) upstreamFailure(err error, resp *providers.Response, rep *Report,
 		fmt.Fprintf(&b, "The model refused the request as larger than its context window (%v).\n%s", err, rep.Text())
 		b.WriteString(shrinkAdvice(c.req, rep))
 	case errors.As(err, &pe) && pe.Kind == providers.Auth:
-		fmt.Fprintf(&b, "The provider rejected the API key: %v\nCheck the key the server was started with (%s).", err, c.svc.KeyHint)
+		// The provider's own words, without the error's generic advice: the advice is given
+		// once, here, naming where this server's key comes from.
+		fmt.Fprintf(&b, "The provider rejected the API key (%s, HTTP %d): %s\nCheck the key the server was started with (%s).",
+			pe.Provider, pe.Status, consult.Printable(pe.Message), c.svc.KeyHint)
 	default:
 		fmt.Fprintf(&b, "The model call failed while %s: %v", c.currentPhase(), err)
 		if len(c.failed) > 0 {

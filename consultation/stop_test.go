@@ -105,3 +105,53 @@ func TestStopReasons(t *testing.T) {
 		})
 	}
 }
+
+// TestErrorClasses: a program can act on every upstream failure from its structured error:
+// class, retryable, the HTTP status, the provider's code and the delay it asked for.
+func TestErrorClasses(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name      string
+		sc        fake.Script
+		class     ErrorClass
+		retryable bool
+		status    int
+		code      string
+	}{
+		{"unauthenticated", fake.Script{Status: 401}, ClassUnauthenticated, false, 401, "invalid_api_key"},
+		{"context length", fake.Script{Status: 400, ErrorCode: "context_length_exceeded",
+			ErrorMessage: "This model's maximum context length is 1047576 tokens. However, your messages resulted in 1200000 tokens."},
+			ClassTooLarge, false, 400, "context_length_exceeded"},
+		{"model not found", fake.Script{Status: 404, ErrorCode: "model_not_found"}, ClassNotFound, false, 404, "model_not_found"},
+		{"bad request", fake.Script{Status: 400, ErrorCode: "invalid_request_error"}, ClassUpstreamError, false, 400, "invalid_request_error"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv, svc := upstream(t, 1) // OpenAI's wire format
+			srv.SetDefault(tc.sc)
+			res := svc.Consult(context.Background(), goArgs(sampleTree(t)), nil)
+			sum := summaryOf(t, res)
+			e := sum.Error
+			if !res.IsError || e == nil {
+				t.Fatalf("isError %v, error %+v:\n%s", res.IsError, e, res.Text)
+			}
+			if n := strings.Count(strings.ToLower(res.Text), "check the"); tc.class == ClassUnauthenticated && n != 1 {
+				t.Errorf("the key advice is given %d times:\n%s", n, res.Text)
+			}
+			if e.Class != tc.class || e.Retryable != tc.retryable || e.HTTPStatus != tc.status || e.ProviderCode != tc.code || e.Message == "" {
+				t.Errorf("error = %+v, want class %s, retryable %v, status %d, code %q", *e, tc.class, tc.retryable, tc.status, tc.code)
+			}
+		})
+	}
+	t.Run("rate limited with a delay", func(t *testing.T) {
+		t.Parallel()
+		srv, svc := upstream(t, 1)
+		srv.SetDefault(fake.Script{Status: 429, Header: map[string]string{"Retry-After": "30"}})
+		res := svc.Consult(context.Background(), goArgs(sampleTree(t), "timeout", 3), nil)
+		e := summaryOf(t, res).Error
+		if e == nil || e.Class != ClassRateLimited || !e.Retryable || e.HTTPStatus != 429 || e.RetryAfterSeconds != 30 {
+			t.Errorf("error = %+v, want rate_limited, retryable, 429, retry after 30 s:\n%s", e, res.Text)
+		}
+	})
+}

@@ -113,7 +113,7 @@ func (s *Service) consultInWorker(ctx context.Context, req Request, start time.T
 	j := s.Jobs
 	id := results.NewID(start)
 	if n := j.liveWorkers(); n >= j.maxWorkers {
-		return Result{Text: fmt.Sprintf("%v: %d of at most %d (the server's --background-workers); wait for one to finish (consultation_result), cancel one (consultation_cancel), or call without on_timeout \"continue\".", ErrTooManyWorkers, n, j.maxWorkers), IsError: true}
+		return Failure(ClassOverloaded, fmt.Sprintf("%v: %d of at most %d (the server's --background-workers); wait for one to finish (consultation_result), cancel one (consultation_cancel), or call without on_timeout \"continue\".", ErrTooManyWorkers, n, j.maxWorkers))
 	}
 	rel := &relay{r: r, id: id}
 	rel.send("starting a background worker")
@@ -121,14 +121,14 @@ func (s *Service) consultInWorker(ctx context.Context, req Request, start time.T
 	rec := jobRecord(job)
 	rec.Note = "starting"
 	if err := j.store.Save(rec); err != nil {
-		return Result{Text: fmt.Sprintf("Cannot start a background consultation: the results directory %s cannot be written (%v). Call again without on_timeout \"continue\".", j.store.Dir(), err), IsError: true}
+		return Failure(ClassInternal, fmt.Sprintf("Cannot start a background consultation: the results directory %s cannot be written (%v). Call again without on_timeout \"continue\".", j.store.Dir(), err))
 	}
 	pid, err := j.launch(job)
 	if err != nil {
 		rec.Status, rec.IsError, rec.Note = results.Done, true, ""
 		rec.Text = fmt.Sprintf("Could not start the background worker: %v", err)
 		_ = j.store.Save(rec)
-		return Result{Text: rec.Text, IsError: true}
+		return Failure(ClassInternal, rec.Text)
 	}
 	j.logger.Info("background worker started", "id", id, "pid", pid)
 	end := start.Add(req.Timeout)

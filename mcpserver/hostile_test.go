@@ -484,6 +484,11 @@ func TestHostileInputs(t *testing.T) {
 			if strings.TrimSpace(msg) == "" {
 				problems = append(problems, "message is empty")
 			}
+			if !tc.ok {
+				if class := errorClass(res); class != "invalid_argument" && class != "not_found" && class != "permission_denied" {
+					problems = append(problems, fmt.Sprintf("structuredContent.error.class = %q, want the argument's fault (invalid_argument, not_found or permission_denied)", class))
+				}
+			}
 			for _, w := range tc.want {
 				if !strings.Contains(msg, w) {
 					problems = append(problems, fmt.Sprintf("message lacks %q", w))
@@ -688,4 +693,21 @@ func TestHostileInputsDirect(t *testing.T) {
 	if res := svc.Consult(context.Background(), map[string]any{"path": dir, "pattern": "**/*.go", "query": "q", "dry_run": true}, nil); res.IsError {
 		t.Errorf("control dry run failed: %s", res.Text)
 	}
+}
+
+// errorClass is structuredContent.error.class of a tool result, "" when it has none.
+func errorClass(res *mcp.CallToolResult) string {
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		return ""
+	}
+	var sc struct {
+		Error struct {
+			Class string `json:"class"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(b, &sc) != nil {
+		return ""
+	}
+	return sc.Error.Class
 }

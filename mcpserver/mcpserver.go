@@ -82,7 +82,7 @@ func (h *handler) run(ctx context.Context, req mcp.CallToolRequest, want string,
 	args := req.GetArguments()
 	if args == nil {
 		if raw := req.GetRawArguments(); raw != nil {
-			return mcp.NewToolResultError("arguments must be " + want), nil
+			return toMCP(consultation.Failure(consultation.ClassInvalidArgument, "arguments must be "+want)), nil
 		}
 		args = map[string]any{}
 	}
