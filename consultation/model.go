@@ -141,8 +141,8 @@ func (c *call) upstreamFailure(err error, resp *providers.Response, rep *Report,
 	var pe *providers.Error
 	switch {
 	case gaveUp != "":
-		fmt.Fprintf(&b, "The model call failed: %s, %s in all. Attempts:%s\n  %d) %v",
-			gaveUp, time.Since(c.start).Round(100*time.Millisecond), describeAttempts(c.failed[:len(c.failed)-1]), len(c.failed), err)
+		fmt.Fprintf(&b, "The model call failed: %s, %s in all. Attempts:%s",
+			gaveUp, formatDuration(time.Since(c.start)), describeAttempts(c.failed))
 	case errors.Is(err, providers.ContextLength):
 		fmt.Fprintf(&b, "The model refused the request as larger than its context window (%v).\n%s", err, rep.Text())
 		b.WriteString(shrinkAdvice(c.req, rep))

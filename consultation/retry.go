@@ -16,17 +16,29 @@ import (
 type attemptRecord struct {
 	err     error
 	elapsed time.Duration
+	wait    time.Duration // the wait before the next attempt; 0 for the last
 }
 
-// backoff returns the wait before attempt n+1 (n ≥ 1 attempts made): full jitter over an
-// exponential ceiling, or the provider's Retry-After when it asked for longer.
-func backoff(n int, retryAfter time.Duration, rnd func(time.Duration) time.Duration) time.Duration {
-	ceiling := min(consult.RetryCap, consult.RetryBase<<(n-1))
-	d := rnd(ceiling)
-	if retryAfter > d {
-		d = retryAfter
+// backoff returns the wait before attempt n+1 (n ≥ 1 attempts made), with left the time to
+// the deadline and err why attempt n failed:
+//   - the provider's own delay when it gave one (Retry-After and the like);
+//   - for a rate limit without one, the time left spread over the attempts left, so that
+//     they use the budget instead of failing again within a second or two (rate limits
+//     reset over seconds to a minute), jittered in [w/2, w), and never less than the
+//     exponential step below;
+//   - otherwise full jitter over an exponential ceiling: transient failures clear fast.
+func backoff(n int, err error, left time.Duration, rnd func(time.Duration) time.Duration) time.Duration {
+	if ra := retryAfterOf(err); ra > 0 {
+		return ra
 	}
-	return d
+	ceiling := min(consult.RetryCap, consult.RetryBase<<(n-1))
+	if errors.Is(err, providers.RateLimited) && n < consult.MaxAttempts {
+		w := (left - consult.MinAttemptTime) / time.Duration(consult.MaxAttempts-n)
+		if w > ceiling {
+			return w/2 + rnd(w/2)
+		}
+	}
+	return rnd(ceiling)
 }
 
 // jitter is uniform in [0, d).
@@ -73,8 +85,8 @@ func (c *call) streamWithRetries(ctx context.Context, preq providers.Request) (*
 		if n >= consult.MaxAttempts {
 			return resp, err, failed, fmt.Sprintf("gave up after %d attempts, the most one call makes", n)
 		}
-		wait := backoff(n, retryAfterOf(err), rnd)
 		left := time.Until(deadlineOf(ctx))
+		wait := backoff(n, err, left, rnd)
 		if wait+consult.MinAttemptTime > left {
 			why := fmt.Sprintf("gave up after %d %s: %s left before the deadline", n, plural(n, "attempt", "attempts"), left.Round(100*time.Millisecond))
 			if ra := retryAfterOf(err); ra > 0 {
@@ -83,7 +95,10 @@ func (c *call) streamWithRetries(ctx context.Context, preq providers.Request) (*
 			why += fmt.Sprintf("; another attempt needs at least %s", consult.MinAttemptTime)
 			return resp, err, failed, why
 		}
-		c.log(LevelWarning, fmt.Sprintf("attempt %d failed (%v); retrying in %s", n, err, wait.Round(10*time.Millisecond)))
+		failed[len(failed)-1].wait = wait
+		c.log(LevelWarning, fmt.Sprintf("attempt %d of %d failed (%v); retrying in %s", n, consult.MaxAttempts, err, formatDuration(wait)))
+		c.setLiveStream(nil) // the failed attempt's stream says nothing of the wait
+		c.setPhase(Phase(fmt.Sprintf("waiting to retry (attempt %d of %d in %s)", n+1, consult.MaxAttempts, formatDuration(wait))))
 		c.alive.pause()
 		select {
 		case <-ctx.Done():
@@ -101,11 +116,33 @@ func deadlineOf(ctx context.Context) time.Time {
 	return time.Now().Add(24 * time.Hour)
 }
 
-// describeAttempts lists failed attempts: "1) openrouter: rate limited (429) after 0.2 s".
+// describeAttempts lists failed attempts, each once with its cause, how long it took and the
+// wait after it; a cause that repeats an earlier attempt's is not written out again:
+// "1) openrouter: rate limited (HTTP 429) after 0.2 s; waited 6.1 s".
 func describeAttempts(failed []attemptRecord) string {
 	var b strings.Builder
+	seen := map[string]int{}
 	for i, a := range failed {
-		fmt.Fprintf(&b, "\n  %d) %v (after %s)", i+1, a.err, a.elapsed.Round(10*time.Millisecond))
+		cause := a.err.Error()
+		if first, ok := seen[cause]; ok {
+			cause = fmt.Sprintf("the same as %d)", first)
+		} else {
+			seen[cause] = i + 1
+		}
+		fmt.Fprintf(&b, "\n  %d) %s after %s", i+1, cause, formatDuration(a.elapsed))
+		if a.wait > 0 {
+			fmt.Fprintf(&b, "; waited %s", formatDuration(a.wait))
+		}
 	}
 	return b.String()
+}
+
+// formatDuration says a duration the one way every message does: "0.2 s", "6.1 s", "45 s".
+func formatDuration(d time.Duration) string {
+	switch {
+	case d < 10*time.Second:
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	default:
+		return fmt.Sprintf("%.0f s", d.Seconds())
+	}
 }

@@ -3,32 +3,47 @@ package consultation
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	consult "github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/providers"
 	"github.com/consultmcp/consult/providers/fake"
 )
 
 func noJitter(time.Duration) time.Duration { return 0 }
 
 func TestBackoff(t *testing.T) {
+	t.Parallel()
 	full := func(d time.Duration) time.Duration { return d - 1 }
+	server := &providers.Error{Kind: providers.Server, Status: 500}
+	limited := &providers.Error{Kind: providers.RateLimited, Status: 429}
+	told := &providers.Error{Kind: providers.RateLimited, Status: 429, RetryAfter: 3 * time.Second}
 	for _, tc := range []struct {
-		n          int
-		retryAfter time.Duration
-		rnd        func(time.Duration) time.Duration
-		want       time.Duration
+		n    int
+		err  error
+		left time.Duration
+		rnd  func(time.Duration) time.Duration
+		want time.Duration
 	}{
-		{1, 0, full, consult.RetryBase - 1},
-		{2, 0, full, 2*consult.RetryBase - 1},
-		{10, 0, full, consult.RetryCap - 1},
-		{1, 0, noJitter, 0},
-		{1, 3 * time.Second, noJitter, 3 * time.Second},
-		{3, 100 * time.Millisecond, full, 4*consult.RetryBase - 1},
+		{1, server, 20 * time.Second, full, consult.RetryBase - 1},
+		{2, server, 20 * time.Second, full, 2*consult.RetryBase - 1},
+		{10, server, 20 * time.Second, full, consult.RetryCap - 1},
+		{1, server, 20 * time.Second, noJitter, 0},
+		{1, told, 20 * time.Second, noJitter, 3 * time.Second},
+		{3, told, 20 * time.Second, full, 3 * time.Second},
+		// A rate limit without a delay spreads the attempts left over the time left: 22 s
+		// left, 3 attempts to go, each needing 2 s: waits of about 6.7 s, in [w/2, w).
+		{1, limited, 22 * time.Second, full, 20*time.Second/3 - 1},
+		{1, limited, 22 * time.Second, noJitter, 10 * time.Second / 3},
+		{3, limited, 10 * time.Second, full, 8*time.Second - 1},
+		// Little time left: no less than the exponential step.
+		{1, limited, 3 * time.Second, full, consult.RetryBase - 1},
 	} {
-		if got := backoff(tc.n, tc.retryAfter, tc.rnd); got != tc.want {
-			t.Errorf("backoff(%d, %v) = %v, want %v", tc.n, tc.retryAfter, got, tc.want)
+		if got := backoff(tc.n, tc.err, tc.left, tc.rnd); got != tc.want {
+			t.Errorf("backoff(%d, %v, %v) = %v, want %v", tc.n, tc.err, tc.left, got, tc.want)
 		}
 	}
 	for range 1000 {
@@ -127,7 +142,70 @@ func TestRetryNoticeToClient(t *testing.T) {
 	if res.IsError {
 		t.Fatal(res.Text)
 	}
-	if len(rec.logs) != 1 || !strings.Contains(rec.logs[0], "warning: attempt 1 failed") || !strings.Contains(rec.logs[0], "retrying in") {
+	if len(rec.logs) != 1 || !strings.Contains(rec.logs[0], "warning: attempt 1 of 4 failed") || !strings.Contains(rec.logs[0], "retrying in") {
 		t.Errorf("client log = %q, want one retry notice", rec.logs)
 	}
+}
+
+// limitedModel answers every request with a 429 that names no delay, noting when each came.
+type limitedModel struct {
+	mu    sync.Mutex
+	sent  []time.Time
+	start time.Time
+}
+
+func (m *limitedModel) Stream(ctx context.Context, req providers.Request, obs providers.Observer) (*providers.Response, error) {
+	m.mu.Lock()
+	m.sent = append(m.sent, time.Now())
+	m.mu.Unlock()
+	return &providers.Response{}, &providers.Error{Provider: "openai", Kind: providers.RateLimited, Status: 429,
+		Code: "rate_limit_exceeded", Message: "Rate limit reached for requests"}
+}
+
+func (*limitedModel) ContextWindow(context.Context, string) (consult.Tokens, bool, error) {
+	return 1_000_000, true, nil
+}
+
+// TestRateLimitUsesTheBudget: a 429 with no delay is retried across the call's budget, not
+// four times in two seconds; while it waits the heartbeat says so; the final message names
+// each attempt once, with its wait.
+func TestRateLimitUsesTheBudget(t *testing.T) {
+	dir := sampleTree(t)
+	synctest.Test(t, func(t *testing.T) {
+		m := &limitedModel{}
+		svc := &Service{Counter: counter, Model: m, DefaultModel: "gpt-4.1", Heartbeat: time.Second, jitter: noJitter}
+		rec := &recorder{}
+		start := time.Now()
+		res := svc.Consult(context.Background(), goArgs(dir, "timeout", 22), rec)
+		if !res.IsError {
+			t.Fatalf("want an error, got %s", res.Text)
+		}
+		if len(m.sent) != consult.MaxAttempts {
+			t.Fatalf("%d attempts, want %d", len(m.sent), consult.MaxAttempts)
+		}
+		if last := m.sent[len(m.sent)-1].Sub(start); last < 12*time.Second {
+			t.Errorf("the last attempt went at %v: the attempts did not use the 22 s budget", last)
+		}
+		if n := strings.Count(res.Text, "Rate limit reached for requests"); n != 1 {
+			t.Errorf("the upstream's message appears %d times, want once:\n%s", n, res.Text)
+		}
+		for _, w := range []string{"2) the same as 1)", "4) the same as 1)", "; waited "} {
+			if !strings.Contains(res.Text, w) {
+				t.Errorf("result lacks %q:\n%s", w, res.Text)
+			}
+		}
+		_, msgs, _ := rec.snapshot()
+		waiting := false
+		for _, msg := range msgs {
+			if strings.HasPrefix(msg, "waiting to retry (attempt 2 of 4") {
+				waiting = true
+			}
+			if strings.Contains(msg, "first token") && strings.Contains(msg, "attempt") {
+				t.Errorf("heartbeat %q during a retry wait", msg)
+			}
+		}
+		if !waiting {
+			t.Errorf("no heartbeat said the call was waiting to retry: %q", msgs)
+		}
+	})
 }
