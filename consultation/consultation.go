@@ -272,6 +272,9 @@ func (c *call) run(ctx context.Context) Result {
 	c.overhead = c.svc.Counter.CountString(files.Layout(headersOnly(g.Files), c.req.Query))
 	if len(g.Files) == 0 {
 		rep := c.report()
+		if over := overCap(g); over != "" {
+			return c.errorResult(ErrorInfo{Class: ClassTooLarge}, over+rep.Text(), rep)
+		}
 		return c.errorResult(ErrorInfo{Class: ClassNotFound}, "No files matched. "+rep.Text()+noMatchHint(c.req), rep)
 	}
 	w, known, err := c.lookupWindow(ctx)
@@ -309,24 +312,28 @@ func (c *call) stopped(ctx context.Context) Result {
 	cause := context.Cause(ctx)
 	phase, elapsed := c.currentPhase(), time.Since(c.start).Round(100*time.Millisecond)
 	var b strings.Builder
-	shrink, partialWhy := true, "cut off at the deadline"
+	var advice string
+	partialWhy := "cut off at the deadline"
 	switch {
 	case errors.Is(cause, ErrIdleTimeout):
 		fmt.Fprintf(&b, "No progress for %s (idle timeout) while %s; the call was stopped after %s.\n", c.idle, phase, elapsed)
+		advice = fmt.Sprintf("The provider sent nothing at all for %s (not even a keep-alive): the request is stuck upstream, not too large. Call again, or try another model; a model that streams nothing while it thinks (OpenAI's reasoning models) needs a longer --idle-timeout on the server.\n", c.idle)
 	case errors.Is(cause, ErrCallTimeout):
 		fmt.Fprintf(&b, "Request timed out after %s while %s.\n", formatWhole(c.req.Timeout), phase)
+		advice = c.timeoutAdvice(rep)
 	case errors.Is(cause, ErrBackgroundLimit):
 		fmt.Fprintf(&b, "Stopped at the server's background limit (%s) while %s.\n", c.svc.Jobs.Limit(), phase)
 		partialWhy = "cut off at the background limit"
+		advice = fmt.Sprintf("The limit is the server's --background-limit (now %s): raise it where the server is started, or make the request smaller: %s.\n", c.svc.Jobs.Limit(), sizeTips(rep))
 	case errors.Is(cause, ErrShutdown):
 		fmt.Fprintf(&b, "The server shut down while %s, after %s; the consultation was stopped and what it had is kept here. Run it again for a full answer.\n", phase, elapsed)
-		shrink, partialWhy = false, "cut off by the shutdown"
+		partialWhy = "cut off by the shutdown"
 	case errors.Is(cause, ErrCancelledByTool):
 		fmt.Fprintf(&b, "Cancelled with consultation_cancel while %s, after %s.\n", phase, elapsed)
-		shrink, partialWhy = false, "cut off by the cancellation"
+		partialWhy = "cut off by the cancellation"
 	case errors.Is(cause, ErrUserCancelled) && c.id != "":
 		fmt.Fprintf(&b, "Cancelled by the client (the user stopped the call) while %s, after %s.\n", phase, elapsed)
-		shrink, partialWhy = false, "cut off by the cancellation"
+		partialWhy = "cut off by the cancellation"
 	default:
 		return c.errorResult(ErrorInfo{Class: ClassCancelled}, fmt.Sprintf("Cancelled by the client while %s after %s.", phase, time.Since(c.start).Round(time.Millisecond)), rep)
 	}
@@ -347,9 +354,7 @@ func (c *call) stopped(ctx context.Context) Result {
 	if len(c.failed) > 0 {
 		fmt.Fprintf(&b, "Attempt %d was running; earlier attempts failed:%s\n", c.attempts.Load(), describeAttempts(c.failed))
 	}
-	if shrink {
-		b.WriteString(shrinkAdvice(c.req, rep))
-	}
+	b.WriteString(advice)
 	if partial != "" {
 		fmt.Fprintf(&b, "\nPartial answer (%s):\n%s", partialWhy, partial)
 	}
@@ -376,21 +381,69 @@ func gatherClass(err error) ErrorClass {
 	return ClassInternal
 }
 
-// shrinkAdvice says how to make a request that timed out smaller or give it more time.
-func shrinkAdvice(req Request, rep *Report) string {
-	var b strings.Builder
-	b.WriteString("To finish in time: ")
+// Advice on time: a request this many prompt tokens or fewer is small for every current
+// model, so a timeout on it says the model was slow, not the request large.
+const smallRequest consult.Tokens = 20_000
+
+// timeoutAdvice says what to do about a call that ran out of time, from what it was doing and
+// how big the request is: shrinking only where size can be the cause.
+func (c *call) timeoutAdvice(rep *Report) string {
+	more := ""
+	if c.req.Timeout < consult.MaxTimeout {
+		more = fmt.Sprintf("raise timeout (now %s, at most %s)", formatWhole(c.req.Timeout), formatWhole(consult.MaxTimeout))
+	}
+	slowModel := `pass on_timeout "continue" to let it finish in the background and collect it with consultation_result`
+	if more != "" {
+		slowModel = more + ", or " + slowModel
+	}
+	switch {
+	case c.gathered == nil || !rep.Counted:
+		// Still reading or counting: the tree is what took the time.
+		tips := sizeTips(rep)
+		if more != "" {
+			tips += ", or " + more
+		}
+		return fmt.Sprintf("Gathering and counting took the whole time: %s.\n", tips)
+	case rep.PromptTokens <= smallRequest:
+		return fmt.Sprintf("The request is small (%s tokens): the model was slow, not the request large. To get the answer, %s; or use a faster model.\n", rep.PromptTokens, slowModel)
+	case rep.ContextWindow > 0 && rep.PromptTokens*2 >= rep.ContextWindow:
+		return fmt.Sprintf("The request fills %d%% of %s's context window, and the time a model takes grows with its prompt: %s; or %s.\n",
+			percent(rep.PromptTokens, rep.ContextWindow), consult.Printable(c.req.Model.ID), sizeTips(rep), slowModel)
+	}
+	return fmt.Sprintf("To finish in time, %s; or make the request smaller: %s.\n", slowModel, sizeTips(rep))
+}
+
+// sizeTips says how to make a request smaller: the largest directory to exclude, when there
+// is one that is not everything, and a narrower pattern.
+func sizeTips(rep *Report) string {
 	var tips []string
 	if len(rep.LargestDirs) > 0 {
 		tips = append(tips, fmt.Sprintf("exclude the largest directories (e.g. exclude_pattern %q)", rep.LargestDirs[0].Path+"**"))
 	}
-	tips = append(tips, "narrow pattern to the files the question is about")
-	if req.Timeout < consult.MaxTimeout {
-		tips = append(tips, fmt.Sprintf("or raise timeout (now %s, at most %s)", formatWhole(req.Timeout), formatWhole(consult.MaxTimeout)))
+	return strings.Join(append(tips, "narrow pattern to the files the question is about"), ", ")
+}
+
+// overCap explains a gathering that kept no file although files matched, because every one
+// was over the per-file or total cap; "" when that is not why.
+func overCap(g *files.Gathered) string {
+	var tooLarge, overTotal int
+	var example string
+	for _, sk := range g.Skipped {
+		switch sk.Reason {
+		case files.TooLarge:
+			tooLarge = sk.Count
+			if len(sk.Examples) > 0 {
+				example = sk.Examples[0]
+			}
+		case files.OverTotal:
+			overTotal = sk.Count
+		}
 	}
-	b.WriteString(strings.Join(tips, ", "))
-	b.WriteString(".\n")
-	return b.String()
+	if tooLarge+overTotal == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Files matched, but none could be sent: %s %s over the per-file cap of %s (e.g. %s), which no option raises: such files are generated code, data or bundles. Narrow pattern to the source files the question is about.\n",
+		consult.Thousands(int64(tooLarge+overTotal)), plural(tooLarge+overTotal, "was", "were"), consult.MaxFileBytes, consult.Printable(example))
 }
 
 func noMatchHint(req Request) string {

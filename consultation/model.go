@@ -144,8 +144,14 @@ func (c *call) upstreamFailure(err error, resp *providers.Response, rep *Report,
 		fmt.Fprintf(&b, "The model call failed: %s, %s in all. Attempts:%s",
 			gaveUp, formatDuration(time.Since(c.start)), describeAttempts(c.failed))
 	case errors.Is(err, providers.ContextLength):
-		fmt.Fprintf(&b, "The model refused the request as larger than its context window (%v).\n%s", err, rep.Text())
-		b.WriteString(shrinkAdvice(c.req, rep))
+		window := "window unknown"
+		if rep.ContextWindow > 0 {
+			window = "window " + rep.ContextWindow.String()
+		}
+		rep.Refused = true
+		fmt.Fprintf(&b, "Too large for %s (%s tokens, %s): the provider refused it (%v). More time will not help.\n%s",
+			consult.Printable(c.req.Model.ID), rep.PromptTokens, window, err, rep.Text())
+		fmt.Fprintf(&b, "Make it smaller: %s; or use a model with a larger context window.\n", sizeTips(rep))
 	case errors.As(err, &pe) && pe.Kind == providers.Auth:
 		// The provider's own words, without the error's generic advice: the advice is given
 		// once, here, naming where this server's key comes from.

@@ -118,6 +118,7 @@ func TestAnswerEachProvider(t *testing.T) {
 // TestDeadlineClosesUpstream: the model stalls; at the deadline the result says so, and the
 // fake sees its request end within 100 ms of it.
 func TestDeadlineClosesUpstream(t *testing.T) {
+	t.Parallel()
 	for i, f := range flavors {
 		for _, tc := range []struct {
 			name    string
@@ -129,6 +130,7 @@ func TestDeadlineClosesUpstream(t *testing.T) {
 			{"stall mid-answer", fake.Script{Steps: []fake.Step{fake.Text("The first half"), fake.Hang()}}, "receiving the answer", "The first half"},
 		} {
 			t.Run(f.flavor.String()+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
 				srv, svc := upstream(t, i)
 				srv.Push(tc.script)
 				dir := sampleTree(t)
@@ -138,10 +140,15 @@ func TestDeadlineClosesUpstream(t *testing.T) {
 				if !res.IsError {
 					t.Fatalf("want a timeout error, got %s", res.Text)
 				}
-				for _, frag := range []string{"Request timed out after 1 second", "while " + tc.phase, "3 files", "internal/big/big.go"} {
+				// A small request that timed out was slow, not large: no advice to shrink it.
+				for _, frag := range []string{"Request timed out after 1 second", "while " + tc.phase, "3 files", "internal/big/big.go",
+					"the model was slow, not the request large", "raise timeout", `on_timeout "continue"`} {
 					if !strings.Contains(res.Text, frag) {
 						t.Errorf("timeout text lacks %q:\n%s", frag, res.Text)
 					}
+				}
+				if strings.Contains(res.Text, "exclude the largest") {
+					t.Errorf("a small request is told to shrink:\n%s", res.Text)
 				}
 				if tc.partial != "" {
 					if !strings.Contains(res.Text, "Partial answer (cut off at the deadline):\n"+tc.partial) {

@@ -47,6 +47,9 @@ type Report struct {
 	ContextWindow consult.Tokens `json:"context_window,omitempty"`
 	// Fits says whether PromptTokens plus room for the answer fits ContextWindow (nil: unknown).
 	Fits *bool `json:"fits,omitempty"`
+	// Refused is set when the provider refused the request as larger than its window, whatever
+	// Fits says (the provider counts with its own tokenizer).
+	Refused bool `json:"refused_as_too_large,omitempty"`
 	// Reserve is the room kept free for the answer when deciding Fits.
 	Reserve      consult.Tokens `json:"answer_reserve,omitempty"`
 	LargestFiles []Entry        `json:"largest_files"`
@@ -242,6 +245,9 @@ func (r *Report) write(b *strings.Builder) {
 	fmt.Fprintf(b, ": %s, %s with headers and query; token count %s.\n", r.Bytes, tokens, r.Counting)
 	model := consult.Printable(r.Model)
 	switch {
+	case r.Refused:
+		fmt.Fprintf(b, "Model %s: the provider refused this request as larger than its context window%s; by consult's count it is %s tokens (the provider counts with its own tokenizer).\n",
+			model, windowNote(r.ContextWindow), r.PromptTokens)
 	case r.ContextWindow > 0 && r.Fits != nil && *r.Fits:
 		fmt.Fprintf(b, "Model %s: context window %s tokens; this request uses %d%% of it and fits with room for the answer.\n",
 			model, r.ContextWindow, percent(r.PromptTokens, r.ContextWindow))
@@ -315,6 +321,14 @@ func writeListed(b *strings.Builder, title, field string, n int, entry func(int)
 	if n > secretsListed {
 		fmt.Fprintf(b, "  … and %s more (all are listed in the structured report's %s)\n", consult.Thousands(int64(n-secretsListed)), field)
 	}
+}
+
+// windowNote is " (N tokens)" for a known window, "" otherwise.
+func windowNote(w consult.Tokens) string {
+	if w <= 0 {
+		return ""
+	}
+	return " (" + w.String() + " tokens)"
 }
 
 func percent(part, whole consult.Tokens) int64 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/consultmcp/consult/providers/fake"
 )
@@ -152,6 +153,55 @@ func TestErrorClasses(t *testing.T) {
 		e := summaryOf(t, res).Error
 		if e == nil || e.Class != ClassRateLimited || !e.Retryable || e.HTTPStatus != 429 || e.RetryAfterSeconds != 30 {
 			t.Errorf("error = %+v, want rate_limited, retryable, 429, retry after 30 s:\n%s", e, res.Text)
+		}
+	})
+}
+
+// TestAdviceFitsTheCause: each failure gets the advice that fits it, and never advice that
+// cannot help.
+func TestAdviceFitsTheCause(t *testing.T) {
+	t.Parallel()
+	t.Run("context length refused", func(t *testing.T) {
+		t.Parallel()
+		srv, svc := upstream(t, 1)
+		srv.SetDefault(fake.Script{Status: 400, ErrorCode: "context_length_exceeded",
+			ErrorMessage: "This model's maximum context length is 1047576 tokens. However, your messages resulted in 1200000 tokens."})
+		res := svc.Consult(context.Background(), goArgs(sampleTree(t)), nil)
+		for _, w := range []string{"Too large for gpt-4.1", "More time will not help", "refused this request as larger than its context window", "exclude the largest directories"} {
+			if !strings.Contains(res.Text, w) {
+				t.Errorf("result lacks %q:\n%s", w, res.Text)
+			}
+		}
+		for _, w := range []string{"raise timeout", "fits with room for the answer"} {
+			if strings.Contains(res.Text, w) {
+				t.Errorf("result says %q:\n%s", w, res.Text)
+			}
+		}
+	})
+	t.Run("silent upstream", func(t *testing.T) {
+		t.Parallel()
+		srv, svc := upstream(t, 0)
+		svc.IdleTimeout = 300 * time.Millisecond
+		srv.Push(fake.Script{HeaderDelay: time.Hour})
+		res := svc.Consult(context.Background(), goArgs(sampleTree(t), "timeout", 5), nil)
+		sum := summaryOf(t, res)
+		if sum.Error == nil || sum.Error.Class != ClassIdleTimeout || !strings.Contains(res.Text, "stuck upstream, not too large") {
+			t.Errorf("error %+v:\n%s", sum.Error, res.Text)
+		}
+		for _, w := range []string{"raise timeout", "exclude the largest"} {
+			if strings.Contains(res.Text, w) {
+				t.Errorf("a silent upstream is told to %q:\n%s", w, res.Text)
+			}
+		}
+	})
+	t.Run("every match over the per-file cap", func(t *testing.T) {
+		t.Parallel()
+		dir := writeTree(t, map[string]string{"gen/big.go": "package gen\n" + strings.Repeat("// x\n", 300_000)})
+		svc := &Service{Counter: counter}
+		res := svc.Consult(context.Background(), map[string]any{"path": dir, "pattern": "**/*.go", "query": "q", "dry_run": true}, nil)
+		sum := summaryOf(t, res)
+		if sum.Error == nil || sum.Error.Class != ClassTooLarge || !strings.Contains(res.Text, "over the per-file cap") || strings.Contains(res.Text, "No files matched") {
+			t.Errorf("error %+v:\n%s", sum.Error, res.Text)
 		}
 	})
 }
