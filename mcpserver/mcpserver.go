@@ -41,8 +41,11 @@ func New(cfg Config) *server.MCPServer {
 	if cfg.Service.Jobs != nil {
 		instructions += ` For slow models or big trees pass on_timeout "continue" and collect a "still running" answer with consultation_result.`
 	}
+	hooks := &server.Hooks{}
+	hooks.AddBeforeCallTool(rememberRequestID)
 	s := server.NewMCPServer("consult", consult.Version,
 		server.WithToolCapabilities(false),
+		server.WithHooks(hooks),
 		server.WithLogging(),
 		server.WithRecovery(),
 		server.WithInstructions(instructions),
@@ -86,6 +89,8 @@ func (h *handler) run(ctx context.Context, req mcp.CallToolRequest, want string,
 		}
 		args = map[string]any{}
 	}
+	ctx, stop := watchCancel(ctx, req)
+	defer stop()
 	rep := newReporter(ctx, req)
 	res := use(ctx, args, rep)
 	rep.settle()
@@ -167,8 +172,11 @@ func toMCP(r consultation.Result) *mcp.CallToolResult {
 }
 
 // ServeStdio serves MCP on in and out until ctx ends or in closes. Calls still running are
-// cancelled when it returns.
+// cancelled when it returns. A cancelled call gets no response (see cancel.go).
 func ServeStdio(ctx context.Context, s *server.MCPServer, in io.Reader, out io.Writer, errLog io.Writer) error {
+	c := newCancels()
+	ctx = context.WithValue(ctx, cancelScopeKey{}, cancelScope{c: c})
+	in, out = &stdioIn{r: in, c: c}, &stdioOut{w: out, c: c}
 	ss := server.NewStdioServer(s)
 	ss.SetErrorLogger(log.New(errLog, "mcp: ", log.LstdFlags))
 	server.WithWorkerPoolSize(WorkerPoolSize)(ss)

@@ -177,7 +177,7 @@ func newHTTPServer(ctx context.Context, s *server.MCPServer, guard *httpGuard, l
 		server.WithHTTPContextFunc(ownerContext),
 	)
 	mux := http.NewServeMux()
-	guard.next = h
+	guard.next = mcpserver.HTTPShim(h)
 	mux.Handle("/mcp", guard)
 	httpSrv.Handler = mux
 	return httpSrv
