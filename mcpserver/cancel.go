@@ -31,6 +31,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -64,6 +65,7 @@ type cancelState struct {
 	cancelled bool
 	reason    string
 	done      chan struct{} // closed when cancelled
+	token     string        // the request's progress token, canonical JSON
 }
 
 // cancels tracks the requests in flight on one transport and the cancellations that named
@@ -72,14 +74,47 @@ type cancelState struct {
 type cancels struct {
 	mu       sync.Mutex
 	inflight map[cancelKey]*cancelState
+	tokens   map[cancelKey]cancelKey // progress token (in its session) to request
+	// gone are the progress tokens of the last cancelled requests that ended, oldest
+	// first: mcp-go queues notifications apart from responses, so a heartbeat may be
+	// written after the response it preceded.
+	gone []cancelKey
 }
 
-func newCancels() *cancels { return &cancels{inflight: make(map[cancelKey]*cancelState)} }
+// goneTokens is how many tokens of ended, cancelled requests are remembered.
+const goneTokens = 64
 
-func (c *cancels) begin(k cancelKey) {
+func newCancels() *cancels {
+	return &cancels{inflight: make(map[cancelKey]*cancelState), tokens: make(map[cancelKey]cancelKey)}
+}
+
+// begin records request k in flight, with its progress token (canonical JSON; "" for none).
+func (c *cancels) begin(k cancelKey, token string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.inflight[k] = &cancelState{done: make(chan struct{})}
+	c.inflight[k] = &cancelState{done: make(chan struct{}), token: token}
+	if token != "" {
+		tk := cancelKey{k.session, token}
+		c.tokens[tk] = k
+		c.gone = slices.DeleteFunc(c.gone, func(g cancelKey) bool { return g == tk })
+	}
+}
+
+// progressCancelled reports whether a progress notification with token (canonical JSON)
+// belongs to a request the client cancelled: the client has forgotten the token.
+func (c *cancels) progressCancelled(session, token string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	tk := cancelKey{session, token}
+	if slices.Contains(c.gone, tk) {
+		return true
+	}
+	k, ok := c.tokens[tk]
+	if !ok {
+		return false
+	}
+	st, ok := c.inflight[k]
+	return ok && st.cancelled
 }
 
 // cancel records the client's cancellation of k with its reason.
@@ -97,8 +132,21 @@ func (c *cancels) end(k cancelKey) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st, ok := c.inflight[k]
+	if !ok {
+		return false
+	}
 	delete(c.inflight, k)
-	return ok && st.cancelled
+	if st.token != "" {
+		tk := cancelKey{k.session, st.token}
+		delete(c.tokens, tk)
+		if st.cancelled {
+			if len(c.gone) == goneTokens {
+				c.gone = c.gone[1:]
+			}
+			c.gone = append(c.gone, tk)
+		}
+	}
+	return st.cancelled
 }
 
 // lookup reports whether k was cancelled and why.
@@ -225,7 +273,7 @@ func (m *message) isResponse() bool { return m.Method == "" && (m.Result != nil 
 func (c *cancels) observeIncoming(session string, m *message) {
 	switch {
 	case m.isRequest():
-		c.begin(cancelKey{session, canonicalID(m.ID)})
+		c.begin(cancelKey{session, canonicalID(m.ID)}, progressToken(m.Params))
 	case m.Method == string(mcp.MethodNotificationCancelled):
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`
@@ -237,6 +285,34 @@ func (c *cancels) observeIncoming(session string, m *message) {
 			}
 		}
 	}
+}
+
+// progressToken is the canonical JSON of params._meta.progressToken; "" for none.
+func progressToken(params json.RawMessage) string {
+	var p struct {
+		Meta struct {
+			ProgressToken json.RawMessage `json:"progressToken"`
+		} `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return ""
+	}
+	return canonicalID(p.Meta.ProgressToken)
+}
+
+// notifiesCancelled reports whether m is a progress notification for a cancelled request.
+func (c *cancels) notifiesCancelled(session string, m *message) bool {
+	if m.Method != "notifications/progress" {
+		return false
+	}
+	var p struct {
+		ProgressToken json.RawMessage `json:"progressToken"`
+	}
+	if json.Unmarshal(m.Params, &p) != nil {
+		return false
+	}
+	tok := canonicalID(p.ProgressToken)
+	return tok != "" && c.progressCancelled(session, tok)
 }
 
 // maxObservedLine bounds the stdio line the shim buffers to read; longer lines pass
@@ -281,7 +357,9 @@ func (s *stdioIn) Read(p []byte) (int, error) {
 }
 
 // stdioOut writes mcp-go's stdio output, each Write one message and its newline
-// (StdioServer.writeResponse), and drops the response to a cancelled request.
+// (StdioServer.writeResponse), and drops the response to a cancelled request and its
+// progress notifications after the cancellation (the client has forgotten their token;
+// the TypeScript SDK reports each as an error).
 type stdioOut struct {
 	w io.Writer
 	c *cancels
@@ -289,8 +367,11 @@ type stdioOut struct {
 
 func (s *stdioOut) Write(p []byte) (int, error) {
 	var m message
-	if json.Unmarshal(p, &m) == nil && m.isResponse() {
-		if s.c.end(cancelKey{"", canonicalID(m.ID)}) {
+	if json.Unmarshal(p, &m) == nil {
+		if m.isResponse() && s.c.end(cancelKey{"", canonicalID(m.ID)}) {
+			return len(p), nil
+		}
+		if s.c.notifiesCancelled("", &m) {
 			return len(p), nil
 		}
 	}
@@ -308,19 +389,23 @@ type httpShim struct {
 }
 
 func (h *httpShim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	version := r.Header.Get(mcp.HeaderProtocolVersion)
+	session := r.Header.Get(server.HeaderKeySessionID)
+	if mcp.IsModernProtocol(version) {
+		session = "" // mcp-go serves each 2026-07-28 request in a session without an id
+	}
+	// Every stream may carry the session's progress notifications (mcp-go hands them to
+	// whichever request of the session is being answered), so every response is watched.
+	rw := &httpResponse{ResponseWriter: w, c: h.c, session: session}
 	if r.Method != http.MethodPost || r.Body == nil {
-		h.next.ServeHTTP(w, r)
+		h.next.ServeHTTP(rw, r)
+		rw.finish()
 		return
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		http.Error(w, "consult: reading the request body: "+err.Error(), http.StatusBadRequest)
 		return
-	}
-	version := r.Header.Get(mcp.HeaderProtocolVersion)
-	session := r.Header.Get(server.HeaderKeySessionID)
-	if mcp.IsModernProtocol(version) {
-		session = "" // mcp-go serves each 2026-07-28 request in a session without an id
 	}
 	var m message
 	if json.Unmarshal(body, &m) == nil {
@@ -332,13 +417,10 @@ func (h *httpShim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
 	r = r.WithContext(context.WithValue(r.Context(), cancelScopeKey{}, cancelScope{h.c, session, reasonGrace}))
-	if !m.isRequest() {
-		h.next.ServeHTTP(w, r)
-		return
+	if m.isRequest() {
+		rw.k = cancelKey{session, canonicalID(m.ID)}
+		defer h.c.end(rw.k)
 	}
-	k := cancelKey{session, canonicalID(m.ID)}
-	rw := &httpResponse{ResponseWriter: w, c: h.c, k: k}
-	defer h.c.end(k)
 	h.next.ServeHTTP(rw, r)
 	rw.finish()
 }
@@ -376,15 +458,17 @@ func withProtocolVersionMeta(body []byte, version string) []byte {
 	return out
 }
 
-// httpResponse is the response to one request posted over HTTP. mcp-go writes its
-// JSON-RPC response either as one JSON body (header first) or as one SSE event per Write
-// (writeSSEEvent); the response to a cancelled request is dropped, and a plain JSON
-// response becomes 202 Accepted with no body. The status of a JSON response is held until
-// its body shows whether it is dropped.
+// httpResponse is the response to one HTTP request. mcp-go writes a POST's JSON-RPC
+// response either as one JSON body (header first) or as one SSE event per Write
+// (writeSSEEvent). The response to a cancelled request is dropped, and a plain JSON
+// response then becomes 202 Accepted with no body; the status of a JSON response is held
+// until its body shows whether it is dropped. Progress notifications of a cancelled request
+// are dropped from every stream of the session.
 type httpResponse struct {
 	http.ResponseWriter
-	c *cancels
-	k cancelKey
+	c       *cancels
+	session string
+	k       cancelKey // the request posted; zero for none
 
 	heldStatus  int // status of a JSON response not yet sent
 	wroteHeader bool
@@ -394,7 +478,7 @@ func (rw *httpResponse) WriteHeader(code int) {
 	if rw.wroteHeader || rw.heldStatus != 0 {
 		return
 	}
-	if strings.HasPrefix(rw.Header().Get("Content-Type"), "application/json") {
+	if rw.k.id != "" && strings.HasPrefix(rw.Header().Get("Content-Type"), "application/json") {
 		rw.heldStatus = code
 		return
 	}
@@ -403,7 +487,7 @@ func (rw *httpResponse) WriteHeader(code int) {
 }
 
 func (rw *httpResponse) Write(p []byte) (int, error) {
-	if rw.responseToCancelled(p) {
+	if rw.dropped(p) {
 		if rw.heldStatus != 0 {
 			rw.Header().Del("Content-Type")
 			rw.heldStatus = http.StatusAccepted
@@ -415,12 +499,9 @@ func (rw *httpResponse) Write(p []byte) (int, error) {
 	return rw.ResponseWriter.Write(p)
 }
 
-// responseToCancelled reports whether p is a JSON-RPC response (a JSON body or one SSE
-// event) while the request is marked cancelled.
-func (rw *httpResponse) responseToCancelled(p []byte) bool {
-	if _, cancelled := rw.c.lookup(rw.k); !cancelled {
-		return false
-	}
+// dropped reports whether p (a JSON body or one SSE event) is the response to this
+// request after its cancellation, or a progress notification of a cancelled request.
+func (rw *httpResponse) dropped(p []byte) bool {
 	data := bytes.TrimSpace(p)
 	if bytes.HasPrefix(data, []byte("event:")) || bytes.HasPrefix(data, []byte("data:")) {
 		var payload []byte
@@ -434,7 +515,14 @@ func (rw *httpResponse) responseToCancelled(p []byte) bool {
 		data = payload
 	}
 	var m message
-	return json.Unmarshal(data, &m) == nil && m.isResponse()
+	if json.Unmarshal(data, &m) != nil {
+		return false
+	}
+	if m.isResponse() && rw.k.id != "" && canonicalID(m.ID) == rw.k.id {
+		_, cancelled := rw.c.lookup(rw.k)
+		return cancelled
+	}
+	return rw.c.notifiesCancelled(rw.session, &m)
 }
 
 // release sends a held status.

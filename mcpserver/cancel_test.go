@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -66,6 +67,10 @@ func addProbe(s *server.MCPServer) *probe {
 			p.causes <- context.Cause(ctx)
 		case <-time.After(5 * time.Second):
 			p.causes <- errors.New("never cancelled")
+		}
+		if req.Params.Meta.ProgressToken != nil { // a heartbeat that races the cancellation
+			_ = server.ServerFromContext(ctx).SendNotificationToClient(context.WithoutCancel(ctx), "notifications/progress",
+				map[string]any{"progressToken": req.Params.Meta.ProgressToken, "progress": 1, "message": "late"})
 		}
 		return mcp.NewToolResultText("stopped"), nil
 	})
@@ -129,6 +134,19 @@ func answered(out, id string) bool {
 	return false
 }
 
+// progressed reports whether out holds a progress notification with token.
+func progressed(out, token string) bool {
+	for _, part := range strings.FieldsFunc(out, func(r rune) bool { return r == '\n' }) {
+		part = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(part), "data:"))
+		var m message
+		if json.Unmarshal([]byte(part), &m) == nil && m.Method == "notifications/progress" &&
+			strings.Contains(string(m.Params), `"progressToken":"`+token+`"`) {
+			return true
+		}
+	}
+	return false
+}
+
 // TestCancelOverStdio: through mcp-go's client over stdio, a cancelled call's handler sees
 // the cause its reason maps to, the call gets no response, and the session goes on.
 // Not parallel: mcp-go keeps one stdio session per process.
@@ -158,8 +176,6 @@ func TestCancelOverStdio(t *testing.T) {
 	if _, err := c.Initialize(ctx, init); err != nil {
 		t.Fatal(err)
 	}
-	probeCall := mcp.CallToolRequest{}
-	probeCall.Params.Name = "probe"
 
 	tests := []struct {
 		name string
@@ -191,6 +207,10 @@ func TestCancelOverStdio(t *testing.T) {
 				callCtx, stop = context.WithTimeout(ctx, 100*time.Millisecond)
 				defer stop()
 			}
+			probeCall := mcp.CallToolRequest{}
+			probeCall.Params.Name = "probe"
+			token := "tok-" + tt.name
+			probeCall.Params.Meta = &mcp.Meta{ProgressToken: token}
 			go c.CallTool(callCtx, probeCall)
 			id := p.waitStart(t)
 			if tt.cancel != nil {
@@ -205,6 +225,9 @@ func TestCancelOverStdio(t *testing.T) {
 			time.Sleep(50 * time.Millisecond) // the response, if any, is written as the handler returns
 			if answered(out.String(), id) {
 				t.Errorf("the cancelled call %s got a response:\n%s", id, out.String())
+			}
+			if progressed(out.String(), token) {
+				t.Errorf("the cancelled call %s got progress after its cancellation:\n%s", id, out.String())
 			}
 		})
 	}
@@ -242,8 +265,11 @@ func TestCancelOverHTTPWithGoSDK(t *testing.T) {
 					want = consultation.ErrClientGaveUp
 				}
 				errc := make(chan error, 1)
+				token := fmt.Sprintf("tok-%v", deadline)
+				params := &gosdk.CallToolParams{Name: "probe"}
+				params.SetProgressToken(token)
 				go func() {
-					_, err := cs.CallTool(callCtx, &gosdk.CallToolParams{Name: "probe"})
+					_, err := cs.CallTool(callCtx, params)
 					errc <- err
 				}()
 				id := p.waitStart(t)
@@ -261,6 +287,9 @@ func TestCancelOverHTTPWithGoSDK(t *testing.T) {
 				time.Sleep(50 * time.Millisecond)
 				if answered(out.String(), id) {
 					t.Errorf("the cancelled call %s got a response:\n%s", id, out.String())
+				}
+				if progressed(out.String(), token) {
+					t.Errorf("the cancelled call %s got progress after its cancellation:\n%s", id, out.String())
 				}
 			}
 		})
