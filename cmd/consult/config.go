@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -293,15 +294,19 @@ func versionString() string {
 	return formatVersion(consult.Version, bi)
 }
 
+// pseudoVersion matches the version Go gives a build of an untagged commit
+// (v0.0.0-20261123173802-97940bde786e, +dirty when modified): the commit says more.
+var pseudoVersion = regexp.MustCompile(`-(\d+\.)?\d{14}-[0-9a-f]{12}(\+dirty)?$`)
+
 // formatVersion is versionString for release and bi (nil when the binary has no build
-// info): "0.1.0-dev, commit 0123456789ab (modified), go1.26.8 linux/amd64". A module
-// version (go install of a tagged module) wins over release; the commit is "unknown" when the
+// info): "0.1.0-dev, commit 0123456789ab (modified), go1.26.8 linux/amd64". A tagged
+// module version wins over release; the commit is "unknown" when the
 // binary was built outside a git checkout or with -buildvcs=false.
 func formatVersion(release string, bi *debug.BuildInfo) string {
 	if bi == nil {
 		return fmt.Sprintf("%s, commit unknown, %s %s/%s", release, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
+	if v := bi.Main.Version; v != "" && v != "(devel)" && !pseudoVersion.MatchString(v) {
 		release = v
 	}
 	commit, modified := "unknown", false
