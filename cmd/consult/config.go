@@ -113,14 +113,17 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 		model:          spec.defaultModel,
 		defaultTimeout: consult.DefaultTimeout,
 		heartbeat:      consult.DefaultHeartbeat,
-		logLevel:       slog.LevelInfo,
+		logLevel:       slog.LevelWarn,
 
 		resultsDir:      defaultResultsDir(getenv),
 		resultsTTL:      consult.DefaultResultsTTL,
 		backgroundLimit: consult.DefaultBackgroundLimit,
 		shutdownGrace:   consult.DefaultShutdownGrace,
 	}
-	level := "info"
+	// warn by default: MCP clients such as Claude Code show every stderr line of a stdio
+	// server as an error, so normal operation (start-up, each call's summary, at info)
+	// writes nothing there; --log-level info shows it.
+	level := "warn"
 	// Environment first, so flags override it.
 	envs := []struct {
 		name string

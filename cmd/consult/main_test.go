@@ -317,6 +317,58 @@ func TestHTTPBeyondLoopbackNeedsAllowRoot(t *testing.T) {
 
 // TestKeyNeverPrinted runs the binary at debug level through a failing and a succeeding
 // call and greps everything it wrote for the key.
+// TestQuietStderr: at the default log level a stdio server that starts, lists its tools,
+// answers a consultation and stops writes nothing to stderr (Claude Code shows every
+// stderr line as an error).
+func TestQuietStderr(t *testing.T) {
+	t.Parallel()
+	srv := fake.New(t, fake.OpenRouter)
+	srv.Push(fake.Answer("fine"))
+	dir := fixture(t)
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"consultation","arguments":{"path":"` + dir + `","pattern":"**/*.go","query":"q","model":"google/gemini-2.5-pro"}}}`,
+	}, "\n") + "\n"
+	cmd := exec.Command(binary, "openrouter", "sk-or-test", "--base-url", srv.BaseURL(), "--results-dir", t.TempDir())
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	io.WriteString(stdin, in)
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	answered := false
+	for sc.Scan() { // until the call's result; closing stdin earlier would cancel it
+		if strings.Contains(sc.Text(), `"id":3,`) {
+			answered = strings.Contains(sc.Text(), "fine")
+			break
+		}
+	}
+	stdin.Close()
+	io.Copy(io.Discard, stdout)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("binary: %v\n%s", err, errb.String())
+	}
+	if !answered {
+		t.Errorf("the consultation was not answered")
+	}
+	if errb.Len() != 0 {
+		t.Errorf("stderr at the default log level, want nothing:\n%s", errb.String())
+	}
+}
+
 func TestKeyNeverPrinted(t *testing.T) {
 	const key = "sk-or-v1-secret-0123456789abcdef"
 	srv := fake.New(t, fake.OpenRouter)
