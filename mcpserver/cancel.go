@@ -16,7 +16,10 @@ package mcpserver
 //     (server/request_handler.go). The specification (basic/utilities/cancellation: "the
 //     receiver SHOULD NOT send a response for the cancelled request") says not to, and the
 //     TypeScript SDK reports the stray response as an error ("unknown message ID").
-//     stdioOut and httpResponse drop the response to a request whose cancellation arrived.
+//     stdioOut and httpResponse drop the response to a request whose cancellation arrived,
+//     and the progress notifications of that request not yet written (mcp-go queues them
+//     apart from responses and hands them to any stream of the session; the client has
+//     forgotten their token, and the TypeScript SDK reports each as an error).
 //  3. mcp-go consumes notifications/cancelled itself (MCPServer.handleNotification cancels
 //     the request's context with context.Canceled and never calls a notification handler),
 //     so a handler cannot learn the reason. The shim records each reason on the way in;
