@@ -223,7 +223,7 @@ func newEnv(t *testing.T, transport string, flags ...string) *env {
 		"--results-dir", results}, flags...)
 	e := &env{t: t, transport: transport, fake: srv, args: args, results: results}
 	if transport == "http" {
-		e.http = startHTTP(t, args)
+		e.http = startHTTP(t, args, rand.Text())
 	}
 	return e
 }
@@ -241,13 +241,13 @@ type httpServer struct {
 	stopTook time.Duration
 }
 
-// startHTTP runs consult with --http on a free port and waits until it accepts
-// connections. At the end of the test it stops the server and checks that it exited cleanly
+// startHTTP runs consult with --http on a free port, requiring token, and waits until it
+// accepts connections. At the end of the test it stops the server and checks that it exited cleanly
 // within a few seconds of SIGTERM.
-func startHTTP(t *testing.T, args []string) *httpServer {
+func startHTTP(t *testing.T, args []string, token string) *httpServer {
 	t.Helper()
 	addr := freeAddr(t)
-	h := &httpServer{url: "http://" + addr + "/mcp", token: rand.Text(), exited: make(chan error, 1), logs: &syncBuffer{}}
+	h := &httpServer{url: "http://" + addr + "/mcp", token: token, exited: make(chan error, 1), logs: &syncBuffer{}}
 	h.cmd = exec.Command(binary, append(args, "--http", addr)...)
 	h.cmd.Env = append(os.Environ(), "CONSULT_HTTP_TOKEN="+h.token)
 	h.cmd.Stdout, h.cmd.Stderr = h.logs, h.logs

@@ -223,9 +223,10 @@ func TestRestartKeepsAnswer(t *testing.T) {
 			t.Errorf("no saved result in --results-dir: %v", err)
 		}
 
-		// A new server (stdio: node spawns another; http: started here) and a new session.
+		// A new server (stdio: node spawns another; http: started here, with the same token:
+		// a consultation belongs to the token that started it) and a new session.
 		if transport == "http" {
-			e.http = startHTTP(t, e.args)
+			e.http = startHTTP(t, e.args, e.http.token)
 		}
 		again := e.call(scenario{step: step{
 			Tool: "consultation_result", Arguments: map[string]any{"id": id, "wait": 10},
