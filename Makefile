@@ -7,15 +7,33 @@ BENCHTIME ?= 5x
 
 FUZZTIME  ?= 10s
 
-.PHONY: all build test lint vet fmt-check bench install clean fuzz
+# Release targets for `make dist`: GOOS/GOARCH pairs.
+PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+# -buildvcs=auto records the commit `consult version` prints, even under GOFLAGS=-buildvcs=false.
+BUILDFLAGS ?= -trimpath -buildvcs=auto
+
+.PHONY: all build test lint vet fmt-check bench install dist clean fuzz
 
 all: build
 
 build:
-	$(GO) build -o $(BIN) ./cmd/consult
+	$(GO) build $(BUILDFLAGS) -o $(BIN) ./cmd/consult
 
+# Installs consult into $(go env GOBIN), else $(go env GOPATH)/bin (by default ~/go/bin).
 install:
-	$(GO) install ./cmd/consult
+	$(GO) install $(BUILDFLAGS) ./cmd/consult
+
+# Cross-compiled binaries in dist/ (consult-GOOS-GOARCH, .exe on Windows; static, no cgo,
+# without symbol tables; `consult version` still reads the build info)
+# and their SHA-256 sums in dist/SHA256SUMS (check with: cd dist && sha256sum -c SHA256SUMS).
+dist:
+	rm -rf dist && mkdir -p dist
+	@set -e; for p in $(PLATFORMS); do \
+		os=$${p%/*}; arch=$${p#*/}; ext=; [ "$$os" = windows ] && ext=.exe; \
+		echo "dist/consult-$$os-$$arch$$ext"; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build $(BUILDFLAGS) -ldflags='-s -w' -o dist/consult-$$os-$$arch$$ext ./cmd/consult; \
+	done
+	cd dist && if command -v sha256sum >/dev/null; then sha256sum consult-*; else shasum -a 256 consult-*; fi > SHA256SUMS
 
 # What CI runs: static checks, then every test with the race detector, including the
 # end-to-end tests that drive the built binary with the official TypeScript MCP SDK. The
@@ -55,4 +73,4 @@ fuzz:
 	$(GO) test ./results      -run '^$$' -fuzz '^FuzzParseID$$'      -fuzztime $(FUZZTIME)
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

@@ -14,7 +14,8 @@ var (
 	// consultation stops, even one that would go on in the background.
 	ErrUserCancelled = errors.New("cancelled by the client")
 	// ErrClientGaveUp: the client cancelled the call because its own time limit passed
-	// (its reason said "timed out", "timeout" or -32001). A consultation with
+	// (its reason said "timed out", "timeout", -32001, or "deadline exceeded" as the Go
+	// SDKs send it). A consultation with
 	// on_timeout "continue" goes on in the background, to be collected later.
 	ErrClientGaveUp = errors.New("the client gave up waiting")
 )

@@ -243,8 +243,8 @@ type httpServer struct {
 
 // startHTTP runs consult with --http on a free port, requiring token, and waits until it
 // accepts connections. The token is the client's identity: a server restarted with the same
-// token serves the same owner's consultations. At the end of the test it stops the server and checks that it exited cleanly
-// within a few seconds of SIGTERM.
+// token serves the same owner's consultations. At the end of the test it stops the server and
+// checks that it exited cleanly within a few seconds of SIGTERM.
 func startHTTP(t *testing.T, args []string, token string) *httpServer {
 	t.Helper()
 	addr := freeAddr(t)
@@ -550,7 +550,21 @@ func TestClientTimeoutCancelsUpstream(t *testing.T) {
 		// The SDK sends notifications/cancelled from its timer, then rejects the call: the
 		// failure time is when node saw the rejection, a moment after.
 		checkUpstreamEnd(t, e.chatRequest(), out.StartedAt+2500, out.FinishedAt, "client timeout")
+		checkNothingAfterCancel(t, out)
 	})
+}
+
+// checkNothingAfterCancel asserts that the server sent no response to a call the client
+// cancelled (the specification: SHOULD NOT), which the SDK reports through onerror as a
+// response for an unknown message ID. (A heartbeat may still cross the cancellation on
+// the wire; consult drops those it has not sent yet.)
+func checkNothingAfterCancel(t *testing.T, out outcome) {
+	t.Helper()
+	for _, se := range out.SDKErrors {
+		if strings.Contains(se.Message, "unknown message ID") {
+			t.Errorf("the server wrote to a cancelled call: SDK onerror %q", se.Message)
+		}
+	}
 }
 
 // Scenario (c): an abort through the request's AbortSignal after 1 s ends the upstream
@@ -573,6 +587,7 @@ func TestAbortCancelsUpstream(t *testing.T) {
 			t.Errorf("client gave up after %dms, want about 1000ms", out.ElapsedMs)
 		}
 		checkUpstreamEnd(t, e.chatRequest(), out.AbortedAt, out.AbortedAt, "client abort")
+		checkNothingAfterCancel(t, out)
 	})
 }
 

@@ -221,7 +221,8 @@ func TestRestartKeepsAnswer(t *testing.T) {
 			t.Errorf("no saved result in --results-dir: %v", err)
 		}
 
-		// A new server (stdio: node spawns another; http: started here) and a new session.
+		// A new server (stdio: node spawns another; http: started here, with the same token:
+		// a consultation belongs to the token that started it) and a new session.
 		if transport == "http" {
 			e.http = startHTTP(t, e.args, e.http.token) // the same client: the same token
 		}

@@ -70,7 +70,7 @@ func TestHybridThroughClient(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("consultation: %v %s", err, text(res))
 	}
-	m := checkStructured(t, schemaOf(t, tooldefs.Consultation()), res)
+	m := checkStructured(t, schemaOf(t, tooldefs.Consultation(tooldefs.Server{})), res)
 	id, _ := m["id"].(string)
 	if m["kind"] != "running" || id == "" {
 		t.Fatalf("structured = %v", m)
@@ -181,7 +181,7 @@ func TestOwnershipThroughClient(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("consultation: %v %s", err, text(res))
 	}
-	id, _ := checkStructured(t, schemaOf(t, tooldefs.Consultation()), res)["id"].(string)
+	id, _ := checkStructured(t, schemaOf(t, tooldefs.Consultation(tooldefs.Server{})), res)["id"].(string)
 	unknown := results.NewID(time.Now())
 	for _, tool := range []string{"consultation_result", "consultation_cancel"} {
 		got, err := callWith(bob, c, tool, map[string]any{"id": id}, nil)

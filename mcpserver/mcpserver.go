@@ -5,9 +5,11 @@ package mcpserver
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,6 +29,10 @@ const WorkerPoolSize = 64
 type Config struct {
 	// Service runs the consultations.
 	Service *consultation.Service
+	// Provider is the provider's name as the command line takes it (openrouter, openai,
+	// gemini), for the instructions and the tool description; the default model is
+	// Service.DefaultModel.
+	Provider string
 	// Logger receives the server's own log lines (stderr in the binary); nil discards.
 	Logger *slog.Logger
 }
@@ -37,23 +43,40 @@ func New(cfg Config) *server.MCPServer {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	instructions := "consult answers questions about a codebase by sending the matching files to a large-context model. Use the consultation tool; try dry_run first on large trees."
-	if cfg.Service.Jobs != nil {
-		instructions += ` For slow models or big trees pass on_timeout "continue" and collect a "still running" answer with consultation_result.`
-	}
+	srv := tooldefs.Server{Provider: cfg.Provider, Model: cfg.Service.DefaultModel}
+	instructions := Instructions(srv, cfg.Service.Jobs != nil)
+	hooks := &server.Hooks{}
+	hooks.AddBeforeCallTool(rememberRequestID)
 	s := server.NewMCPServer("consult", consult.Version,
 		server.WithToolCapabilities(false),
+		server.WithHooks(hooks),
 		server.WithLogging(),
 		server.WithRecovery(),
 		server.WithInstructions(instructions),
 	)
 	h := &handler{svc: cfg.Service, log: logger}
-	s.AddTool(tooldefs.Consultation(), h.consultation)
+	s.AddTool(tooldefs.Consultation(srv), h.consultation)
 	if cfg.Service.Jobs != nil {
 		s.AddTool(tooldefs.Result(), h.result)
 		s.AddTool(tooldefs.Cancel(), h.cancel)
 	}
 	return s
+}
+
+// Instructions are the server's instructions for a client. The first sentence stands
+// alone within 250 characters (Codex shows no more): what consult does, with which provider
+// and model. background says whether on_timeout "continue" is served.
+func Instructions(srv tooldefs.Server, background bool) string {
+	var b strings.Builder
+	b.WriteString("consult answers questions about a codebase: the consultation tool sends the files under a directory that match a glob, with your question, to a large-context model")
+	if srv.Provider != "" && srv.Model != "" {
+		fmt.Fprintf(&b, " (%s, default %s)", srv.Provider, srv.Model)
+	}
+	b.WriteString(". Try dry_run first on large trees.")
+	if background {
+		b.WriteString(" " + tooldefs.TimeoutRule + ` Collect a "still running" answer with consultation_result.`)
+	}
+	return b.String()
 }
 
 type handler struct {
@@ -86,6 +109,8 @@ func (h *handler) run(ctx context.Context, req mcp.CallToolRequest, want string,
 		}
 		args = map[string]any{}
 	}
+	ctx, stop := watchCancel(ctx, req)
+	defer stop()
 	rep := newReporter(ctx, req)
 	res := use(ctx, args, rep)
 	rep.settle()
@@ -167,8 +192,11 @@ func toMCP(r consultation.Result) *mcp.CallToolResult {
 }
 
 // ServeStdio serves MCP on in and out until ctx ends or in closes. Calls still running are
-// cancelled when it returns.
+// cancelled when it returns. A cancelled call gets no response (see cancel.go).
 func ServeStdio(ctx context.Context, s *server.MCPServer, in io.Reader, out io.Writer, errLog io.Writer) error {
+	c := newCancels()
+	ctx = context.WithValue(ctx, cancelScopeKey{}, cancelScope{c: c})
+	in, out = &stdioIn{r: in, c: c}, &stdioOut{w: out, c: c}
 	ss := server.NewStdioServer(s)
 	ss.SetErrorLogger(log.New(errLog, "mcp: ", log.LstdFlags))
 	server.WithWorkerPoolSize(WorkerPoolSize)(ss)

@@ -58,7 +58,7 @@ func goTree(t *testing.T) string {
 // outputSchema compiles the consultation tool's declared output schema.
 func outputSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	return schemaOf(t, tooldefs.Consultation())
+	return schemaOf(t, tooldefs.Consultation(tooldefs.Server{}))
 }
 
 // schemaOf compiles a tool's declared output schema.

@@ -22,15 +22,38 @@ const (
 	CancelName = "consultation_cancel"
 )
 
-const consultationDescription = `Ask a large-context model a question about many files at once. The server reads the files under path matching pattern (skipping .gitignored files, dependencies, lock files, binaries, secrets), sends them with query to the model and returns the answer with a footer: files, tokens, cost, time.
+// consultationDescription is the consultation tool's description; %s is the sentence that
+// names this server's provider and default model (see Server).
+const consultationDescription = `Ask a large-context model a question about many files at once. The server reads the files under path matching pattern (skipping .gitignored files, dependencies, lock files, binaries, secrets), sends them with query to the model and returns the answer with a footer: files, tokens, cost, time.%s
 
 Use it for questions that need many files together: architecture, cross-file bugs, reviews, "where is X handled". The model sees only these files and the query: make it self-contained.
 
-pattern is a glob relative to path: "**/*.go", "src/**/*.{ts,tsx}". Keep it narrow; leave out tests or generated code with exclude_pattern, e.g. "**/*_test.go".
+On a large or unfamiliar tree, call first with dry_run: true: files, tokens, the largest files and directories, whether it fits; no model call.
 
-On a large or unfamiliar tree call first with dry_run: true: it returns files, tokens, the largest files and directories and whether the request fits, with no model call.
+timeout covers the whole call; on timeout the error says what was gathered and what to do. ` + TimeoutRule + ` If the answer is not ready by then, the result says "still running" with an id: collect it with consultation_result, or stop it with consultation_cancel.`
 
-timeout covers the whole call; on timeout the error says what was gathered and how to shrink it. Big requests and thinking models ("model|thinking") can take minutes: then pass on_timeout: "continue" with a timeout under your client's tool-call limit. If the answer is not ready by then, the result says "still running" with an id: collect it with consultation_result, or stop it with consultation_cancel.`
+// TimeoutRule is how to choose a call's timeout, in the consultation tool's description
+// and the server's instructions.
+const TimeoutRule = `Choosing timeout: a fast model reads 100k tokens and writes a 1,000-token answer in 10-20 s (default timeout 22 s); a thinking model ("model|thinking") or a bigger request takes minutes: pass on_timeout: "continue" with a timeout under your client's tool-call limit.`
+
+// Server is what the tool descriptions say about the server that serves them.
+type Server struct {
+	// Provider is the provider's name as the command line takes it: openrouter, openai, gemini.
+	Provider string
+	// Model is the default model, used when a call names none.
+	Model string
+}
+
+// describe is the sentence naming s's provider and default model; "" when s names neither.
+func (s Server) describe() string {
+	switch {
+	case s.Provider != "" && s.Model != "":
+		return fmt.Sprintf(" This server uses %s; default model %s.", s.Provider, s.Model)
+	case s.Model != "":
+		return fmt.Sprintf(" Default model %s.", s.Model)
+	}
+	return ""
+}
 
 // summaryProperties are the fields of consultation.Summary every result tool declares.
 const summaryProperties = `"kind":{"type":"string","enum":["answer","dry_run","error","running"%s]},"id":{"type":"string"},` +
@@ -50,11 +73,11 @@ var consultationOutput = `{"type":"object","properties":{` + fmt.Sprintf(summary
 var resultOutput = `{"type":"object","properties":{` + fmt.Sprintf(summaryProperties, `,"list"`) +
 	`,"consultations":{"type":"array","items":{"type":"object","description":"id, status, created, query"}}},"required":["kind"]}`
 
-// Consultation returns the declaration of the consultation tool.
-func Consultation() mcp.Tool {
+// Consultation returns the declaration of the consultation tool served by srv.
+func Consultation(srv Server) mcp.Tool {
 	return mcp.NewTool(ConsultationName,
 		mcp.WithTitleAnnotation("Consult a large-context model about a codebase"),
-		mcp.WithDescription(consultationDescription),
+		mcp.WithDescription(fmt.Sprintf(consultationDescription, srv.describe())),
 		mcp.WithString("path", mcp.Required(),
 			mcp.Description("Absolute directory to gather files from.")),
 		mcp.WithString("pattern", mcp.Required(),

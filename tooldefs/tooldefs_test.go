@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -23,7 +24,10 @@ const goldenDir = "../testdata/tooldefs"
 // every turn of every conversation.
 const MaxToolTokens consult.Tokens = 800
 
-func all() []mcp.Tool { return []mcp.Tool{Consultation(), Result(), Cancel()} }
+// golden is the server configuration the golden files pin: consult openrouter's defaults.
+var golden = Server{Provider: "openrouter", Model: "google/gemini-2.5-flash"}
+
+func all() []mcp.Tool { return []mcp.Tool{Consultation(golden), Result(), Cancel()} }
 
 func marshal(t *testing.T, tool mcp.Tool) []byte {
 	t.Helper()
@@ -73,8 +77,25 @@ func TestTokenBudget(t *testing.T) {
 	}
 }
 
+// TestDescriptionNamesServer: the consultation description names the provider and default
+// model of the server it is built for, and the rule for choosing timeout.
+func TestDescriptionNamesServer(t *testing.T) {
+	t.Parallel()
+	for _, srv := range []Server{golden, {Provider: "openai", Model: "gpt-4.1"}, {Provider: "gemini", Model: "gemini-2.5-flash"}} {
+		d := Consultation(srv).Description
+		for _, want := range []string{"This server uses " + srv.Provider + "; default model " + srv.Model + ".", TimeoutRule} {
+			if !strings.Contains(d, want) {
+				t.Errorf("description for %+v lacks %q:\n%s", srv, want, d)
+			}
+		}
+	}
+	if d := Consultation(Server{}).Description; strings.Contains(d, "This server uses") || strings.Contains(d, "%!") {
+		t.Errorf("description for an unnamed server: %s", d)
+	}
+}
+
 func TestSchemaDeclaresEveryArgument(t *testing.T) {
-	tool := Consultation()
+	tool := Consultation(golden)
 	want := []string{"path", "pattern", "query", "model", "exclude_pattern", "timeout", "output_file", "dry_run", "on_timeout"}
 	for _, name := range want {
 		if _, ok := tool.InputSchema.Properties[name]; !ok {

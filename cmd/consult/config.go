@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -128,7 +129,7 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 		model:          spec.defaultModel,
 		defaultTimeout: consult.DefaultTimeout,
 		heartbeat:      consult.DefaultHeartbeat,
-		logLevel:       slog.LevelInfo,
+		logLevel:       slog.LevelWarn,
 
 		resultsDir:      defaultResultsDir(getenv),
 		resultsTTL:      consult.DefaultResultsTTL,
@@ -137,7 +138,10 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 
 		backgroundWorkers: consult.DefaultBackgroundWorkers,
 	}
-	level := "info"
+	// warn by default: MCP clients such as Claude Code show every stderr line of a stdio
+	// server as an error, so normal operation (start-up, each call's summary, at info)
+	// writes nothing there; --log-level info shows it.
+	level := "warn"
 	// Environment first, so flags override it.
 	envs := []struct {
 		name string
@@ -310,18 +314,47 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// versionString is the release plus the module version or VCS revision when known.
+// versionString is what `consult version` prints after "consult ": the release, the commit
+// it was built from and the Go toolchain, as the build info records them.
 func versionString() string {
-	v := consult.Version
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			return bi.Main.Version
-		}
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				v += " (" + s.Value[:12] + ")"
+	bi, _ := debug.ReadBuildInfo()
+	return formatVersion(consult.Version, bi)
+}
+
+// pseudoVersion matches the version Go gives a build of an untagged commit
+// (v0.0.0-20261123173802-97940bde786e, +dirty when modified): the commit says more.
+var pseudoVersion = regexp.MustCompile(`-(\d+\.)?\d{14}-[0-9a-f]{12}(\+dirty)?$`)
+
+// formatVersion is versionString for release and bi (nil when the binary has no build
+// info): "0.1.0-dev, commit 0123456789ab (modified), go1.26.8 linux/amd64". A tagged
+// module version wins over release; the commit is "unknown" when the
+// binary was built outside a git checkout or with -buildvcs=false.
+func formatVersion(release string, bi *debug.BuildInfo) string {
+	if bi == nil {
+		return fmt.Sprintf("%s, commit unknown, %s %s/%s", release, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" && !pseudoVersion.MatchString(v) {
+		release = v
+	}
+	commit, modified := "unknown", false
+	goos, goarch := runtime.GOOS, runtime.GOARCH
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			commit = s.Value
+			if len(commit) > 12 {
+				commit = commit[:12]
 			}
+		case "vcs.modified":
+			modified = s.Value == "true"
+		case "GOOS":
+			goos = s.Value
+		case "GOARCH":
+			goarch = s.Value
 		}
 	}
-	return v
+	if modified {
+		commit += " (modified)"
+	}
+	return fmt.Sprintf("%s, commit %s, %s %s/%s", release, commit, bi.GoVersion, goos, goarch)
 }

@@ -309,5 +309,5 @@ func printHTTPAccess(w io.Writer, endpoint string, tok httpToken) {
 	} else {
 		fmt.Fprintf(w, "consult: the token is the one in %s\n", tok.source)
 	}
-	fmt.Fprintf(w, "consult: e.g.  claude mcp add --transport http consult %s --header \"Authorization: Bearer $TOKEN\"\n", endpoint)
+	fmt.Fprintf(w, "consult: e.g.  claude mcp add --transport http -s user consult %s --header \"Authorization: Bearer $TOKEN\"\n", endpoint)
 }

@@ -83,7 +83,8 @@ Server flags (each also an environment variable CONSULT_<NAME>, e.g. CONSULT_BAS
   --default-timeout DUR   deadline of a call that sets none (default 22s; 1s-600s)
   --heartbeat DUR         interval between progress notifications (default 10s)
   --idle-timeout DUR      cancel a call whose upstream sent nothing for this long (default 0 = off)
-  --log-level LEVEL       debug, info, warn or error (default info); logs go to stderr
+  --log-level LEVEL       debug, info, warn or error (default warn: only problems); logs go
+                          to stderr; info adds the start-up line and one line per call
   --http ADDR             serve streamable HTTP at ADDR instead of stdio; an address beyond
                           loopback needs --allow-root. Every request needs the header
                           "Authorization: Bearer TOKEN"; without a token configured, one is

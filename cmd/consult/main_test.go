@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -34,7 +36,8 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "consult")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+	// -buildvcs=auto as in the Makefile: the commit is recorded even under GOFLAGS=-buildvcs=false.
+	if out, err := exec.Command("go", "build", "-buildvcs=auto", "-o", binary, ".").CombinedOutput(); err != nil {
 		panic("go build: " + err.Error() + "\n" + string(out))
 	}
 	code := m.Run()
@@ -75,8 +78,68 @@ func fixture(t *testing.T) string {
 
 func TestVersion(t *testing.T) {
 	out, _, err := runCmd(t, "version")
-	if err != nil || !strings.HasPrefix(out, "consult ") {
-		t.Errorf("version: %q, %v", out, err)
+	if err != nil || !strings.HasPrefix(out, "consult ") || !strings.Contains(out, runtime.Version()) {
+		t.Errorf("version: %q, %v; want consult, the release and %s", out, err, runtime.Version())
+	}
+}
+
+// TestVersionOfBuild: the binary built in this checkout names the commit its build
+// recorded. (Go records none without git, or in a git worktree, whose .git is a file.)
+func TestVersionOfBuild(t *testing.T) {
+	t.Parallel()
+	info, err := exec.Command("go", "version", "-m", binary).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(info), "vcs.revision=") {
+		t.Skip("the build recorded no commit (no git, or a git worktree)")
+	}
+	out, err := exec.Command(binary, "version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skipf("not a git checkout: %v", err)
+	}
+	if want := "commit " + string(head[:12]); !strings.Contains(string(out), want) {
+		t.Errorf("consult version = %q, want it to name %q", out, want)
+	}
+}
+
+func TestFormatVersion(t *testing.T) {
+	t.Parallel()
+	settings := func(kv ...string) []debug.BuildSetting {
+		var s []debug.BuildSetting
+		for i := 0; i < len(kv); i += 2 {
+			s = append(s, debug.BuildSetting{Key: kv[i], Value: kv[i+1]})
+		}
+		return s
+	}
+	tests := []struct {
+		name string
+		bi   *debug.BuildInfo
+		want string
+	}{
+		{"checkout", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"},
+			Settings: settings("GOOS", "darwin", "GOARCH", "arm64", "vcs.revision", "0123456789abcdef0123", "vcs.modified", "false")},
+			"0.1.0-dev, commit 0123456789ab, go1.26.8 darwin/arm64"},
+		{"modified checkout", &debug.BuildInfo{GoVersion: "go1.26.8",
+			Settings: settings("GOOS", "linux", "GOARCH", "amd64", "vcs.revision", "0123456789abcdef0123", "vcs.modified", "true")},
+			"0.1.0-dev, commit 0123456789ab (modified), go1.26.8 linux/amd64"},
+		{"untagged commit", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v0.0.0-20261123173802-97940bde786e+dirty"},
+			Settings: settings("GOOS", "linux", "GOARCH", "amd64", "vcs.revision", "97940bde786e0123", "vcs.modified", "true")},
+			"0.1.0-dev, commit 97940bde786e (modified), go1.26.8 linux/amd64"},
+		{"tagged module", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v0.2.0"},
+			Settings: settings("GOOS", "windows", "GOARCH", "amd64")},
+			"v0.2.0, commit unknown, go1.26.8 windows/amd64"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := formatVersion("0.1.0-dev", tt.bi); got != tt.want {
+				t.Errorf("formatVersion = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }
 
@@ -258,6 +321,58 @@ func TestHTTPBeyondLoopbackNeedsAllowRoot(t *testing.T) {
 
 // TestKeyNeverPrinted runs the binary at debug level through a failing and a succeeding
 // call and greps everything it wrote for the key.
+// TestQuietStderr: at the default log level a stdio server that starts, lists its tools,
+// answers a consultation and stops writes nothing to stderr (Claude Code shows every
+// stderr line as an error).
+func TestQuietStderr(t *testing.T) {
+	t.Parallel()
+	srv := fake.New(t, fake.OpenRouter)
+	srv.Push(fake.Answer("fine"))
+	dir := fixture(t)
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"consultation","arguments":{"path":"` + dir + `","pattern":"**/*.go","query":"q","model":"google/gemini-2.5-pro"}}}`,
+	}, "\n") + "\n"
+	cmd := exec.Command(binary, "openrouter", "sk-or-test", "--base-url", srv.BaseURL(), "--results-dir", t.TempDir())
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	io.WriteString(stdin, in)
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	answered := false
+	for sc.Scan() { // until the call's result; closing stdin earlier would cancel it
+		if strings.Contains(sc.Text(), `"id":3,`) {
+			answered = strings.Contains(sc.Text(), "fine")
+			break
+		}
+	}
+	stdin.Close()
+	io.Copy(io.Discard, stdout)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("binary: %v\n%s", err, errb.String())
+	}
+	if !answered {
+		t.Errorf("the consultation was not answered")
+	}
+	if errb.Len() != 0 {
+		t.Errorf("stderr at the default log level, want nothing:\n%s", errb.String())
+	}
+}
+
 func TestKeyNeverPrinted(t *testing.T) {
 	const key = "sk-or-v1-secret-0123456789abcdef"
 	srv := fake.New(t, fake.OpenRouter)

@@ -106,7 +106,7 @@ func runServe(ctx context.Context, provider string, args []string, getenv func(s
 			return exitCode(2)
 		}
 	}
-	s := mcpserver.New(mcpserver.Config{Service: svc, Logger: logger})
+	s := mcpserver.New(mcpserver.Config{Service: svc, Provider: provider, Logger: logger})
 	logger.Info("consult serving", "provider", provider, "model", cfg.model, "transport", transportName(cfg),
 		"default_timeout", cfg.defaultTimeout, "heartbeat", cfg.heartbeat, "idle_timeout", cfg.idleTimeout,
 		"results_dir", cfg.resultsDir, "results_ttl", cfg.resultsTTL, "background_limit", cfg.backgroundLimit)
@@ -214,7 +214,7 @@ func newHTTPServer(ctx context.Context, s *server.MCPServer, guard *httpGuard, l
 		server.WithHTTPContextFunc(sessionContext),
 	)
 	mux := http.NewServeMux()
-	guard.next = h
+	guard.next = mcpserver.HTTPShim(h)
 	mux.Handle("/mcp", guard)
 	httpSrv.Handler = mux
 	return httpSrv

@@ -1,0 +1,552 @@
+package mcpserver
+
+// Cancellation as the MCP specification has it, around mcp-go v1.2.1. This file is the
+// whole shim; it reads the messages on their way in and out and changes only these:
+//
+//  1. mcp-go's streamable HTTP transport (validateModernRequest in
+//     server/streamable_http_modern.go) answers 400 "missing or invalid _meta field
+//     io.modelcontextprotocol/protocolVersion" to a notification posted with the header
+//     Mcp-Protocol-Version 2026-07-28 but without that _meta field. The specification
+//     (2026-07-28, "Protocol version": the _meta field is required on requests, optional on
+//     notifications) allows it, and the official Go SDK v1.8.0 sends its
+//     notifications/cancelled so; after the 400 it closes the session. httpShim copies the
+//     header's version into such a notification's _meta before mcp-go sees it.
+//  2. mcp-go answers a cancelled request anyway: its transports write whatever
+//     MCPServer.HandleMessage returns, and a tool call always returns a response
+//     (server/request_handler.go). The specification (basic/utilities/cancellation: "the
+//     receiver SHOULD NOT send a response for the cancelled request") says not to, and the
+//     TypeScript SDK reports the stray response as an error ("unknown message ID").
+//     stdioOut and httpResponse drop the response to a request whose cancellation arrived,
+//     and the progress notifications of that request not yet written (mcp-go queues them
+//     apart from responses and hands them to any stream of the session; the client has
+//     forgotten their token, and the TypeScript SDK reports each as an error).
+//  3. mcp-go consumes notifications/cancelled itself (MCPServer.handleNotification cancels
+//     the request's context with context.Canceled and never calls a notification handler),
+//     so a handler cannot learn the reason. The shim records each reason on the way in;
+//     watchCancel gives the tool handler a context whose cause says why the client
+//     cancelled (consultation.ErrClientGaveUp or consultation.ErrUserCancelled). The
+//     handler finds its JSON-RPC id through a BeforeCallTool hook (rememberRequestID).
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/consultmcp/consult/consultation"
+)
+
+// CancelCause maps the reason of a client's notifications/cancelled to the cause a
+// consultation sees: consultation.ErrClientGaveUp when the reason says the client's own
+// time limit passed ("timed out", "timeout", the TypeScript SDK's -32001 RequestTimeout, or
+// the Go SDKs' "context deadline exceeded"), else consultation.ErrUserCancelled.
+func CancelCause(reason string) error {
+	r := strings.ToLower(reason)
+	for _, s := range []string{"timed out", "timeout", "-32001", "deadline exceeded"} {
+		if strings.Contains(r, s) {
+			return consultation.ErrClientGaveUp
+		}
+	}
+	return consultation.ErrUserCancelled
+}
+
+// cancelKey names a client request: its session (empty on stdio and for stateless
+// 2026-07-28 HTTP requests, as mcp-go keys them) and its JSON-RPC id in canonical JSON.
+type cancelKey struct{ session, id string }
+
+// cancelState is what the shim knows of one request in flight.
+type cancelState struct {
+	cancelled bool
+	reason    string
+	done      chan struct{} // closed when cancelled
+	token     string        // the request's progress token, canonical JSON
+}
+
+// cancels tracks the requests in flight on one transport and the cancellations that named
+// them. A cancellation of a request not in flight is ignored (it finished first), so the
+// map holds no more than the requests running.
+type cancels struct {
+	mu       sync.Mutex
+	inflight map[cancelKey]*cancelState
+	tokens   map[cancelKey]cancelKey // progress token (in its session) to request
+	// gone are the progress tokens of the last cancelled requests that ended, oldest
+	// first: mcp-go queues notifications apart from responses, so a heartbeat may be
+	// written after the response it preceded.
+	gone []cancelKey
+}
+
+// goneTokens is how many tokens of ended, cancelled requests are remembered.
+const goneTokens = 64
+
+func newCancels() *cancels {
+	return &cancels{inflight: make(map[cancelKey]*cancelState), tokens: make(map[cancelKey]cancelKey)}
+}
+
+// begin records request k in flight, with its progress token (canonical JSON; "" for none).
+func (c *cancels) begin(k cancelKey, token string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.inflight[k] = &cancelState{done: make(chan struct{}), token: token}
+	if token != "" {
+		tk := cancelKey{k.session, token}
+		c.tokens[tk] = k
+		c.gone = slices.DeleteFunc(c.gone, func(g cancelKey) bool { return g == tk })
+	}
+}
+
+// progressCancelled reports whether a progress notification with token (canonical JSON)
+// belongs to a request the client cancelled: the client has forgotten the token.
+func (c *cancels) progressCancelled(session, token string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	tk := cancelKey{session, token}
+	if slices.Contains(c.gone, tk) {
+		return true
+	}
+	k, ok := c.tokens[tk]
+	if !ok {
+		return false
+	}
+	st, ok := c.inflight[k]
+	return ok && st.cancelled
+}
+
+// cancel records the client's cancellation of k with its reason.
+func (c *cancels) cancel(k cancelKey, reason string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st, ok := c.inflight[k]; ok && !st.cancelled {
+		st.cancelled, st.reason = true, reason
+		close(st.done)
+	}
+}
+
+// end forgets k and reports whether it was cancelled.
+func (c *cancels) end(k cancelKey) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st, ok := c.inflight[k]
+	if !ok {
+		return false
+	}
+	delete(c.inflight, k)
+	if st.token != "" {
+		tk := cancelKey{k.session, st.token}
+		delete(c.tokens, tk)
+		if st.cancelled {
+			if len(c.gone) == goneTokens {
+				c.gone = c.gone[1:]
+			}
+			c.gone = append(c.gone, tk)
+		}
+	}
+	return st.cancelled
+}
+
+// lookup reports whether k was cancelled and why.
+func (c *cancels) lookup(k cancelKey) (reason string, cancelled bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st, ok := c.inflight[k]; ok && st.cancelled {
+		return st.reason, true
+	}
+	return "", false
+}
+
+// await is lookup after waiting up to grace for k's cancellation to arrive.
+func (c *cancels) await(k cancelKey, grace time.Duration) (reason string, cancelled bool) {
+	c.mu.Lock()
+	st, ok := c.inflight[k]
+	c.mu.Unlock()
+	if ok && grace > 0 {
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		select {
+		case <-st.done:
+		case <-t.C:
+		}
+	}
+	return c.lookup(k)
+}
+
+// reasonGrace is how long a call whose HTTP request ended waits for the client's
+// notifications/cancelled before it stops without a reason. The official Go SDK closes the
+// call's stream first and posts the cancellation after it (a loopback round trip later);
+// a client that sends none (the stream's end is the cancellation in 2026-07-28) costs this
+// much delay.
+const reasonGrace = 20 * time.Millisecond
+
+// cancelScope is put in the context of every request a shim passes on, so the handler can
+// look its cancellation up.
+type cancelScope struct {
+	c       *cancels
+	session string
+	grace   time.Duration // how long to wait for a reason after the request ended (HTTP)
+}
+
+type cancelScopeKey struct{}
+
+// canonicalID is id (any JSON value) as canonical JSON: the same for the id a client sent,
+// the id mcp-go hands to hooks, and the id in its response. "" for no id.
+func canonicalID(id any) string {
+	if raw, ok := id.(json.RawMessage); ok {
+		if len(raw) == 0 {
+			return ""
+		}
+		if err := json.Unmarshal(raw, &id); err != nil {
+			return ""
+		}
+	}
+	if id == nil {
+		return ""
+	}
+	b, err := json.Marshal(id)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// requestIDMeta is the _meta key under which rememberRequestID leaves a tool call's JSON-RPC
+// id for its handler; whatever a client put there is overwritten.
+const requestIDMeta = "consult/jsonrpc-id"
+
+// rememberRequestID is a BeforeCallTool hook: mcp-go passes the hook the request's id, and
+// the handler the request the hook may change.
+func rememberRequestID(_ context.Context, id any, req *mcp.CallToolRequest) {
+	if req.Params.Meta == nil {
+		req.Params.Meta = &mcp.Meta{}
+	}
+	if req.Params.Meta.AdditionalFields == nil {
+		req.Params.Meta.AdditionalFields = map[string]any{}
+	}
+	req.Params.Meta.AdditionalFields[requestIDMeta] = canonicalID(id)
+}
+
+// watchCancel returns the context a tool handler runs in: it ends when ctx ends, with
+// CancelCause of the client's reason when the client cancelled the call, else with ctx's
+// cause. stop releases it.
+func watchCancel(ctx context.Context, req mcp.CallToolRequest) (_ context.Context, stop func()) {
+	sc, ok := ctx.Value(cancelScopeKey{}).(cancelScope)
+	var id string
+	if req.Params.Meta != nil {
+		id, _ = req.Params.Meta.AdditionalFields[requestIDMeta].(string)
+	}
+	if !ok || id == "" {
+		return ctx, func() {}
+	}
+	k := cancelKey{sc.session, id}
+	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stopAfter := context.AfterFunc(ctx, func() {
+		if reason, cancelled := sc.c.await(k, sc.grace); cancelled {
+			cancel(CancelCause(reason))
+			return
+		}
+		cancel(context.Cause(ctx))
+	})
+	return cctx, func() {
+		stopAfter()
+		cancel(context.Canceled)
+	}
+}
+
+// message is the part of a JSON-RPC message the shim reads.
+type message struct {
+	ID     json.RawMessage `json:"id,omitempty"`
+	Method string          `json:"method,omitempty"`
+	Params json.RawMessage `json:"params,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  json.RawMessage `json:"error,omitempty"`
+}
+
+func (m *message) isRequest() bool  { return m.Method != "" && canonicalID(m.ID) != "" }
+func (m *message) isResponse() bool { return m.Method == "" && (m.Result != nil || m.Error != nil) }
+
+// observeIncoming records what a client message means for cancellation: a request begins,
+// a notifications/cancelled marks its request cancelled with its reason.
+func (c *cancels) observeIncoming(session string, m *message) {
+	switch {
+	case m.isRequest():
+		c.begin(cancelKey{session, canonicalID(m.ID)}, progressToken(m.Params))
+	case m.Method == string(mcp.MethodNotificationCancelled):
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+			Reason    string          `json:"reason"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil {
+			if id := canonicalID(p.RequestID); id != "" {
+				c.cancel(cancelKey{session, id}, p.Reason)
+			}
+		}
+	}
+}
+
+// progressToken is the canonical JSON of params._meta.progressToken; "" for none.
+func progressToken(params json.RawMessage) string {
+	var p struct {
+		Meta struct {
+			ProgressToken json.RawMessage `json:"progressToken"`
+		} `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return ""
+	}
+	return canonicalID(p.Meta.ProgressToken)
+}
+
+// notifiesCancelled reports whether m is a progress notification for a cancelled request.
+func (c *cancels) notifiesCancelled(session string, m *message) bool {
+	if m.Method != "notifications/progress" {
+		return false
+	}
+	var p struct {
+		ProgressToken json.RawMessage `json:"progressToken"`
+	}
+	if json.Unmarshal(m.Params, &p) != nil {
+		return false
+	}
+	tok := canonicalID(p.ProgressToken)
+	return tok != "" && c.progressCancelled(session, tok)
+}
+
+// maxObservedLine bounds the stdio line the shim buffers to read; longer lines pass
+// through unread (a cancellation is a few hundred bytes).
+const maxObservedLine = 4 << 20
+
+// stdioIn passes the client's stdio through unchanged, reading each line first.
+type stdioIn struct {
+	r       io.Reader
+	c       *cancels
+	line    []byte
+	skipped bool // the current line outgrew maxObservedLine
+}
+
+func (s *stdioIn) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	data := p[:n]
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		chunk := data
+		if i >= 0 {
+			chunk = data[:i]
+		}
+		if !s.skipped && len(s.line)+len(chunk) <= maxObservedLine {
+			s.line = append(s.line, chunk...)
+		} else {
+			s.skipped, s.line = true, s.line[:0]
+		}
+		if i < 0 {
+			break
+		}
+		if !s.skipped {
+			var m message
+			if json.Unmarshal(s.line, &m) == nil {
+				s.c.observeIncoming("", &m)
+			}
+		}
+		s.line, s.skipped = s.line[:0], false
+		data = data[i+1:]
+	}
+	return n, err
+}
+
+// stdioOut writes mcp-go's stdio output, each Write one message and its newline
+// (StdioServer.writeResponse), and drops the response to a cancelled request and its
+// progress notifications after the cancellation (the client has forgotten their token;
+// the TypeScript SDK reports each as an error).
+type stdioOut struct {
+	w io.Writer
+	c *cancels
+}
+
+func (s *stdioOut) Write(p []byte) (int, error) {
+	var m message
+	if json.Unmarshal(p, &m) == nil {
+		if m.isResponse() && s.c.end(cancelKey{"", canonicalID(m.ID)}) {
+			return len(p), nil
+		}
+		if s.c.notifiesCancelled("", &m) {
+			return len(p), nil
+		}
+	}
+	return s.w.Write(p)
+}
+
+// HTTPShim wraps mcp-go's streamable HTTP handler with the cancellation shim.
+func HTTPShim(next http.Handler) http.Handler {
+	return &httpShim{next: next, c: newCancels()}
+}
+
+type httpShim struct {
+	next http.Handler
+	c    *cancels
+}
+
+func (h *httpShim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	version := r.Header.Get(mcp.HeaderProtocolVersion)
+	session := r.Header.Get(server.HeaderKeySessionID)
+	if mcp.IsModernProtocol(version) {
+		session = "" // mcp-go serves each 2026-07-28 request in a session without an id
+	}
+	// Every stream may carry the session's progress notifications (mcp-go hands them to
+	// whichever request of the session is being answered), so every response is watched.
+	rw := &httpResponse{ResponseWriter: w, c: h.c, session: session}
+	if r.Method != http.MethodPost || r.Body == nil {
+		h.next.ServeHTTP(rw, r)
+		rw.finish()
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, "consult: reading the request body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	var m message
+	if json.Unmarshal(body, &m) == nil {
+		if m.Method != "" && canonicalID(m.ID) == "" && mcp.IsModernProtocol(version) {
+			body = withProtocolVersionMeta(body, version)
+		}
+		h.c.observeIncoming(session, &m)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	r = r.WithContext(context.WithValue(r.Context(), cancelScopeKey{}, cancelScope{h.c, session, reasonGrace}))
+	if m.isRequest() {
+		rw.k = cancelKey{session, canonicalID(m.ID)}
+		defer h.c.end(rw.k)
+	}
+	h.next.ServeHTTP(rw, r)
+	rw.finish()
+}
+
+// withProtocolVersionMeta returns a notification's body with params._meta carrying
+// version when it carries none (point 1 above); body unchanged if it cannot be read.
+func withProtocolVersionMeta(body []byte, version string) []byte {
+	var n map[string]json.RawMessage
+	if json.Unmarshal(body, &n) != nil {
+		return body
+	}
+	params := map[string]json.RawMessage{}
+	if raw, ok := n["params"]; ok && json.Unmarshal(raw, &params) != nil {
+		return body
+	}
+	meta := map[string]any{}
+	if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
+		return body
+	}
+	if v, ok := meta[mcp.MetaKeyProtocolVersion].(string); ok && v != "" {
+		return body
+	}
+	meta[mcp.MetaKeyProtocolVersion] = version
+	var err error
+	if params["_meta"], err = json.Marshal(meta); err != nil {
+		return body
+	}
+	if n["params"], err = json.Marshal(params); err != nil {
+		return body
+	}
+	out, err := json.Marshal(n)
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+// httpResponse is the response to one HTTP request. mcp-go writes a POST's JSON-RPC
+// response either as one JSON body (header first) or as one SSE event per Write
+// (writeSSEEvent). The response to a cancelled request is dropped, and a plain JSON
+// response then becomes 202 Accepted with no body; the status of a JSON response is held
+// until its body shows whether it is dropped. Progress notifications of a cancelled request
+// are dropped from every stream of the session.
+type httpResponse struct {
+	http.ResponseWriter
+	c       *cancels
+	session string
+	k       cancelKey // the request posted; zero for none
+
+	heldStatus  int // status of a JSON response not yet sent
+	wroteHeader bool
+}
+
+func (rw *httpResponse) WriteHeader(code int) {
+	if rw.wroteHeader || rw.heldStatus != 0 {
+		return
+	}
+	if rw.k.id != "" && strings.HasPrefix(rw.Header().Get("Content-Type"), "application/json") {
+		rw.heldStatus = code
+		return
+	}
+	rw.wroteHeader = true
+	rw.ResponseWriter.WriteHeader(code)
+}
+
+func (rw *httpResponse) Write(p []byte) (int, error) {
+	if rw.dropped(p) {
+		if rw.heldStatus != 0 {
+			rw.Header().Del("Content-Type")
+			rw.heldStatus = http.StatusAccepted
+			rw.release()
+		}
+		return len(p), nil
+	}
+	rw.release()
+	return rw.ResponseWriter.Write(p)
+}
+
+// dropped reports whether p (a JSON body or one SSE event) is the response to this
+// request after its cancellation, or a progress notification of a cancelled request.
+func (rw *httpResponse) dropped(p []byte) bool {
+	data := bytes.TrimSpace(p)
+	if bytes.HasPrefix(data, []byte("event:")) || bytes.HasPrefix(data, []byte("data:")) {
+		var payload []byte
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		sc.Buffer(nil, len(data)+1)
+		for sc.Scan() {
+			if d, ok := bytes.CutPrefix(sc.Bytes(), []byte("data:")); ok {
+				payload = append(payload, bytes.TrimSpace(d)...)
+			}
+		}
+		data = payload
+	}
+	var m message
+	if json.Unmarshal(data, &m) != nil {
+		return false
+	}
+	if m.isResponse() && rw.k.id != "" && canonicalID(m.ID) == rw.k.id {
+		_, cancelled := rw.c.lookup(rw.k)
+		return cancelled
+	}
+	return rw.c.notifiesCancelled(rw.session, &m)
+}
+
+// release sends a held status.
+func (rw *httpResponse) release() {
+	if rw.heldStatus != 0 && !rw.wroteHeader {
+		rw.wroteHeader = true
+		rw.ResponseWriter.WriteHeader(rw.heldStatus)
+	}
+	rw.heldStatus = 0
+}
+
+// finish sends a status still held when the handler returns.
+func (rw *httpResponse) finish() { rw.release() }
+
+// Flush sends what was written; mcp-go streams SSE only through a writer that can flush.
+func (rw *httpResponse) Flush() {
+	rw.release()
+	if f, ok := rw.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection (write deadlines).
+func (rw *httpResponse) Unwrap() http.ResponseWriter { return rw.ResponseWriter }

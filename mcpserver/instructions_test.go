@@ -1,0 +1,83 @@
+package mcpserver
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/tooldefs"
+)
+
+// standAlone is how much of the instructions some clients show (Codex: about 250
+// characters).
+const standAlone = 250
+
+// TestInstructions: the first sentence of the instructions fits in 250 characters and
+// names the tool, the provider and the default model, for each provider's default; the
+// rest gives the rule for choosing timeout.
+func TestInstructions(t *testing.T) {
+	t.Parallel()
+	for _, srv := range []tooldefs.Server{
+		{Provider: "openrouter", Model: "google/gemini-2.5-flash"},
+		{Provider: "openai", Model: "gpt-4.1"},
+		{Provider: "gemini", Model: "gemini-2.5-flash"},
+	} {
+		t.Run(srv.Provider, func(t *testing.T) {
+			t.Parallel()
+			got := Instructions(srv, true)
+			end := strings.Index(got, ". ")
+			if end < 0 || end+1 > standAlone {
+				t.Fatalf("first sentence ends at %d, want within %d characters:\n%s", end+1, standAlone, got)
+			}
+			first := got[:end+1]
+			for _, want := range []string{"consultation", srv.Provider, srv.Model} {
+				if !strings.Contains(first, want) {
+					t.Errorf("first sentence lacks %q: %s", want, first)
+				}
+			}
+			for _, want := range []string{tooldefs.TimeoutRule, "consultation_result"} {
+				if !strings.Contains(got, want) {
+					t.Errorf("instructions lack %q:\n%s", want, got)
+				}
+			}
+			t.Logf("%d characters; first sentence %d:\n%s", len(got), len(first), got)
+		})
+	}
+}
+
+// TestInstructionsServed: a client gets the instructions built for the server's provider and
+// model when it initializes.
+func TestInstructionsServed(t *testing.T) {
+	t.Parallel()
+	svc := &consultation.Service{DefaultModel: "gpt-4.1"}
+	c, err := client.NewInProcessClient(New(Config{Service: svc, Provider: "openai"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "instructions", Version: "1"}
+	res, err := c.Initialize(ctx, init)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := res.Instructions, Instructions(tooldefs.Server{Provider: "openai", Model: "gpt-4.1"}, false); got != want {
+		t.Errorf("instructions = %q, want %q", got, want)
+	}
+	tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := tools.Tools[0].Description; !strings.Contains(d, "This server uses openai; default model gpt-4.1.") {
+		t.Errorf("consultation description does not name the server:\n%s", d)
+	}
+}
