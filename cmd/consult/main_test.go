@@ -335,7 +335,10 @@ func TestQuietStderr(t *testing.T) {
 		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
 		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"consultation","arguments":{"path":"` + dir + `","pattern":"**/*.go","query":"q","model":"google/gemini-2.5-pro"}}}`,
 	}, "\n") + "\n"
-	cmd := exec.Command(binary, "openrouter", "sk-or-test", "--base-url", srv.BaseURL(), "--results-dir", t.TempDir())
+	// The key from the environment, as README says to pass it: one on the command line
+	// draws a warning, rightly.
+	cmd := exec.Command(binary, "openrouter", "--base-url", srv.BaseURL(), "--results-dir", t.TempDir())
+	cmd.Env = append(os.Environ(), "OPENROUTER_API_KEY=sk-or-test")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
