@@ -133,7 +133,9 @@ func ParseArgs(raw map[string]any, defaultTimeout time.Duration) (Request, error
 	default:
 		return req, argErr(ArgOnTimeout, "on_timeout must be %q (the default: stop at timeout and report) or %q (return an id at timeout and finish in the background); got %s", OnTimeoutFail, OnTimeoutContinue, shown(onTimeout))
 	}
-	if req.Timeout >= consult.TimeoutWarnAt {
+	// A long timeout the caller chose is worth a warning; the server's own default is warned
+	// of once at start-up, and a dry run never waits on a model.
+	if _, given := raw[ArgTimeout]; given && req.Timeout >= consult.TimeoutWarnAt && !req.DryRun {
 		fix := "retry with a smaller pattern or a shorter timeout"
 		if req.Continue {
 			fix = "retry with a timeout under your client's limit: the consultation then continues in the background"

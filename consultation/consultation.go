@@ -153,7 +153,8 @@ func (s *Service) consultWithin(ctx context.Context, req Request, start time.Tim
 	for _, w := range c.req.Warnings {
 		c.log(LevelWarning, w)
 	}
-	hb := startHeartbeat(ctx, r, c.interval, c.progressMessage)
+	hb := startHeartbeatNow(ctx, r, c.interval, c.progressMessage) // the first report, warnings and all, at once
+	c.setHeartbeat(hb)
 	res := c.run(ctx)
 	hb.halt()
 	return res
@@ -178,13 +179,29 @@ func (s *Service) liveness(timeout time.Duration) (idle, interval time.Duration)
 }
 
 // log sends a notable event to the client (while one listens) and the server log.
+// A warning also becomes the call's notice: the progress report sent at once after it
+// carries it, so a client that shows only progress, or gives up before the result, still
+// hears of it.
 func (c *call) log(level Level, msg string) {
 	c.svc.logger().Info("notice to client", "level", string(level), "id", c.id, "message", msg)
+	if level == LevelWarning || level == LevelError {
+		c.notice.Store(&msg)
+	}
 	c.repMu.Lock()
-	defer c.repMu.Unlock()
 	if c.reporter != nil {
 		c.reporter.Log(level, msg)
 	}
+	c.repMu.Unlock()
+	c.hbMu.Lock()
+	c.hb.poke()
+	c.hbMu.Unlock()
+}
+
+// setHeartbeat records the heartbeat that log pokes.
+func (c *call) setHeartbeat(hb *heartbeat) {
+	c.hbMu.Lock()
+	c.hb = hb
+	c.hbMu.Unlock()
 }
 
 // setReporter changes who hears the call's notices; it waits for a notice being sent, so
@@ -214,8 +231,11 @@ type call struct {
 	svc      *Service
 	req      Request
 	start    time.Time
-	phaseV   atomic.Value // Phase; read by the heartbeat
-	repMu    sync.Mutex   // guards reporter: a background call drops it when its caller leaves
+	phaseV   atomic.Value           // Phase; read by the heartbeat
+	notice   atomic.Pointer[string] // the latest warning, for the next progress report
+	hbMu     sync.Mutex
+	hb       *heartbeat // poked when there is news; nil before it starts
+	repMu    sync.Mutex // guards reporter: a background call drops it when its caller leaves
 	reporter Reporter
 	cancel   context.CancelCauseFunc
 	id       string // set for on_timeout "continue": the id to collect the result with

@@ -204,15 +204,31 @@ func TestTimeoutWhileGathering(t *testing.T) {
 	})
 }
 
-func TestTimeoutWarningInResult(t *testing.T) {
+// TestTimeoutWarning: a long timeout the caller chose is warned of in the first progress
+// report (sent at once), in the client log and in the result; a dry run, which waits on no
+// model, is not warned, nor a call that left the timeout to the server.
+func TestTimeoutWarning(t *testing.T) {
+	t.Parallel()
 	dir := sampleTree(t)
-	svc := &Service{Counter: counter}
-	res := svc.Consult(context.Background(), map[string]any{"path": dir, "pattern": "**/*.go", "query": "q", "dry_run": true, "timeout": 120.0}, nil)
-	if res.IsError {
-		t.Fatal(res.Text)
-	}
-	if !strings.Contains(res.Text, "Warning: timeout 120 s accepted") {
+	svc := &Service{Counter: counter, Heartbeat: time.Hour}
+	rec := &recorder{}
+	res := svc.Consult(context.Background(), goArgs(dir, "timeout", 30.0), rec)
+	const warning = "timeout 30 s accepted, but many MCP clients give up"
+	if !strings.Contains(res.Text, "Warning: "+warning) {
 		t.Errorf("result lacks the long-timeout warning:\n%s", res.Text)
+	}
+	if len(rec.logs) != 1 || !strings.HasPrefix(rec.logs[0], "warning: "+warning) {
+		t.Errorf("client log = %q, want the long-timeout warning", rec.logs)
+	}
+	if _, msgs, _ := rec.snapshot(); len(msgs) == 0 || !strings.Contains(msgs[0], "warning: "+warning) {
+		t.Errorf("progress = %q, want the warning in the first report", msgs)
+	}
+	for _, args := range []map[string]any{goArgs(dir, "timeout", 120.0, "dry_run", true), goArgs(dir, "dry_run", true)} {
+		rec := &recorder{}
+		res := (&Service{Counter: counter, DefaultTimeout: time.Minute}).Consult(context.Background(), args, rec)
+		if strings.Contains(res.Text, "Warning: ") || len(rec.logs) > 0 {
+			t.Errorf("%v: warned %q:\n%s", args, rec.logs, res.Text)
+		}
 	}
 }
 

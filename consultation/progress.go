@@ -94,8 +94,20 @@ func watchIdle(ctx context.Context, l *liveness, idle time.Duration, cancel cont
 // quietBeforeEnd of the deadline.
 type heartbeat struct {
 	stop chan struct{}
+	kick chan struct{} // poke: report now
 	once sync.Once
 	done sync.WaitGroup
+}
+
+// poke asks for a report now, in addition to the regular ones; it never blocks.
+func (hb *heartbeat) poke() {
+	if hb == nil {
+		return
+	}
+	select {
+	case hb.kick <- struct{}{}:
+	default:
+	}
 }
 
 // startHeartbeat reports msg(now) to r every interval until halted or ctx ends, quiet in the
@@ -110,7 +122,7 @@ func startHeartbeatNow(ctx context.Context, r Reporter, interval time.Duration, 
 }
 
 func beat(ctx context.Context, r Reporter, interval time.Duration, msg func(time.Time) string, now bool) *heartbeat {
-	hb := &heartbeat{stop: make(chan struct{})}
+	hb := &heartbeat{stop: make(chan struct{}), kick: make(chan struct{}, 1)}
 	if r == nil || interval <= 0 {
 		return hb
 	}
@@ -133,6 +145,16 @@ func beat(ctx context.Context, r Reporter, interval time.Duration, msg func(time
 				return
 			case now := <-t.C:
 				if ctx.Err() != nil { // the tick and the end raced: the end wins
+					return
+				}
+				if !deadline.IsZero() && deadline.Sub(now) < quietBeforeEnd {
+					continue
+				}
+				n++
+				r.Progress(float64(n), msg(now))
+			case <-hb.kick: // something changed that the client should hear of now
+				now := time.Now()
+				if ctx.Err() != nil {
 					return
 				}
 				if !deadline.IsZero() && deadline.Sub(now) < quietBeforeEnd {
@@ -189,6 +211,9 @@ func (c *call) progressMessage(now time.Time) string {
 	}
 	if n := c.attempts.Load(); n > 1 {
 		fmt.Fprintf(&b, ", attempt %d", n)
+	}
+	if w := c.notice.Swap(nil); w != nil {
+		fmt.Fprintf(&b, "; warning: %s", *w) // once, in the report that follows it; cut below
 	}
 	msg := b.String()
 	if len(msg) > consult.MaxProgressMessage {

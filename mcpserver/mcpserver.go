@@ -47,6 +47,8 @@ func New(cfg Config) *server.MCPServer {
 	instructions := Instructions(srv, cfg.Service.Jobs != nil)
 	hooks := &server.Hooks{}
 	hooks.AddBeforeCallTool(rememberRequestID)
+	levels := &levelChoices{}
+	hooks.AddBeforeSetLevel(levels.note)
 	s := server.NewMCPServer("consult", consult.Version,
 		server.WithToolCapabilities(false),
 		server.WithHooks(hooks),
@@ -54,7 +56,7 @@ func New(cfg Config) *server.MCPServer {
 		server.WithRecovery(),
 		server.WithInstructions(instructions),
 	)
-	h := &handler{svc: cfg.Service, log: logger}
+	h := &handler{svc: cfg.Service, log: logger, levels: levels}
 	s.AddTool(tooldefs.Consultation(srv), h.consultation)
 	if cfg.Service.Jobs != nil {
 		s.AddTool(tooldefs.Result(), h.result)
@@ -80,8 +82,28 @@ func Instructions(srv tooldefs.Server, background bool) string {
 }
 
 type handler struct {
-	svc *consultation.Service
-	log *slog.Logger
+	svc    *consultation.Service
+	log    *slog.Logger
+	levels *levelChoices
+}
+
+// levelChoices remembers the sessions whose client chose a log level (logging/setLevel).
+type levelChoices struct{ sessions sync.Map }
+
+func (l *levelChoices) note(ctx context.Context, _ any, _ *mcp.SetLevelRequest) {
+	if s := server.ClientSessionFromContext(ctx); s != nil {
+		l.sessions.Store(s.SessionID(), true)
+	}
+}
+
+// chosen reports whether the client of ctx's session chose a log level.
+func (l *levelChoices) chosen(ctx context.Context) bool {
+	s := server.ClientSessionFromContext(ctx)
+	if s == nil || l == nil {
+		return false
+	}
+	_, ok := l.sessions.Load(s.SessionID())
+	return ok
 }
 
 func (h *handler) consultation(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -112,6 +134,7 @@ func (h *handler) run(ctx context.Context, req mcp.CallToolRequest, want string,
 	ctx, stop := watchCancel(ctx, req)
 	defer stop()
 	rep := newReporter(ctx, req)
+	rep.levels = h.levels
 	res := use(ctx, args, rep)
 	rep.settle()
 	return toMCP(res), nil
@@ -124,9 +147,10 @@ const settleTime = 20 * time.Millisecond
 
 // reporter sends a call's progress and notices to the client that made it.
 type reporter struct {
-	ctx   context.Context
-	srv   *server.MCPServer
-	token mcp.ProgressToken // nil: the client asked for no progress
+	ctx    context.Context
+	levels *levelChoices // which sessions chose a log level
+	srv    *server.MCPServer
+	token  mcp.ProgressToken // nil: the client asked for no progress
 
 	mu   sync.Mutex
 	last time.Time
@@ -156,12 +180,26 @@ func (r *reporter) Progress(progress float64, message string) {
 	}
 }
 
-// Log sends notifications/message at level (the client filters by its logging level).
+// Log sends notifications/message at level. The client's own choice of level applies once
+// it made one (logging/setLevel; or, from protocol 2026-07-28 on, the level a request
+// declares). Until then the server chooses, as MCP leaves it to: warning and above are
+// sent. mcp-go would otherwise filter at its default, error, and drop every warning.
 func (r *reporter) Log(level consultation.Level, message string) {
 	if r.srv == nil {
 		return
 	}
-	err := r.srv.SendLogMessageToClient(r.ctx, mcp.NewLoggingMessageNotification(mcp.LoggingLevel(level), "consult", message))
+	var err error
+	info := server.RequestProtocolInfoFromContext(r.ctx)
+	switch {
+	case info != nil && info.Modern, r.levels.chosen(r.ctx):
+		err = r.srv.SendLogMessageToClient(r.ctx, mcp.NewLoggingMessageNotification(mcp.LoggingLevel(level), "consult", message))
+	case level == consultation.LevelWarning || level == consultation.LevelError:
+		err = r.srv.SendNotificationToClient(r.ctx, "notifications/message", map[string]any{
+			"level": level, "logger": "consult", "data": message,
+		})
+	default:
+		return
+	}
 	if err == nil {
 		r.mu.Lock()
 		r.last = time.Now()

@@ -3,10 +3,13 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -145,5 +148,69 @@ func TestValidationThroughClient(t *testing.T) {
 	// The server still answers after a run of refusals.
 	if res := call(t, c, map[string]any{"path": dir, "pattern": "**", "query": "q", "dry_run": true}); !strings.Contains(text(res), "No files matched") {
 		t.Errorf("after refusals the server should still answer; got %q", text(res))
+	}
+}
+
+// TestWarningReachesClientWithoutSetLevel: a client that never chose a log level still gets
+// consult's warnings as notifications/message (mcp-go's own default, error, would drop
+// them); once it chooses a level, its choice applies.
+func TestWarningReachesClientWithoutSetLevel(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.go"), []byte("package a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		level mcp.LoggingLevel // "" for none chosen
+		want  bool
+	}{
+		{"no level chosen", "", true},
+		{"level error chosen", mcp.LoggingLevelError, false},
+		{"level debug chosen", mcp.LoggingLevelDebug, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			var warnings []string
+			c, err := client.NewInProcessClient(New(Config{Service: &consultation.Service{Counter: tokens.NewCounter()}}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.Close() })
+			c.OnNotification(func(n mcp.JSONRPCNotification) {
+				if n.Method == "notifications/message" {
+					mu.Lock()
+					warnings = append(warnings, fmt.Sprint(n.Params.AdditionalFields["level"], ": ", n.Params.AdditionalFields["data"]))
+					mu.Unlock()
+				}
+			})
+			ctx := context.Background()
+			if err := c.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			init := mcp.InitializeRequest{}
+			init.Params.ProtocolVersion = "2025-11-25"
+			init.Params.ClientInfo = mcp.Implementation{Name: "consult-test", Version: "1"}
+			if _, err := c.Initialize(ctx, init); err != nil {
+				t.Fatal(err)
+			}
+			if tc.level != "" {
+				req := mcp.SetLevelRequest{}
+				req.Params.Level = tc.level
+				if err := c.SetLevel(ctx, req); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// No model: the call fails, but the warning on its timeout comes first.
+			call(t, c, map[string]any{"path": dir, "pattern": "**/*.go", "query": "q", "timeout": 30})
+			time.Sleep(50 * time.Millisecond) // notifications travel apart from results
+			mu.Lock()
+			defer mu.Unlock()
+			got := len(warnings) > 0 && strings.HasPrefix(warnings[0], "warning: timeout 30 s accepted")
+			if got != tc.want {
+				t.Errorf("warnings received: %q; want the timeout warning: %v", warnings, tc.want)
+			}
+		})
 	}
 }

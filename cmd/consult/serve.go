@@ -14,13 +14,13 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mark3labs/mcp-go/server"
-
+	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/consultation"
 	"github.com/consultmcp/consult/mcpserver"
 	"github.com/consultmcp/consult/providers"
 	"github.com/consultmcp/consult/results"
 	"github.com/consultmcp/consult/tokens"
+	"github.com/mark3labs/mcp-go/server"
 )
 
 // newService builds the consultation service for cfg: the provider when there is a key,
@@ -107,6 +107,11 @@ func runServe(ctx context.Context, provider string, args []string, getenv func(s
 		}
 	}
 	s := mcpserver.New(mcpserver.Config{Service: svc, Provider: provider, Logger: logger})
+	if cfg.defaultTimeout >= consult.TimeoutWarnAt {
+		// Once here, not on every call that leaves the timeout to the server.
+		logger.Warn("the default timeout is long enough for many MCP clients to give up on a call first (they wait about 25-60 s unless progress resets their clock); calls that need longer can pass on_timeout \"continue\"",
+			"default_timeout", cfg.defaultTimeout)
+	}
 	logger.Info("consult serving", "provider", provider, "model", cfg.model, "transport", transportName(cfg),
 		"default_timeout", cfg.defaultTimeout, "heartbeat", cfg.heartbeat, "idle_timeout", cfg.idleTimeout,
 		"results_dir", cfg.resultsDir, "results_ttl", cfg.resultsTTL, "background_limit", cfg.backgroundLimit)

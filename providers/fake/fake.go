@@ -218,6 +218,7 @@ type Request struct {
 	mu         sync.Mutex
 	endedAt    time.Time
 	clientGone bool
+	complete   bool // the whole scripted stream was written
 }
 
 // Ended is closed once the request's context has ended (the client went away, or the
@@ -229,6 +230,13 @@ func (r *Request) EndedAt() time.Time {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.endedAt
+}
+
+// setComplete records whether the whole scripted stream was written.
+func (r *Request) setComplete(ok bool) {
+	r.mu.Lock()
+	r.complete = ok
+	r.mu.Unlock()
 }
 
 // ClientGone reports whether the request ended because the client closed the connection
@@ -470,7 +478,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		// client went away (or the server is closing).
 		gone := r.Context().Err() != nil
 		req.mu.Lock()
-		req.clientGone = gone
+		// A client that read the whole stream may close the connection before the handler
+		// has returned (a worker process that exits at once): that is not going away.
+		req.clientGone = gone && !req.complete
 		req.mu.Unlock()
 		close(req.served)
 	}()

@@ -25,6 +25,7 @@ type stream struct {
 	answer  int  // runes of answer sent
 	thought int  // runes of reasoning sent
 	prompt  int  // bytes of request body
+	broken  bool // a write failed or came after the client went away
 }
 
 // generate serves a chat-completions or streamGenerateContent request.
@@ -65,6 +66,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *Request) 
 	st.flush()
 	if sc.Body != "" {
 		st.write(sc.Body)
+		req.setComplete(!st.broken)
 		return
 	}
 	for _, step := range sc.Steps {
@@ -75,6 +77,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *Request) 
 	if !sc.NoFinish {
 		st.finish()
 	}
+	req.setComplete(!st.broken)
 }
 
 // sleep waits d (sending keep-alive comments through st when given), or until the client
@@ -123,9 +126,11 @@ func (st *stream) flush() {
 // write sends s and flushes; it reports whether the client is still there.
 func (st *stream) write(s string) bool {
 	if st.ctx.Err() != nil {
+		st.broken = true
 		return false
 	}
 	if _, err := st.w.Write([]byte(s)); err != nil {
+		st.broken = true
 		return false
 	}
 	st.flush()
