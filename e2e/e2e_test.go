@@ -792,3 +792,30 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// A client that gives up at 2.5 s on a call it gave timeout: 30 has still been warned, in
+// the progress notification sent at once and in a warning-level notifications/message that
+// reaches it though it never chose a log level.
+func TestLongTimeoutWarnedBeforeClientGivesUp(t *testing.T) {
+	eachTransport(t, func(t *testing.T, transport string) {
+		e := newEnv(t, transport)
+		e.fake.Push(slowAnswer())
+		out := e.call(scenario{step: step{Arguments: callArgs(t, map[string]any{"timeout": 30}), Timeout: 2500, Progress: true}})
+		if out.OK {
+			t.Fatalf("call succeeded after %dms, want the SDK's request timeout at 2.5s", out.ElapsedMs)
+		}
+		const warning = "timeout 30 s accepted"
+		if len(out.Progress) == 0 || !strings.Contains(out.Progress[0].Message, warning) || out.Progress[0].At > 1000 {
+			t.Errorf("progress = %+v, want the warning in the first notification, at once", out.Progress)
+		}
+		logged := false
+		for _, l := range out.Logs {
+			if s, ok := l.Data.(string); ok && l.Level == "warning" && strings.Contains(s, warning) {
+				logged = true
+			}
+		}
+		if !logged {
+			t.Errorf("logs = %+v, want the warning at level warning", out.Logs)
+		}
+	})
+}
