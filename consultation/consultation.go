@@ -330,7 +330,7 @@ func (c *call) report() *Report {
 func (c *call) stopped(ctx context.Context) Result {
 	rep := c.report()
 	cause := context.Cause(ctx)
-	phase, elapsed := c.currentPhase(), time.Since(c.start).Round(100*time.Millisecond)
+	phase, elapsed := c.phaseNow(), time.Since(c.start).Round(100*time.Millisecond)
 	var b strings.Builder
 	var advice string
 	partialWhy := "cut off at the deadline"

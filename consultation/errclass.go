@@ -78,6 +78,8 @@ func errorInfo(err error) ErrorInfo {
 			info.Class = ClassTooLarge
 		case providers.ContentFiltered:
 			info.Class = ClassContentFiltered
+		case providers.OutputLimit:
+			info.Class = ClassOutputLimit
 		case providers.Canceled:
 			info.Class = ClassCancelled
 		default:

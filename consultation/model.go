@@ -158,7 +158,7 @@ func (c *call) upstreamFailure(err error, resp *providers.Response, rep *Report,
 		fmt.Fprintf(&b, "The provider rejected the API key (%s, HTTP %d): %s\nCheck the key the server was started with (%s).",
 			pe.Provider, pe.Status, consult.Printable(pe.Message), c.svc.KeyHint)
 	default:
-		fmt.Fprintf(&b, "The model call failed while %s: %v", c.currentPhase(), err)
+		fmt.Fprintf(&b, "The model call failed while %s: %v", c.phaseNow(), err)
 		if len(c.failed) > 0 {
 			fmt.Fprintf(&b, "\nEarlier attempts:%s", describeAttempts(c.failed))
 		}
@@ -168,6 +168,9 @@ func (c *call) upstreamFailure(err error, resp *providers.Response, rep *Report,
 	}
 	res := c.errorResult(errorInfo(err), b.String(), rep)
 	res.Structured.(*Summary).Answer = partialText(resp)
+	if resp != nil && resp.Usage != (providers.Usage{}) {
+		res.Structured.(*Summary).Usage = usageOf(resp) // tokens spent are billed, failure or not
+	}
 	c.setAnswer(partialText(resp))
 	return res
 }

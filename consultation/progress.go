@@ -185,6 +185,22 @@ func (c *call) currentPhase() Phase {
 	return PhaseValidating
 }
 
+// phaseNow says exactly what the call is doing, for failure messages and results: the
+// recorded phase, refined by what the model has streamed ("model thinking (1,200 reasoning
+// tokens so far)", "receiving the answer (3,400 characters so far)").
+func (c *call) phaseNow() string {
+	if live := c.liveStream(); live != nil {
+		answer, reasoning, started := live.snapshot()
+		switch {
+		case started:
+			return fmt.Sprintf("receiving the answer (%s characters so far)", consult.Thousands(int64(len(answer))))
+		case reasoning > 0:
+			return fmt.Sprintf("model thinking (%s reasoning tokens so far)", reasoning)
+		}
+	}
+	return string(c.currentPhase())
+}
+
 // progressMessage says what the call is doing, e.g.
 // "model thinking, 40s, 1,200 reasoning tokens" — at most consult.MaxProgressMessage chars.
 func (c *call) progressMessage(now time.Time) string {

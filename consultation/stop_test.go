@@ -205,3 +205,29 @@ func TestAdviceFitsTheCause(t *testing.T) {
 		}
 	})
 }
+
+// TestInBandErrorAfterReasoning: an error event after the model reasoned names the phase
+// exactly (thinking, with its tokens) and keeps the usage the event carried. The event's
+// shape is OpenRouter's mid-stream error (openrouter.ai/docs/api-reference/streaming,
+// "Error handling during streaming": an "error" object with code and message, and
+// finish_reason "error" on the choice), with the usage block its chunks carry.
+func TestInBandErrorAfterReasoning(t *testing.T) {
+	t.Parallel()
+	think := func(s string) string {
+		return `{"id":"gen-2","provider":"Google","model":"google/gemini-2.5-pro","object":"chat.completion.chunk","created":1763900000,"choices":[{"index":0,"delta":{"role":"assistant","content":"","reasoning":"` + s + `"},"finish_reason":null,"native_finish_reason":null,"logprobs":null}]}`
+	}
+	const failure = `{"id":"gen-2","provider":"Google","model":"google/gemini-2.5-pro","object":"chat.completion.chunk","created":1763900000,"error":{"code":502,"message":"Provider returned error","metadata":{"raw":"output token limit reached while thinking","provider_name":"Google"}},"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error","native_finish_reason":"MAX_TOKENS"}],"usage":{"prompt_tokens":812,"completion_tokens":4096,"total_tokens":4908,"completion_tokens_details":{"reasoning_tokens":4096},"cost":0.04197}}`
+	srv, svc := upstream(t, 0)
+	srv.SetDefault(fake.Script{Body: sse(think("Let me look at the handler first and then at the tests. "), think("The retry loop is in consult, the budget is the deadline, and so on at length."), failure)})
+	res := svc.Consult(context.Background(), goArgs(sampleTree(t), "model", "google/gemini-2.5-pro|thinking"), nil)
+	sum := summaryOf(t, res)
+	if !res.IsError || !strings.Contains(res.Text, "while model thinking (") || strings.Contains(res.Text, "first token") {
+		t.Errorf("result does not name the thinking phase:\n%s", res.Text)
+	}
+	if sum.Error == nil || sum.Error.Class != ClassOutputLimit || sum.Error.Retryable || sum.Attempts != 1 {
+		t.Errorf("error %+v after %d attempts, want output_limit, not retryable, not retried", sum.Error, sum.Attempts)
+	}
+	if sum.Usage == nil || sum.Usage.Reasoning != 4096 || sum.Usage.Input != 812 || sum.Usage.CostUSD == nil {
+		t.Errorf("usage = %+v, want the error event's (812 in, 4,096 reasoning, a cost)", sum.Usage)
+	}
+}

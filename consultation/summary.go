@@ -108,7 +108,7 @@ func (c *call) summary(kind string, rep *Report) *Summary {
 // text's first line when it has none.
 func (c *call) errorResult(info ErrorInfo, text string, rep *Report) Result {
 	s := c.summary(KindError, rep)
-	s.Phase = string(c.currentPhase())
+	s.Phase = c.phaseNow()
 	s.Report = rep
 	if info.Message == "" {
 		info.Message = firstLine(text)

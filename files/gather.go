@@ -87,7 +87,8 @@ const window = 32
 // Gather walks opt.Root and returns the files matching opt.Pattern, with what was skipped
 // and why. A bad pattern gives an error wrapping ErrBadPattern. Problems with single files
 // or directories (permissions, links) are skips, not errors; only an unusable Root or the
-// end of ctx stop the walk, and ctx's end gives an error wrapping ctx.Err().
+// end of ctx stop the walk, and ctx's end gives an error wrapping ctx.Err() together with
+// what had been kept so far (in path order, skips counted by the readers only).
 func Gather(ctx context.Context, opt Options) (*Gathered, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("gathering files: %w", err)
@@ -204,7 +205,9 @@ func (g *gatherer) run() (*Gathered, error) {
 		select {
 		case r, ok = <-results:
 		case <-g.ctx.Done():
-			return nil, fmt.Errorf("gathering files: %w", g.ctx.Err())
+			// What was kept so far, for the report of a call that ran out of time.
+			return &Gathered{Files: out.Files, Bytes: out.Bytes, Skipped: skips.list(), Withheld: out.Withheld},
+				fmt.Errorf("gathering files: %w", g.ctx.Err())
 		}
 		if !ok {
 			break
@@ -235,10 +238,7 @@ func (g *gatherer) run() (*Gathered, error) {
 		}
 	}
 	<-walked
-	if err := g.ctx.Err(); err != nil {
-		return nil, fmt.Errorf("gathering files: %w", err)
-	}
-	if walkErr != nil {
+	if walkErr != nil && g.ctx.Err() == nil {
 		return nil, fmt.Errorf("gathering files: %w", walkErr)
 	}
 	for _, label := range g.ir.unused {
@@ -248,6 +248,9 @@ func (g *gatherer) run() (*Gathered, error) {
 	out.Skipped = skips.list()
 	out.Withheld = append(out.Withheld, g.withheld...)
 	slices.SortFunc(out.Withheld, func(a, b Withheld) int { return strings.Compare(a.Path, b.Path) })
+	if err := g.ctx.Err(); err != nil {
+		return &out, fmt.Errorf("gathering files: %w", err) // what was kept before the end
+	}
 	return &out, nil
 }
 

@@ -160,6 +160,16 @@ func (c *chatClient) stream(ctx context.Context, req Request, params openai.Chat
 
 	err := stream.Err()
 	var se *ssestream.StreamError
+	if errors.As(err, &se) && usage == nil {
+		// An error event may carry the usage so far (OpenRouter sends it when a reasoning
+		// model hits its limit mid-stream): the tokens were spent, so keep them.
+		var tail struct {
+			Usage *openai.CompletionUsage `json:"usage"`
+		}
+		if json.Unmarshal(se.Event.Data, &tail) == nil && tail.Usage != nil {
+			resp.Usage = chatUsage(*tail.Usage)
+		}
+	}
 	if err != nil && finished && ctx.Err() == nil && !errors.As(err, &se) {
 		// The answer was complete; only the tail (usage, [DONE]) was lost.
 		c.log.Debug("stream failed after the finish", "provider", c.name, "error", c.redact.clean(err.Error()))
@@ -306,7 +316,18 @@ func (c *chatClient) convert(ctx context.Context, err error, httpResp *http.Resp
 		} else if strings.Contains(strings.ToLower(code+env.Error.Type), "rate_limit") {
 			kind = RateLimited
 		}
-		return &Error{Provider: c.name, Kind: refine(kind, code, env.Error.text()), Code: code,
+		// The choice's native reason says what the generic error hides ("MAX_TOKENS").
+		var choices struct {
+			Choices []struct {
+				Native string `json:"native_finish_reason"`
+			} `json:"choices"`
+		}
+		_ = json.Unmarshal(se.Event.Data, &choices)
+		detail := env.Error.text()
+		if len(choices.Choices) > 0 && choices.Choices[0].Native != "" {
+			detail += " (" + choices.Choices[0].Native + ")"
+		}
+		return &Error{Provider: c.name, Kind: refine(kind, code, detail), Code: code,
 			Message: c.redact.clean(env.Error.text()), InBand: true, Partial: partial,
 			RetryAfter: retryInText(env.Error.text())}
 	}

@@ -43,6 +43,10 @@ const (
 	ContextLength Kind = "context length exceeded"
 	// Canceled: the call's context ended (deadline, cancellation, idle timeout).
 	Canceled Kind = "canceled"
+	// OutputLimit: the model reached its output-token limit and the stream ended in an error
+	// (a reasoning model that spent the limit thinking). Sending it again would spend the
+	// same tokens on the same end.
+	OutputLimit Kind = "output limit reached"
 	// ContentFiltered: the provider's safety or policy filter refused the prompt (Gemini's
 	// promptFeedback.blockReason).
 	ContentFiltered Kind = "blocked by the provider's content filter"
@@ -189,6 +193,7 @@ func kindForStatus(status int) Kind {
 
 var (
 	contextLengthRE = regexp.MustCompile(`(?i)context[ _-]?length|context window|maximum number of tokens|too many tokens|prompt is too long|input is too long|reduce the length`)
+	outputLimitRE   = regexp.MustCompile(`(?i)(output|completion|max(imum)?)[ _-]?tokens?\b.{0,40}\b(limit|reached|exceeded)|output token limit|\bMAX_TOKENS\b`)
 	overloadRE      = regexp.MustCompile(`(?i)overload|capacity|unavailable|try again later`)
 	notFoundRE      = regexp.MustCompile(`(?i)not a valid model|model .*(not found|does not exist)|no endpoints found|is not found`)
 	authRE          = regexp.MustCompile(`(?i)api key not valid|invalid api key|incorrect api key|no auth credentials`)
@@ -222,7 +227,10 @@ func refine(kind Kind, code, message string) Kind {
 			return NotFound
 		}
 	case Server:
-		if overloadRE.MatchString(text) {
+		switch {
+		case outputLimitRE.MatchString(text):
+			return OutputLimit
+		case overloadRE.MatchString(text):
 			return Overloaded
 		}
 	}
