@@ -29,6 +29,7 @@ const (
 	PhaseValidating Phase = "validating arguments"
 	PhaseGathering  Phase = "gathering files"
 	PhaseCounting   Phase = "counting tokens"
+	PhaseLookup     Phase = "looking up the model"
 	PhaseWaiting    Phase = "waiting for the first token"
 	PhaseReceiving  Phase = "receiving the answer"
 )
@@ -297,6 +298,7 @@ func (c *call) run(ctx context.Context) Result {
 		}
 		return c.errorResult(ErrorInfo{Class: ClassNotFound}, "No files matched. "+rep.Text()+noMatchHint(c.req), rep)
 	}
+	c.setPhase(PhaseLookup)
 	w, known, err := c.lookupWindow(ctx)
 	if ctx.Err() != nil {
 		return c.stopped(ctx)
