@@ -34,20 +34,7 @@ func TestBigAnswerMemory(t *testing.T) {
 	}, "\n") + "\n"
 	cmd := exec.Command(binary, "openrouter", "--base-url", srv.BaseURL())
 	cmd.Env = []string{"HOME=" + t.TempDir(), "OPENROUTER_API_KEY=test-key-0123456789abcdef"}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
+	stdin, stdout, errb := startPiped(t, cmd)
 	peak := watchPeak(cmd)
 	io.WriteString(stdin, in)
 	r := bufio.NewReaderSize(stdout, 1<<20)

@@ -339,20 +339,7 @@ func TestQuietStderr(t *testing.T) {
 	// draws a warning, rightly.
 	cmd := exec.Command(binary, "openrouter", "--base-url", srv.BaseURL(), "--results-dir", t.TempDir())
 	cmd.Env = append(os.Environ(), "OPENROUTER_API_KEY=sk-or-test")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
+	stdin, stdout, errb := startPiped(t, cmd)
 	io.WriteString(stdin, in)
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -381,26 +368,14 @@ func TestKeyNeverPrinted(t *testing.T) {
 	srv := fake.New(t, fake.OpenRouter)
 	srv.Push(fake.Script{Status: 401}, fake.Answer("fine"), fake.Script{Status: 500}, fake.Script{Status: 500}, fake.Script{Status: 500}, fake.Script{Status: 500})
 	dir := fixture(t)
-	var out, errb bytes.Buffer
+	var out bytes.Buffer
 	in := strings.Join([]string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"consultation","arguments":{"path":"` + dir + `","pattern":"**/*.go","query":"q","model":"google/gemini-2.5-pro"}}}`,
 	}, "\n") + "\n"
 	cmd := exec.Command(binary, "openrouter", key, "--base-url", srv.BaseURL(), "--log-level", "debug")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
+	stdin, stdout, errb := startPiped(t, cmd)
 	io.WriteString(stdin, in)
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -423,4 +398,25 @@ func TestKeyNeverPrinted(t *testing.T) {
 			t.Errorf("the API key appears on %s", name)
 		}
 	}
+}
+
+// startPiped starts cmd with pipes to its stdin and stdout and its stderr collected, and
+// kills it at the end of the test if it is still running.
+func startPiped(t *testing.T, cmd *exec.Cmd) (io.WriteCloser, io.Reader, *bytes.Buffer) {
+	t.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errb := &bytes.Buffer{}
+	cmd.Stderr = errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return stdin, stdout, errb
 }
