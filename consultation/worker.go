@@ -1,6 +1,7 @@
 package consultation
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -294,12 +295,18 @@ func jobRecord(job WorkerJob) results.Record {
 	}
 }
 
+// phaseStarting is the phase of a background consultation whose worker has not reported yet.
+const phaseStarting = "starting the background worker"
+
 // runningFromRecord is "still running" for a consultation known from its record.
 func runningFromRecord(j *Jobs, rec results.Record, why string) Result {
-	sum := &Summary{Kind: KindRunning, ID: rec.ID, Model: rec.Model, ElapsedSeconds: time.Since(rec.Created).Round(time.Millisecond).Seconds()}
+	// Until the worker reports (it starts, gathers and counts first), it is starting, with
+	// nothing streamed: the fields are there all the same.
+	sum := &Summary{Kind: KindRunning, ID: rec.ID, Model: rec.Model, ElapsedSeconds: time.Since(rec.Created).Round(time.Millisecond).Seconds(),
+		Phase: phaseStarting, Streamed: &StreamedSummary{}}
 	var sizes, streamed string
 	if p := rec.Progress; p != nil {
-		sum.Phase, sum.Attempts = p.Phase, p.Attempts
+		sum.Phase, sum.Attempts = cmp.Or(p.Phase, phaseStarting), p.Attempts
 		if p.Files > 0 {
 			sum.Files, sum.Bytes, sum.PromptTokens = p.Files, p.Bytes, p.PromptTokens
 			sizes = fmt.Sprintf("; %s %s, %s, %s prompt tokens", consult.Thousands(int64(p.Files)), plural(p.Files, "file", "files"), p.Bytes, p.PromptTokens)

@@ -76,8 +76,9 @@ func checkRunning(t *testing.T, call callOutcome, timeout int) string {
 	if secs, ok := sc["elapsed_seconds"].(float64); !ok || secs < float64(timeout)*0.9 {
 		t.Errorf("structuredContent.elapsed_seconds = %#v, want about %d", sc["elapsed_seconds"], timeout)
 	}
-	if got := sc["attempts"]; got != 1.0 {
-		t.Errorf("structuredContent.attempts = %v, want 1 (the model request is under way)", got)
+	// Under load the worker may still be gathering at the timeout: then no attempt yet.
+	if got := sc["attempts"]; got != 1.0 && !(got == 0.0 && sc["phase"] != "waiting for the first token") {
+		t.Errorf("structuredContent.attempts = %v in phase %v, want 1 (the model request is under way)", got, sc["phase"])
 	}
 	streamed, ok := sc["streamed"].(map[string]any)
 	if !ok {
