@@ -63,6 +63,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=$(BENCHTIME) -count=3 ./files/
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=1x -count=3 ./tokens/
 	$(GO) test -run '^$$' -bench . -benchmem -count=3 ./results/
+	$(GO) test -run '^$$' -bench GOROOT -benchmem -benchtime=5x -count=3 ./secrets/
 
 # Each fuzz target briefly (go test takes -fuzz for one package at a time). The seed corpora
 # in each package's testdata/fuzz/ also run as ordinary tests in `make test`.
@@ -71,6 +72,7 @@ fuzz:
 	$(GO) test ./files        -run '^$$' -fuzz '^FuzzCheckPattern$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./models       -run '^$$' -fuzz '^FuzzParseSpec$$'    -fuzztime $(FUZZTIME)
 	$(GO) test ./results      -run '^$$' -fuzz '^FuzzParseID$$'      -fuzztime $(FUZZTIME)
+	$(GO) test ./secrets      -run '^$$' -fuzz '^FuzzRedact$$'       -fuzztime $(FUZZTIME)
 
 clean:
 	rm -rf bin dist
