@@ -137,31 +137,35 @@ func beat(ctx context.Context, r Reporter, interval time.Duration, msg func(time
 			n++
 			r.Progress(float64(n), msg(time.Now()))
 		}
+		// send reports now, unless within the quiet time before the deadline (judged at the
+		// time of sending: on a busy machine a tick can be delivered late); false when ctx
+		// has ended (a tick and the end raced: the end wins).
+		send := func() bool {
+			if ctx.Err() != nil {
+				return false
+			}
+			now := time.Now()
+			if !deadline.IsZero() && deadline.Sub(now) < quietBeforeEnd {
+				return true
+			}
+			n++
+			r.Progress(float64(n), msg(now))
+			return true
+		}
 		for {
 			select {
 			case <-hb.stop:
 				return
 			case <-ctx.Done():
 				return
-			case now := <-t.C:
-				if ctx.Err() != nil { // the tick and the end raced: the end wins
+			case <-t.C:
+				if !send() {
 					return
 				}
-				if !deadline.IsZero() && deadline.Sub(now) < quietBeforeEnd {
-					continue
-				}
-				n++
-				r.Progress(float64(n), msg(now))
 			case <-hb.kick: // something changed that the client should hear of now
-				now := time.Now()
-				if ctx.Err() != nil {
+				if !send() {
 					return
 				}
-				if !deadline.IsZero() && deadline.Sub(now) < quietBeforeEnd {
-					continue
-				}
-				n++
-				r.Progress(float64(n), msg(now))
 			}
 		}
 	}()

@@ -96,9 +96,10 @@ func (c *call) streamWithRetries(ctx context.Context, preq providers.Request) (*
 			return resp, err, failed, why
 		}
 		failed[len(failed)-1].wait = wait
-		c.log(LevelWarning, fmt.Sprintf("attempt %d of %d failed (%v); retrying in %s", n, consult.MaxAttempts, err, formatDuration(wait)))
+		// The phase first: the notice below sends a progress report at once, which must say so.
 		c.setLiveStream(nil) // the failed attempt's stream says nothing of the wait
 		c.setPhase(Phase(fmt.Sprintf("waiting to retry (attempt %d of %d in %s)", n+1, consult.MaxAttempts, formatDuration(wait))))
+		c.log(LevelWarning, fmt.Sprintf("attempt %d of %d failed (%v); retrying in %s", n, consult.MaxAttempts, err, formatDuration(wait)))
 		c.alive.pause()
 		select {
 		case <-ctx.Done():
