@@ -134,10 +134,13 @@ func TestWorkerLimitAndCancel(t *testing.T) {
 	if !strings.Contains(text, "--background-workers") || !strings.Contains(text, "1 of at most 1") {
 		t.Errorf("a second worker over the limit: %s", text)
 	}
+	// On a busy machine the worker may still be starting: wait for its model request.
 	var upstream *fake.Request
-	for _, r := range srv.Requests() {
-		if strings.Contains(r.Path, "chat/completions") {
-			upstream = r
+	for deadline := time.Now().Add(10 * time.Second); upstream == nil && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		for _, r := range srv.Requests() {
+			if strings.Contains(r.Path, "chat/completions") {
+				upstream = r
+			}
 		}
 	}
 	if upstream == nil || upstream.ClientGone() {
