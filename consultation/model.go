@@ -28,10 +28,6 @@ type Model interface {
 
 var _ Model = providers.Provider(nil)
 
-// windowLookupMax bounds the context-window look-up: it is a convenience, and must never
-// eat the time the model needs.
-const windowLookupMax = 5 * time.Second
-
 // systemPrompt frames every consultation.
 const systemPrompt = "You are a senior software engineer answering a question about the files below, which are the only context you have. Answer from them, cite file paths when you refer to code, and say so when the files do not contain the answer."
 
@@ -75,11 +71,7 @@ func (s *stream) snapshot() (text string, reasoning consult.Tokens, started bool
 func (c *call) lookupWindow(ctx context.Context) (consult.Tokens, bool, error) {
 	id := c.req.Model.ID
 	if c.svc.Model != nil && id != "" {
-		limit := windowLookupMax
-		if dl, ok := ctx.Deadline(); ok {
-			limit = min(limit, time.Until(dl)/4)
-		}
-		lctx, cancel := context.WithTimeout(ctx, limit)
+		lctx, cancel := context.WithTimeout(ctx, budgetOf(ctx).lookup())
 		w, ok, err := c.svc.Model.ContextWindow(lctx, id)
 		cancel()
 		switch {

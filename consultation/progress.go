@@ -37,10 +37,6 @@ const (
 // idle timeout.
 var ErrIdleTimeout = errors.New("upstream idle timeout")
 
-// quietBeforeEnd is how close to the deadline no heartbeat is sent: a notification sent just
-// before the result can reach the client after it.
-const quietBeforeEnd = 500 * time.Millisecond
-
 // liveness tracks upstream activity for one call: bytes seen at the HTTP transport and when.
 // While paused (between attempts, when no request is in flight) silence does not count.
 type liveness struct {
@@ -126,7 +122,7 @@ func beat(ctx context.Context, r Reporter, interval time.Duration, msg func(time
 	if r == nil || interval <= 0 {
 		return hb
 	}
-	deadline, _ := ctx.Deadline()
+	b := budgetOf(ctx)
 	hb.done.Add(1)
 	go func() {
 		defer hb.done.Done()
@@ -145,7 +141,7 @@ func beat(ctx context.Context, r Reporter, interval time.Duration, msg func(time
 				return false
 			}
 			now := time.Now()
-			if !deadline.IsZero() && deadline.Sub(now) < quietBeforeEnd {
+			if b.quiet(now) {
 				return true
 			}
 			n++

@@ -85,9 +85,10 @@ func (c *call) streamWithRetries(ctx context.Context, preq providers.Request) (*
 		if n >= consult.MaxAttempts {
 			return resp, err, failed, fmt.Sprintf("gave up after %d attempts, the most one call makes", n)
 		}
-		left := time.Until(deadlineOf(ctx))
+		b := budgetOf(ctx)
+		left := b.left()
 		wait := backoff(n, err, left, rnd)
-		if wait+consult.MinAttemptTime > left {
+		if !b.roomForAttempt(wait) {
 			why := fmt.Sprintf("gave up after %d %s: %s left before the deadline", n, plural(n, "attempt", "attempts"), left.Round(100*time.Millisecond))
 			if ra := retryAfterOf(err); ra > 0 {
 				why += fmt.Sprintf(", and the provider asked to wait %s", ra.Round(100*time.Millisecond))
@@ -107,14 +108,6 @@ func (c *call) streamWithRetries(ctx context.Context, preq providers.Request) (*
 		case <-time.After(wait):
 		}
 	}
-}
-
-// deadlineOf is ctx's deadline, or far in the future.
-func deadlineOf(ctx context.Context) time.Time {
-	if dl, ok := ctx.Deadline(); ok {
-		return dl
-	}
-	return time.Now().Add(24 * time.Hour)
 }
 
 // describeAttempts lists failed attempts, each once with its cause, how long it took and the
