@@ -133,8 +133,8 @@ func (c *call) upstreamFailure(err error, resp *providers.Response, rep *Report,
 	var pe *providers.Error
 	switch {
 	case gaveUp != "":
-		fmt.Fprintf(&b, "The model call failed: %s, %s in all. Attempts:%s",
-			gaveUp, formatDuration(time.Since(c.start)), describeAttempts(c.failed))
+		fmt.Fprintf(&b, "The model call failed while %s: %s, %s in all. Attempts:%s",
+			c.phaseNow(), gaveUp, formatDuration(time.Since(c.start)), describeAttempts(c.failed))
 	case errors.Is(err, providers.ContextLength):
 		window := "window unknown"
 		if rep.ContextWindow > 0 {

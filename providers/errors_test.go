@@ -422,3 +422,27 @@ func TestRetryHint(t *testing.T) {
 		})
 	}
 }
+
+// TestRefineOutputLimit: a server error whose text or native reason says the output-token
+// limit was reached is an output limit, which a retry would only repeat; other server errors
+// stay retryable. These are classifier inputs, not recorded provider events.
+func TestRefineOutputLimit(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		message string
+		want    Kind
+	}{
+		{"Provider returned error (output token limit reached while thinking)", OutputLimit},
+		{"Provider returned error (MAX_TOKENS)", OutputLimit},
+		{"max_tokens limit reached", OutputLimit},
+		{"Provider disconnected unexpectedly", Server},
+		{"The model is overloaded. Please try again later.", Overloaded},
+	} {
+		if got := refine(Server, "", tc.message); got != tc.want {
+			t.Errorf("refine(Server, %q) = %v, want %v", tc.message, got, tc.want)
+		}
+	}
+	if Retryable(&Error{Kind: OutputLimit}) {
+		t.Error("an output-limit error is retryable")
+	}
+}
