@@ -49,6 +49,7 @@ func New(cfg Config) *server.MCPServer {
 	hooks.AddBeforeCallTool(rememberRequestID)
 	levels := &levelChoices{}
 	hooks.AddBeforeSetLevel(levels.note)
+	hooks.AddOnUnregisterSession(levels.forget)
 	s := server.NewMCPServer("consult", consult.Version,
 		server.WithToolCapabilities(false),
 		server.WithHooks(hooks),
@@ -94,6 +95,11 @@ func (l *levelChoices) note(ctx context.Context, _ any, _ *mcp.SetLevelRequest) 
 	if s := server.ClientSessionFromContext(ctx); s != nil {
 		l.sessions.Store(s.SessionID(), true)
 	}
+}
+
+// forget drops a session that ended, so a long-lived HTTP server keeps no entry per past session.
+func (l *levelChoices) forget(_ context.Context, s server.ClientSession) {
+	l.sessions.Delete(s.SessionID())
 }
 
 // chosen reports whether the client of ctx's session chose a log level.
