@@ -19,13 +19,11 @@ const (
 )
 
 // Summary is the structured content of every consultation result: the same figures as the
-// text, for programs. Its JSON shape is declared as the tool's output schema.
+// text, for programs. The tools' output schema is derived from it (package tooldefs reads
+// the tags: desc, enum, and schema:"list" for what only a listing holds).
 type Summary struct {
 	// Kind is "answer", "dry_run", "error", "running" or "list".
-	Kind string `json:"kind"`
-	// Error says, for kind "error", what failed, for programs: class, message, whether a
-	// retry may help, and the provider's status, code and requested delay.
-	Error *ErrorInfo `json:"error,omitempty"`
+	Kind string `json:"kind" enum:"answer,dry_run,error,running|list"`
 	// ID names a consultation started with on_timeout "continue", for consultation_result.
 	ID string `json:"id,omitempty"`
 	// Answer is the model's answer (absent when written to OutputFile; partial on error).
@@ -39,14 +37,16 @@ type Summary struct {
 	Bytes        consult.Bytes  `json:"bytes"`
 	PromptTokens consult.Tokens `json:"prompt_tokens"`
 	// Usage is what the provider reported.
-	Usage *UsageSummary `json:"usage,omitempty"`
+	Usage *UsageSummary `json:"usage,omitempty" desc:"input, output, reasoning, cached tokens; cost_usd"`
+	// Streamed counts what a running consultation has received so far.
+	Streamed *StreamedSummary `json:"streamed,omitempty" desc:"tokens so far"`
 	// Truncated is true when the answer is incomplete; TruncatedBy says why.
 	Truncated bool `json:"truncated,omitempty"`
 	// TruncatedBy is [TruncatedByOutputLimit] or [TruncatedByAnswerCap] when Truncated.
-	TruncatedBy string `json:"truncated_by,omitempty"`
+	TruncatedBy string `json:"truncated_by,omitempty" enum:"output_limit,answer_cap"`
 	// StopReason is the provider's own reason the model stopped ("STOP", "length",
 	// "SAFETY", "content_filter (SAFETY)").
-	StopReason string `json:"stop_reason,omitempty"`
+	StopReason string `json:"stop_reason,omitempty" schema:"undeclared"`
 	// Phase is where a failed call stopped.
 	Phase string `json:"phase,omitempty"`
 	// ElapsedSeconds is the call's wall time; Attempts counts model requests sent.
@@ -54,14 +54,15 @@ type Summary struct {
 	Attempts       int     `json:"attempts"`
 	// Report is the full size report (dry runs and size-related failures).
 	Report *Report `json:"report,omitempty"`
+	// Error says, for kind "error", what failed, for programs: class, message, whether a
+	// retry may help, and the provider's status, code and requested delay.
+	Error *ErrorInfo `json:"error,omitempty" desc:"class, message, retryable"`
 	// Withheld and Redacted list the files held back as possible secrets and the files
 	// sent with secrets replaced (answers; dry runs and failures have them in Report).
-	Withheld []files.Withheld `json:"withheld,omitempty"`
-	Redacted []files.Redacted `json:"redacted,omitempty"`
-	// Streamed counts what a running consultation has received so far.
-	Streamed *StreamedSummary `json:"streamed,omitempty"`
+	Withheld []files.Withheld `json:"withheld,omitempty" schema:"undeclared"`
+	Redacted []files.Redacted `json:"redacted,omitempty" schema:"undeclared"`
 	// Consultations lists the known consultations (kind "list").
-	Consultations []ListEntry `json:"consultations,omitempty"`
+	Consultations []ListEntry `json:"consultations,omitempty" schema:"list" desc:"id, status, created, query"`
 }
 
 // StreamedSummary is what a running consultation has received from the model so far.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -39,7 +40,7 @@ func TestInstructions(t *testing.T) {
 					t.Errorf("first sentence lacks %q: %s", want, first)
 				}
 			}
-			for _, want := range []string{tooldefs.TimeoutRule, "consultation_result"} {
+			for _, want := range []string{srv.TimeoutRule(), "consultation_result"} {
 				if !strings.Contains(got, want) {
 					t.Errorf("instructions lack %q:\n%s", want, got)
 				}
@@ -53,7 +54,7 @@ func TestInstructions(t *testing.T) {
 // model when it initializes.
 func TestInstructionsServed(t *testing.T) {
 	t.Parallel()
-	svc := &consultation.Service{DefaultModel: "gpt-4.1"}
+	svc := &consultation.Service{DefaultModel: "gpt-4.1", DefaultTimeout: 45 * time.Second}
 	c, err := client.NewInProcessClient(New(Config{Service: svc, Provider: "openai"}))
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +71,7 @@ func TestInstructionsServed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := res.Instructions, Instructions(tooldefs.Server{Provider: "openai", Model: "gpt-4.1"}, false); got != want {
+	if got, want := res.Instructions, Instructions(tooldefs.Server{Provider: "openai", Model: "gpt-4.1", DefaultTimeout: 45 * time.Second}, false); got != want {
 		t.Errorf("instructions = %q, want %q", got, want)
 	}
 	tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
@@ -79,5 +80,8 @@ func TestInstructionsServed(t *testing.T) {
 	}
 	if d := tools.Tools[0].Description; !strings.Contains(d, "This server uses openai; default model gpt-4.1.") {
 		t.Errorf("consultation description does not name the server:\n%s", d)
+	}
+	if got := tools.Tools[0].InputSchema.Properties["timeout"].(map[string]any)["default"]; got != 45.0 {
+		t.Errorf("advertised timeout default = %v, want the server's 45", got)
 	}
 }

@@ -43,7 +43,7 @@ func New(cfg Config) *server.MCPServer {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	srv := tooldefs.Server{Provider: cfg.Provider, Model: cfg.Service.DefaultModel}
+	srv := tooldefs.Server{Provider: cfg.Provider, Model: cfg.Service.DefaultModel, DefaultTimeout: cfg.Service.DefaultTimeout}
 	instructions := Instructions(srv, cfg.Service.Jobs != nil)
 	hooks := &server.Hooks{}
 	hooks.AddBeforeCallTool(rememberRequestID)
@@ -77,7 +77,7 @@ func Instructions(srv tooldefs.Server, background bool) string {
 	}
 	b.WriteString(". Try dry_run first on large trees.")
 	if background {
-		b.WriteString(" " + tooldefs.TimeoutRule + ` Collect a "still running" answer with consultation_result.`)
+		b.WriteString(" " + srv.TimeoutRule() + ` Collect a "still running" answer with consultation_result.`)
 	}
 	return b.String()
 }

@@ -4,14 +4,19 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	consult "github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/consultation"
 	"github.com/consultmcp/consult/tokens"
 )
 
@@ -83,7 +88,7 @@ func TestDescriptionNamesServer(t *testing.T) {
 	t.Parallel()
 	for _, srv := range []Server{golden, {Provider: "openai", Model: "gpt-4.1"}, {Provider: "gemini", Model: "gemini-2.5-flash"}} {
 		d := Consultation(srv).Description
-		for _, want := range []string{"This server uses " + srv.Provider + "; default model " + srv.Model + ".", TimeoutRule} {
+		for _, want := range []string{"This server uses " + srv.Provider + "; default model " + srv.Model + ".", srv.TimeoutRule()} {
 			if !strings.Contains(d, want) {
 				t.Errorf("description for %+v lacks %q:\n%s", srv, want, d)
 			}
@@ -94,24 +99,64 @@ func TestDescriptionNamesServer(t *testing.T) {
 	}
 }
 
-func TestSchemaDeclaresEveryArgument(t *testing.T) {
-	tool := Consultation(golden)
-	want := []string{"path", "pattern", "query", "model", "exclude_pattern", "timeout", "output_file", "dry_run", "on_timeout"}
-	for _, name := range want {
-		if _, ok := tool.InputSchema.Properties[name]; !ok {
-			t.Errorf("consultation schema lacks argument %q", name)
+
+// TestAdvertisedDefaultTimeout: the schema's timeout default and the description's rule are
+// the server's configured default, not the built-in one.
+func TestAdvertisedDefaultTimeout(t *testing.T) {
+	t.Parallel()
+	for _, def := range []time.Duration{0, 60 * time.Second, 5 * time.Second} {
+		srv := Server{Provider: "openai", Model: "gpt-4.1", DefaultTimeout: def}
+		want := def
+		if want == 0 {
+			want = consult.DefaultTimeout
+		}
+		tool := Consultation(srv)
+		p := tool.InputSchema.Properties["timeout"].(map[string]any)
+		if got := p["default"]; got != want.Seconds() {
+			t.Errorf("DefaultTimeout %v: schema default %v, want %v", def, got, want.Seconds())
+		}
+		if rule := fmt.Sprintf("(default timeout %g s)", want.Seconds()); !strings.Contains(tool.Description, rule) {
+			t.Errorf("DefaultTimeout %v: description lacks %q:\n%s", def, rule, tool.Description)
 		}
 	}
-	if got := len(tool.InputSchema.Properties); got != len(want) {
-		t.Errorf("consultation declares %d arguments, want %d", got, len(want))
-	}
-	req := map[string]bool{}
-	for _, r := range tool.InputSchema.Required {
-		req[r] = true
-	}
-	for _, r := range []string{"path", "pattern", "query"} {
-		if !req[r] {
-			t.Errorf("argument %q is not required", r)
+}
+
+// TestOutputSchemaDeclaresSummary: every field of the structured result is declared in the
+// output schema with the type its JSON has, unless tagged undeclared; a listing only in
+// consultation_result's.
+func TestOutputSchemaDeclaresSummary(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		tool    mcp.Tool
+		listing bool
+	}{{Consultation(golden), false}, {Result(), true}} {
+		var schema struct {
+			Properties map[string]struct {
+				Type string   `json:"type"`
+				Enum []string `json:"enum"`
+			} `json:"properties"`
+		}
+		if err := json.Unmarshal(tc.tool.RawOutputSchema, &schema); err != nil {
+			t.Fatalf("%s: %v", tc.tool.Name, err)
+		}
+		typ := reflect.TypeFor[consultation.Summary]()
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			p, ok := schema.Properties[name]
+			switch tag := f.Tag.Get("schema"); {
+			case tag == "undeclared" || tag == "list" && !tc.listing:
+				if ok {
+					t.Errorf("%s declares %q", tc.tool.Name, name)
+				}
+			case !ok:
+				t.Errorf("%s does not declare %q", tc.tool.Name, name)
+			case p.Type != jsonType(f.Type):
+				t.Errorf("%s declares %q as %s, want %s", tc.tool.Name, name, p.Type, jsonType(f.Type))
+			}
+		}
+		if got := slices.Contains(schema.Properties["kind"].Enum, consultation.KindList); got != tc.listing {
+			t.Errorf("%s: kind may be %q: %v, want %v", tc.tool.Name, consultation.KindList, got, tc.listing)
 		}
 	}
 }
