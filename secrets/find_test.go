@@ -9,15 +9,9 @@ import (
 
 // findResult is what a find leaves: whether it found a private key and, when not, the
 // secrets it recorded, in order.
-func findResult(in []byte, keys, each bool) (bool, []span) {
+func findResult(in []byte, keys bool, find func(*scan) bool) (bool, []span) {
 	s := scan{content: in, keys: keys}
-	var key bool
-	if each {
-		key = s.findEach()
-	} else {
-		key = s.find()
-	}
-	if key {
+	if find(&s) {
 		return true, nil
 	}
 	slices.SortFunc(s.spans, func(a, b span) int {
@@ -26,15 +20,17 @@ func findResult(in []byte, keys, each bool) (bool, []span) {
 	return false, s.spans
 }
 
-// checkFind fails t when find (the one-pass scan where there is one) and findEach (a
-// bytes.IndexByte pass per anchor) disagree on in.
+// checkFind fails t when a one-pass find (see finders) and findEach (a bytes.IndexByte
+// pass per anchor) disagree on in.
 func checkFind(t *testing.T, in []byte) {
 	t.Helper()
 	for _, keys := range []bool{false, true} {
-		gotKey, got := findResult(in, keys, false)
-		wantKey, want := findResult(in, keys, true)
-		if gotKey != wantKey || !slices.Equal(got, want) {
-			t.Fatalf("keys %v: find = %v %v, findEach = %v %v on %q", keys, gotKey, got, wantKey, want, in)
+		wantKey, want := findResult(in, keys, (*scan).findEach)
+		for name, find := range finders() {
+			gotKey, got := findResult(in, keys, find)
+			if gotKey != wantKey || !slices.Equal(got, want) {
+				t.Fatalf("keys %v: %s = %v %v, findEach = %v %v on %q", keys, name, gotKey, got, wantKey, want, in)
+			}
 		}
 	}
 }

@@ -9,8 +9,8 @@ import (
 // for the rules) replaced by "[REDACTED <kind>]", and the distinct kinds found, sorted.
 // With nothing found it returns content itself, without copying or allocating, and nil.
 //
-// The scan looks for a few anchor bytes with bytes.IndexByte, each rare in source code or
-// checked in a few comparisons; only where the bytes around an anchor spell a rule's
+// The scan looks for a few anchor bytes (see find), each rare in source code or checked in
+// a few comparisons; only where the bytes around an anchor spell a rule's
 // fixed prefix does a rule's regular expression run, over that token alone.
 func Redact(content []byte) ([]byte, []string) {
 	out, kinds, _ := scanContent(content, false)
