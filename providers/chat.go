@@ -28,14 +28,11 @@ type chatClient struct {
 	log    *slog.Logger
 }
 
-func newChatClient(name string, cfg Config, defaultBase string, extra ...option.RequestOption) (chatClient, error) {
+func newChatClient(name string, cfg Config, extra ...option.RequestOption) (chatClient, error) {
 	if strings.TrimSpace(cfg.APIKey) == "" {
 		return chatClient{}, fmt.Errorf("%s: no API key: pass it as an argument or set %s", name, keyEnv(name))
 	}
-	base := cfg.BaseURL
-	if base == "" {
-		base = defaultBase
-	}
+	base := baseURL(name, cfg)
 	hc := *cfg.httpClient()
 	hc.Transport = &chatTransport{base: hc.Transport}
 	opts := []option.RequestOption{

@@ -153,19 +153,6 @@ func Retryable(err error) bool {
 	return false
 }
 
-// keyEnv names the environment variable that holds a provider's key.
-func keyEnv(provider string) string {
-	switch provider {
-	case NameOpenRouter:
-		return "OPENROUTER_API_KEY"
-	case NameOpenAI:
-		return "OPENAI_API_KEY"
-	case NameGemini:
-		return "GEMINI_API_KEY or GOOGLE_API_KEY"
-	}
-	return "the provider's key variable"
-}
-
 // kindForStatus maps an HTTP status (or an in-band numeric code) to a Kind.
 func kindForStatus(status int) Kind {
 	switch {

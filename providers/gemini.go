@@ -15,9 +15,6 @@ import (
 	"github.com/consultmcp/consult"
 )
 
-// DefaultGeminiBaseURL is the Gemini API's public endpoint.
-const DefaultGeminiBaseURL = "https://generativelanguage.googleapis.com/"
-
 // Gemini talks to the Gemini API through google.golang.org/genai, streaming
 // (:streamGenerateContent?alt=sse), with automatic continuation off and no HTTP retry
 // options (genai's default is none).
@@ -39,10 +36,7 @@ func NewGemini(cfg Config) (*Gemini, error) {
 	if strings.TrimSpace(cfg.APIKey) == "" {
 		return nil, fmt.Errorf("%s: no API key: pass it as an argument or set %s", NameGemini, keyEnv(NameGemini))
 	}
-	base := cfg.BaseURL
-	if base == "" {
-		base = DefaultGeminiBaseURL
-	}
+	base := baseURL(NameGemini, cfg)
 	hc := *cfg.httpClient()
 	hc.Transport = &geminiTransport{base: hc.Transport}
 	client, err := genai.NewClient(context.Background(), &genai.ClientConfig{

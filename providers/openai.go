@@ -11,9 +11,6 @@ import (
 	"github.com/consultmcp/consult"
 )
 
-// DefaultOpenAIBaseURL is OpenAI's public endpoint.
-const DefaultOpenAIBaseURL = "https://api.openai.com/v1"
-
 // OpenAI talks to OpenAI's chat-completions API (or any compatible endpoint) through
 // openai-go, streaming, with the SDK's retries off.
 type OpenAI struct {
@@ -24,7 +21,7 @@ var _ Provider = (*OpenAI)(nil)
 
 // NewOpenAI returns an OpenAI provider. cfg.APIKey is required.
 func NewOpenAI(cfg Config) (*OpenAI, error) {
-	c, err := newChatClient(NameOpenAI, cfg, DefaultOpenAIBaseURL)
+	c, err := newChatClient(NameOpenAI, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -10,13 +10,6 @@ import (
 	"github.com/consultmcp/consult"
 )
 
-// Provider names, as used on the command line and in [Provider.Name].
-const (
-	NameOpenRouter = "openrouter"
-	NameOpenAI     = "openai"
-	NameGemini     = "gemini"
-)
-
 // Output-token defaults.
 const (
 	// DefaultAnswerTokens is the room left for the visible answer when thinking has a token
