@@ -123,9 +123,9 @@ type Provider interface {
 	Stream(ctx context.Context, req Request, obs Observer) (*Response, error)
 	// ContextWindow reports the model's input context size in tokens when known
 	// (OpenRouter: GET /models, cached in-process for [ModelsTTL]; Gemini: models.get
-	// inputTokenLimit; OpenAI: a small built-in table). ok is false when the size is
-	// unknown. The look-up is bounded by ctx. A model the provider does not list gives a
-	// [NotFound] error.
+	// inputTokenLimit; OpenAI: none, its API publishes none). ok is false when the size is
+	// unknown: callers then use the one table, models.KnownWindow. The look-up is bounded by
+	// ctx. A model the provider does not list gives a [NotFound] error.
 	ContextWindow(ctx context.Context, model string) (window consult.Tokens, ok bool, err error)
 }
 
