@@ -57,7 +57,7 @@ func (k Kind) Error() string { return string(k) }
 
 // Error is a provider failure. Its message never contains the API key.
 type Error struct {
-	// Provider is "openrouter", "openai" or "gemini".
+	// Provider is the provider's name in [Registry] ("openrouter", "openai", "gemini").
 	Provider string
 	// Kind classifies the failure.
 	Kind Kind

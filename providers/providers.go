@@ -110,7 +110,7 @@ type Observer interface {
 
 // Provider sends a consultation to one model provider.
 type Provider interface {
-	// Name is "openrouter", "openai" or "gemini".
+	// Name is the provider's name in [Registry] ("openrouter", "openai", "gemini").
 	Name() string
 	// Stream sends req once (no retries inside) and blocks until the answer is complete, ctx
 	// ends, or the upstream fails. obs may be nil.
