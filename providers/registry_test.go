@@ -1,6 +1,9 @@
 package providers
 
 import (
+	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,5 +72,33 @@ func TestAuthAdvice(t *testing.T) {
 		if want := "(the key argument or " + strings.Join(s.KeyEnv, " or ") + ")"; !strings.HasSuffix(e.Error(), want) {
 			t.Errorf("%s: error = %q, want it to end %q", s.Name, e.Error(), want)
 		}
+	}
+}
+
+// TestReadmeProviderTable: README's provider table lists exactly the registry's providers,
+// each with its key variables in order and its default model, so the two cannot drift.
+func TestReadmeProviderTable(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(b), "| provider | key variables | default model |\n| --- | --- | --- |\n")
+	if !ok {
+		t.Fatal("README has no provider table")
+	}
+	var got []string
+	for line := range strings.Lines(table) {
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		got = append(got, strings.TrimSpace(line))
+	}
+	var want []string
+	for _, s := range Registry() {
+		want = append(want, fmt.Sprintf("| %s | `%s` | `%s` |", s.Name, strings.Join(s.KeyEnv, "`, then `"), s.DefaultModel))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("README's provider table:\n%s\nwant, from the registry:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
