@@ -104,17 +104,24 @@ func TestLoadOverStdio(t *testing.T) {
 }
 
 // TestDeadlineFromArrivalUnderLoad: 200 concurrent consultations with timeout 2 over one
-// stdio session, against an upstream that answers after 1 s, all end (answer or timeout)
-// within 2.2 s of being sent, although mcp-go runs at most WorkerPoolSize at once: the
-// deadline runs from arrival, and a call that waited for a worker past it is answered at
-// once. Prints the figures; skipped under -short (make bench runs it).
+// stdio session all end (answer or timeout) within 2.2 s of being sent, although mcp-go runs
+// at most WorkerPoolSize at once: the deadline runs from arrival, and a call that waited for
+// a worker past it is answered at once, in phase "queued", sending nothing upstream. With
+// 1 s answers the second hundred start at about 1 s; with 3 s answers they wait past their
+// deadline. Prints the figures; skipped under -short (make bench runs it).
 func TestDeadlineFromArrivalUnderLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load test: make bench runs it")
 	}
+	for _, answer := range []time.Duration{time.Second, 3 * time.Second} {
+		t.Run(answer.String()+" answers", func(t *testing.T) { deadlineUnderLoad(t, answer) })
+	}
+}
+
+func deadlineUnderLoad(t *testing.T, answer time.Duration) {
 	const calls, timeout, within = 200, 2, 2200 * time.Millisecond
 	srv := fake.New(t, fake.OpenRouter)
-	srv.SetDefault(fake.Script{Steps: []fake.Step{fake.Sleep(time.Second), fake.Text("ok")}})
+	srv.SetDefault(fake.Script{Steps: []fake.Step{fake.Sleep(answer), fake.Text("ok")}})
 	dir := goTree(t)
 	base := &http.Transport{MaxIdleConnsPerHost: calls}
 	defer base.CloseIdleConnections()
@@ -211,8 +218,8 @@ func TestDeadlineFromArrivalUnderLoad(t *testing.T) {
 		}
 	}
 	upstream := srv.Count("chat/completions")
-	t.Logf("%d concurrent calls, timeout %d s, 1 s upstream answers, %d workers: %d answered, timeouts by phase %v; the last ended %v after it was sent; %d upstream requests",
-		calls, timeout, WorkerPoolSize, answered, phases, slowest.Round(time.Millisecond), upstream)
+	t.Logf("%d concurrent calls, timeout %d s, %v upstream answers, %d workers: %d answered, timeouts by phase %v; the last ended %v after it was sent; %d upstream requests",
+		calls, timeout, answer, WorkerPoolSize, answered, phases, slowest.Round(time.Millisecond), upstream)
 	if queued := phases[string(consultation.PhaseQueued)]; upstream > calls-queued {
 		t.Errorf("%d upstream requests, but %d calls ended queued: a queued call sent something", upstream, queued)
 	}
