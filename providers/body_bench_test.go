@@ -1,0 +1,59 @@
+package providers
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/consultmcp/consult/files"
+	"github.com/consultmcp/consult/providers/fake"
+)
+
+// gatherNetHTTP gathers the .go files of GOROOT/src/net/http (about 2.3 MB), the tree the
+// memory figures in README are measured on.
+func gatherNetHTTP(tb testing.TB) *files.Gathered {
+	tb.Helper()
+	root := filepath.Join(runtime.GOROOT(), "src", "net", "http")
+	if _, err := os.Stat(root); err != nil {
+		tb.Skipf("no GOROOT tree: %v", err)
+	}
+	g, err := files.Gather(context.Background(), files.Options{Root: root, Pattern: "**/*.go",
+		MaxFileBytes: 1 << 40, MaxTotalBytes: 1 << 40, MaxFiles: 1 << 30})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return g
+}
+
+// BenchmarkSendNetHTTP builds and sends one request carrying GOROOT/src/net/http to each
+// provider's fake (which discards the body), thinking on: B/op is what one call allocates,
+// prompt included, against the gathered bytes reported as prompt_MB.
+func BenchmarkSendNetHTTP(b *testing.B) {
+	g := gatherNetHTTP(b)
+	for _, fc := range flavors {
+		b.Run(fc.name, func(b *testing.B) {
+			srv := fake.New(b, fc.flavor)
+			srv.DiscardBodies()
+			srv.SetDefault(fake.Script{Steps: fake.Chunks("ok", 2), Model: fc.model})
+			p, err := fc.newP(Config{APIKey: testKey, BaseURL: srv.BaseURL()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			send := func() {
+				req := Request{Model: fc.model, Thinking: Thinking{On: true}, System: "Be brief.",
+					Prompt: files.Layout(g.Files, "What does the server do?")}
+				if _, err := p.Stream(context.Background(), req, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			send() // the first call pays for the connection and the heap's growth
+			b.ReportAllocs()
+			for b.Loop() {
+				send()
+			}
+			b.ReportMetric(float64(g.Bytes)/1e6, "prompt_MB")
+		})
+	}
+}
