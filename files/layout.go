@@ -58,9 +58,11 @@ func NewPrompt(files []File, query string) *Prompt {
 	p := &Prompt{files: slices.Clone(files), fences: make([]int, len(files)), query: query}
 	slices.SortStableFunc(p.files, func(a, b File) int { return cmp.Compare(a.Path, b.Path) })
 	p.size = len(layoutIntro) + 1 + len(layoutQuestion) + len(query)
+	var scratch []byte
 	for i, f := range p.files {
 		p.fences[i] = max(3, longestBacktickRun(f.Content)+1)
-		p.size += len(fileHeader(nil, f.Path, p.fences[i])) + len(f.Content) + p.fences[i] + 1
+		scratch = fileHeader(scratch[:0], f.Path, p.fences[i])
+		p.size += len(scratch) + len(f.Content) + p.fences[i] + 1
 		if needsNewline(f.Content) {
 			p.size++
 		}

@@ -27,9 +27,10 @@ func gatherNetHTTP(tb testing.TB) *files.Gathered {
 	return g
 }
 
-// BenchmarkSendNetHTTP builds and sends one request carrying GOROOT/src/net/http to each
-// provider's fake (which discards the body), thinking on: B/op is what one call allocates,
-// prompt included, against the gathered bytes reported as prompt_MB.
+// BenchmarkSendNetHTTP lays out, encodes and sends one request carrying GOROOT/src/net/http
+// to each provider's fake (which discards the body), thinking on, as a consultation does:
+// B/op is what one call allocates, body included, against the gathered bytes reported as
+// prompt_MB.
 func BenchmarkSendNetHTTP(b *testing.B) {
 	g := gatherNetHTTP(b)
 	for _, fc := range flavors {
@@ -42,9 +43,12 @@ func BenchmarkSendNetHTTP(b *testing.B) {
 				b.Fatal(err)
 			}
 			send := func() {
-				req := Request{Model: fc.model, Thinking: Thinking{On: true}, System: "Be brief.",
-					Prompt: files.Layout(g.Files, "What does the server do?")}
-				if _, err := p.Stream(context.Background(), req, nil); err != nil {
+				body, err := p.(Encoder).Encode(Request{Model: fc.model, Thinking: Thinking{On: true}, System: "Be brief.",
+					Text: files.NewPrompt(g.Files, "What does the server do?").Pieces})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := p.Stream(context.Background(), Request{Body: body}, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
