@@ -2,8 +2,10 @@ package providers
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Body is a request encoded for one provider: the JSON the provider receives, built once
@@ -56,16 +58,19 @@ func spliceMessage(name string, envelope []byte, req Request) (*Body, error) {
 			Message: "cannot encode the request: the model or system instruction holds " + promptMark}
 	}
 	raw, escaped := messageLen(req)
-	data := make([]byte, 0, len(envelope)-len(promptMark)+escaped)
-	data = append(data, envelope[:i+1]...)
+	data := make([]byte, len(envelope)-len(promptMark)+escaped)
+	n := copy(data, envelope[:i+1])
 	if req.Text != nil {
 		for piece := range req.Text {
-			data = appendEscaped(data, piece)
+			n += escapeTo(data[n:], piece)
 		}
 	} else {
-		data = appendEscaped(data, req.Prompt)
+		n += escapeTo(data[n:], bytesOf(req.Prompt))
 	}
-	data = append(data, envelope[i+1+len(promptMark):]...)
+	if n += copy(data[n:], envelope[i+1+len(promptMark):]); n != len(data) {
+		// The pieces changed between the two passes over Text.
+		return nil, &Error{Provider: name, Kind: BadRequest, Message: "cannot encode the request: the message changed while it was written"}
+	}
 	meta := req
 	meta.Prompt, meta.Text, meta.Body = "", nil, nil
 	return &Body{provider: name, req: meta, data: data, prompt: raw}, nil
@@ -74,7 +79,7 @@ func spliceMessage(name string, envelope []byte, req Request) (*Body, error) {
 // messageLen returns the user message's length, raw and JSON-escaped.
 func messageLen(req Request) (raw, escaped int) {
 	if req.Text == nil {
-		return len(req.Prompt), escapedLen(req.Prompt)
+		return len(req.Prompt), escapedLen(bytesOf(req.Prompt))
 	}
 	for piece := range req.Text {
 		raw += len(piece)
@@ -83,101 +88,120 @@ func messageLen(req Request) (raw, escaped int) {
 	return raw, escaped
 }
 
-// plain marks the ASCII bytes a JSON string holds as they are.
-var plain = func() (t [utf8.RuneSelf]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
+// bytesOf views s as bytes without copying it; the view is only read.
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+// asciiLen is the escaped length of each ASCII byte: 1 as it is, 2 for a two-byte escape,
+// 6 for \u00XX.
+var asciiLen = func() (t [utf8.RuneSelf]byte) {
+	for c := range t {
+		switch {
+		case c >= 0x20 && c != '"' && c != '\\':
+			t[c] = 1
+		case shortEscape[c] != 0:
+			t[c] = 2
+		default:
+			t[c] = 6
+		}
 	}
 	return t
 }()
 
-// escapedLen is the length of s as a JSON string's content: the length appendEscaped writes.
-func escapedLen[T string | []byte](s T) int {
+// shortEscape is the letter of the two-byte escapes ("\n"); 0 for the others.
+var shortEscape = [utf8.RuneSelf]byte{'"': '"', '\\': '\\', '\n': 'n', '\r': 'r', '\t': 't', '\b': 'b', '\f': 'f'}
+
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// plainWord reports whether the 8 bytes of w are all ASCII a JSON string holds as they
+// are: none is a control character, '"', '\\' or above 0x7f. (x-lsb)&^x has a byte's top bit
+// set where x has a zero byte, exactly whenever it has one; so does (w-0x20*lsb)&^w for
+// a byte under 0x20 when no byte is above 0x7f, the case w's own top bits cover.
+func plainWord(w uint64) bool {
+	q := w ^ ('"' * lsb)
+	b := w ^ ('\\' * lsb)
+	return (w|(w-0x20*lsb)&^w|(q-lsb)&^q|(b-lsb)&^b)&msb == 0
+}
+
+// escapedLen is the length of s as a JSON string's content: what escapeTo writes.
+func escapedLen(s []byte) int {
 	n := 0
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case plain[c]:
-				n++
-			case c == '"', c == '\\', c == '\n', c == '\r', c == '\t', c == '\b', c == '\f':
-				n += 2
-			default:
-				n += 6 // \u00XX
-			}
-			i++
+		if i+8 <= len(s) && plainWord(binary.LittleEndian.Uint64(s[i:])) {
+			n += 8
+			i += 8
 			continue
 		}
-		r, size := decodeRune(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			n += 6 // \ufffd
-		case r == '\u2028' || r == '\u2029':
-			n += 6
-		default:
-			n += size
+		// A word that needs escaping: its bytes one by one (a rune may run past it).
+		for end := min(i+8, len(s)); i < end; {
+			c := s[i]
+			if c < utf8.RuneSelf {
+				n += int(asciiLen[c])
+				i++
+				continue
+			}
+			r, size := utf8.DecodeRune(s[i:])
+			switch {
+			case r == utf8.RuneError && size == 1, r == '\u2028', r == '\u2029':
+				n += 6 // \ufffd, \u2028, \u2029
+			default:
+				n += size
+			}
+			i += size
 		}
-		i += size
 	}
 	return n
 }
 
-// appendEscaped appends s as the content of a JSON string, escaped as encoding/json does
-// (without its HTML escaping, which JSON does not need): quote, backslash and control
-// characters escaped, invalid UTF-8 replaced by U+FFFD, U+2028 and U+2029 escaped.
-func appendEscaped[T string | []byte](dst []byte, s T) []byte {
-	const hex = "0123456789abcdef"
-	start := 0
+// escapeTo writes s at the start of dst as the content of a JSON string, escaped as
+// encoding/json does without its HTML escaping (which JSON does not need): quote,
+// backslash and control characters escaped, invalid UTF-8 replaced by U+FFFD, U+2028 and
+// U+2029 escaped. dst must have room for escapedLen(s) bytes; it returns that length.
+func escapeTo(dst, s []byte) int {
+	n := 0
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if plain[c] {
-				i++
+		if i+8 <= len(s) {
+			if w := binary.LittleEndian.Uint64(s[i:]); plainWord(w) {
+				binary.LittleEndian.PutUint64(dst[n:], w)
+				n += 8
+				i += 8
 				continue
 			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
 		}
-		r, size := decodeRune(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
+		// A word that needs escaping: its bytes one by one (a rune may run past it).
+		for end := min(i+8, len(s)); i < end; {
+			n, i = escapeOne(dst, n, s, i)
 		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
 	}
-	return append(dst, s[start:]...)
+	return n
 }
 
-// decodeRune decodes the rune at the start of s (converting at most utf8.UTFMax bytes,
-// which does not allocate).
-func decodeRune[T string | []byte](s T) (rune, int) {
-	return utf8.DecodeRuneInString(string(s[:min(len(s), utf8.UTFMax)]))
+// escapeOne escapes the byte or rune of s at i into dst at n, and returns both advanced.
+func escapeOne(dst []byte, n int, s []byte, i int) (int, int) {
+	const hex = "0123456789abcdef"
+	if c := s[i]; c < utf8.RuneSelf {
+		switch asciiLen[c] {
+		case 1:
+			dst[n] = c
+			n++
+		case 2:
+			dst[n], dst[n+1] = '\\', shortEscape[c]
+			n += 2
+		default:
+			n += copy(dst[n:], []byte{'\\', 'u', '0', '0', hex[c>>4], hex[c&0xf]})
+		}
+		return n, i + 1
+	}
+	r, size := utf8.DecodeRune(s[i:])
+	switch {
+	case r == utf8.RuneError && size == 1:
+		n += copy(dst[n:], `\ufffd`)
+	case r == '\u2028' || r == '\u2029':
+		n += copy(dst[n:], []byte{'\\', 'u', '2', '0', '2', hex[r&0xf]})
+	default:
+		n += copy(dst[n:], s[i:i+size])
+	}
+	return n, i + size
 }

@@ -61,3 +61,20 @@ func BenchmarkSendNetHTTP(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkEncodeNetHTTP encodes (sizes, then escapes) GOROOT/src/net/http into one body,
+// without sending it: the CPU cost of the one copy.
+func BenchmarkEncodeNetHTTP(b *testing.B) {
+	g := gatherNetHTTP(b)
+	p, err := NewOpenAI(Config{APIKey: testKey, BaseURL: "http://127.0.0.1:1"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(g.Bytes))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.Encode(Request{Model: "o3", Text: files.NewPrompt(g.Files, "Why?").Pieces}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
