@@ -68,6 +68,8 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=1x -count=3 ./tokens/
 	$(GO) test -run '^$$' -bench . -benchmem -count=3 ./results/
 	$(GO) test -run '^$$' -bench GOROOT -benchmem -benchtime=5x -count=3 ./secrets/
+	$(GO) test -run '^$$' -bench NetHTTP -benchmem -benchtime=10x -count=3 ./providers/
+	$(GO) test -run '^TestLoadNetHTTP$$' -count=1 -v ./consultation/
 
 # Each fuzz target briefly (go test takes -fuzz for one package at a time). The seed corpora
 # in each package's testdata/fuzz/ also run as ordinary tests in `make test`.
