@@ -68,7 +68,7 @@ func spliceMessage(name string, envelope []byte, req Request) (*Body, error) {
 		n += escapeTo(data[n:], bytesOf(req.Prompt))
 	}
 	if n += copy(data[n:], envelope[i+1+len(promptMark):]); n != len(data) {
-		// The pieces changed between the two passes over Text.
+		// Text yielded less the second time than the first.
 		return nil, &Error{Provider: name, Kind: BadRequest, Message: "cannot encode the request: the message changed while it was written"}
 	}
 	meta := req

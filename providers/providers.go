@@ -52,7 +52,8 @@ type Request struct {
 	Prompt string
 	// Text is the user message in pieces (files.Prompt.Pieces), escaped straight into the
 	// request body so that the body is the message's only copy; each piece is read only
-	// while it is yielded, and Text is called twice (to size the body, then to fill it).
+	// while it is yielded. Text is called twice (to size the body, then to fill it) and must
+	// yield the same bytes both times.
 	Text iter.Seq[[]byte]
 	// Body, when set, is this request already encoded by the provider's [Encoder.Encode]:
 	// Stream sends exactly its bytes and reads no other field.
