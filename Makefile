@@ -68,6 +68,8 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=1x -count=3 ./tokens/
 	$(GO) test -run '^$$' -bench . -benchmem -count=3 ./results/
 	$(GO) test -run '^$$' -bench GOROOT -benchmem -benchtime=5x -count=3 ./secrets/
+	$(GO) test -run '^$$' -bench NetHTTP -benchmem -benchtime=10x -count=3 ./providers/
+	$(GO) test -run '^TestLoadNetHTTP$$' -count=1 -v ./consultation/
 	$(GO) test -count=1 -v -run '^TestDeadlineFromArrivalUnderLoad$$' ./mcpserver/
 	$(GO) test -count=1 -v -timeout 15m -run '^TestInflightBoundsMemory$$' ./cmd/consult/
 
