@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/consultmcp/consult"
 )
@@ -38,6 +40,7 @@ func TestKnownCounts(t *testing.T) {
 		{"\xff", 1},
 	}
 	c := NewCounter()
+	vocabulary()
 	t.Logf("vocabulary loaded in %v", loadTime)
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%.20q", tt.text), func(t *testing.T) {
@@ -369,6 +372,53 @@ func TestCountAllDeadline(t *testing.T) {
 	if _, err := NewCounter().CountAll(ctx, [][]byte{[]byte("a")}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("err = %v, want context.DeadlineExceeded", err)
 	}
+}
+
+// freshProcessEnv, set, makes TestVocabularyInBackground do its checks: they need a
+// process in which no vocabulary was loaded yet, so the test runs itself again in one.
+const freshProcessEnv = "TOKENS_FRESH_PROCESS"
+
+// TestVocabularyInBackground: NewCounter returns before the vocabulary is loaded; a
+// CountAll whose context ends while it loads returns the context's error and counts
+// nothing; one with time waits for it and counts; and the vocabulary loads once.
+func TestVocabularyInBackground(t *testing.T) {
+	if os.Getenv(freshProcessEnv) == "" {
+		t.Parallel()
+		cmd := exec.Command(os.Args[0], "-test.run=^TestVocabularyInBackground$", "-test.v")
+		cmd.Env = append(os.Environ(), freshProcessEnv+"=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS: TestVocabularyInBackground") {
+			t.Fatalf("the test in a fresh process: %v\n%s", err, out)
+		}
+		t.Logf("in a fresh process:\n%s", out)
+		return
+	}
+	start := time.Now()
+	c := NewCounter()
+	made := time.Since(start)
+	select {
+	case <-vocabularyReady:
+		t.Fatalf("NewCounter returned after %v with the vocabulary loaded, want it loading in the background", made)
+	default:
+	}
+	t.Logf("NewCounter returned in %v", made)
+	texts := [][]byte{[]byte("hello world")}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Microsecond)
+	defer cancel()
+	got, err := c.CountAll(ctx, texts)
+	if !errors.Is(err, context.DeadlineExceeded) || got[0] != NotCounted {
+		t.Errorf("CountAll with 1µs while loading = %v, %v; want [NotCounted], context.DeadlineExceeded", got, err)
+	}
+	got, err = c.CountAll(context.Background(), texts)
+	if err != nil || got[0] != 2 {
+		t.Errorf("CountAll = %v, %v; want [2], nil", got, err)
+	}
+	first := vocabulary()
+	NewCounter()
+	if vocabulary() != first {
+		t.Error("a second Counter loaded the vocabulary again")
+	}
+	t.Logf("vocabulary loaded in %v", loadTime)
 }
 
 // TestConcurrent hammers one Counter from many goroutines, with a tiny cache so that
