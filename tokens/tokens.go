@@ -1,8 +1,8 @@
 // Package tokens counts tokens exactly with OpenAI's o200k_base encoding, offline.
 //
 // The vocabulary is embedded in the binary (tiktoken's o200k_base.tiktoken, the only one
-// embedded, checked against tiktoken's SHA-256; see vocabData) and loaded in the
-// background when the first Counter is made: nothing is downloaded or read from disk, at
+// embedded, checked against tiktoken's SHA-256; see vocabData) and loaded once per
+// process, in the background after [Preload] or by the first count: nothing is downloaded or read from disk, at
 // start-up or ever, and the package has no network code. The tokenizer itself is in this package (o200k.go): it counts exactly like
 // github.com/pkoukk/tiktoken-go, which the tests check on a varied corpus, against
 // Python's regex module, and by fuzzing, at about 30 times its speed (about 100 MB/s on
@@ -41,8 +41,8 @@ const cacheGeneration = 1 << 15
 
 // vocabulary loads the o200k_base vocabulary once per process, however many Counters
 // exist: it hashes and parses 200k base64 lines embedded in the binary and fills a
-// character-class table, in about 0.1 s, leaving about 9 MB on the heap. [NewCounter]
-// starts it in the background; whatever counts first waits for it.
+// character-class table, in about 50 ms, leaving about 10 MB on the heap. [Preload]
+// starts it in the background; otherwise the first count does.
 var vocabulary = sync.OnceValue(func() *bpe {
 	start := time.Now()
 	fillClassTable()
@@ -59,11 +59,16 @@ var vocabulary = sync.OnceValue(func() *bpe {
 // vocabularyReady is closed once the vocabulary is loaded.
 var vocabularyReady = make(chan struct{})
 
-// loadVocabulary starts loading the vocabulary in the background unless it is loaded.
-func loadVocabulary() {
-	select {
-	case <-vocabularyReady:
-	default:
+// loadStarted is set by the first [Preload].
+var loadStarted atomic.Bool
+
+// Preload starts loading the vocabulary in the background, unless that has started
+// already, and returns at once. A server calls it once it has answered its first
+// requests, so that its first consultation finds the vocabulary ready without the load
+// slowing those answers; a command that is about to count calls it before gathering the
+// files, to load while they are read. Without Preload, the first count loads it.
+func Preload() {
+	if loadStarted.CompareAndSwap(false, true) {
 		go vocabulary()
 	}
 }
@@ -76,7 +81,7 @@ func awaitVocabulary(ctx context.Context) error {
 		return nil
 	default:
 	}
-	loadVocabulary()
+	Preload()
 	select {
 	case <-vocabularyReady:
 		return nil
@@ -101,18 +106,16 @@ type Counter struct {
 	tokenized atomic.Int64
 }
 
-// NewCounter returns a Counter with an empty cache, at once. The first call in a process
-// starts loading the vocabulary in the background (about 0.1 s; once per process, shared
-// by every Counter), so that a server answers its first requests without waiting for it
-// and its first count usually finds it ready. A count that comes sooner waits for the
-// load: [Counter.CountAll] as long as its context allows, [Counter.Count] and
+// NewCounter returns a Counter with an empty cache, at once: it does not load the
+// vocabulary (about 50 ms, once per process, shared by every Counter). [Preload] starts
+// that in the background; a count that comes before the vocabulary is loaded waits for
+// it, [Counter.CountAll] as long as its context allows, [Counter.Count] and
 // [Counter.CountString] until it is done.
 func NewCounter() *Counter {
 	return newCounter(cacheGeneration)
 }
 
 func newCounter(generation int) *Counter {
-	loadVocabulary()
 	return &Counter{
 		seed:   maphash.MakeSeed(),
 		cache:  cache{limit: generation},
@@ -182,7 +185,7 @@ func jsonText(s string) string {
 // CountAll counts every text, in parallel on runtime.GOMAXPROCS(0) goroutines, and
 // returns the counts in the order of texts. Each count is the one [Counter.Count] gives.
 //
-// CountAll waits for the vocabulary if it is still loading (see [NewCounter]), and checks
+// CountAll waits for the vocabulary if it is not loaded yet (see [NewCounter]), and checks
 // ctx then and before each text. When ctx ends before every text is counted, it
 // returns ctx.Err() as soon as the texts already being counted are done (about 0.1 s for
 // a 1 MiB text), together with a slice of len(texts) in which the texts that were counted
