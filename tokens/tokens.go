@@ -2,8 +2,9 @@
 //
 // The vocabulary is embedded in the binary (tiktoken's o200k_base.tiktoken, the only one
 // embedded, checked against tiktoken's SHA-256; see vocabData) and loaded once per
-// process, in the background after [Preload] or by the first count: nothing is downloaded or read from disk, at
-// start-up or ever, and the package has no network code. The tokenizer itself is in this package (o200k.go): it counts exactly like
+// process, in the background after [Preload] or by the first count: nothing is downloaded
+// or read from disk, at start-up or ever, and the package has no network code. The
+// tokenizer itself is in this package (o200k.go): it counts exactly like
 // github.com/pkoukk/tiktoken-go, which the tests check on a varied corpus, against
 // Python's regex module, and by fuzzing, at about 30 times its speed (about 100 MB/s on
 // two cores, against 3 MB/s); see the benchmarks. github.com/tiktoken-go/tokenizer, the
