@@ -71,8 +71,9 @@ func loadBPE() (*bpe, error) {
 // must hold size tokens.
 //
 // The tokens are decoded into one buffer that the map's keys share, rather than one
-// allocation per token: that halves the time of the load, most of which was allocating
-// and collecting 200k small strings.
+// allocation per token: 516 allocations instead of 200,257, and the whole load takes
+// 36-41 ms instead of 46-62 (BenchmarkLoadVocabulary), 63-94 ms instead of 84-153 in a
+// fresh process, whose memory is not yet mapped.
 func parseVocab(data []byte, size int) (*bpe, error) {
 	ranks := make(map[string]uint32, size)
 	// Decoded, each token is at most 3/4 of its base64, so the buffer never grows and

@@ -42,8 +42,8 @@ const cacheGeneration = 1 << 15
 
 // vocabulary loads the o200k_base vocabulary once per process, however many Counters
 // exist: it hashes and parses 200k base64 lines embedded in the binary and fills a
-// character-class table, in about 50 ms, leaving about 10 MB on the heap. [Preload]
-// starts it in the background; otherwise the first count does.
+// character-class table, in 60-95 ms in a fresh process, leaving about 10 MB on the
+// heap. [Preload] starts it in the background; otherwise the first count does.
 var vocabulary = sync.OnceValue(func() *bpe {
 	start := time.Now()
 	fillClassTable()
@@ -108,7 +108,7 @@ type Counter struct {
 }
 
 // NewCounter returns a Counter with an empty cache, at once: it does not load the
-// vocabulary (about 50 ms, once per process, shared by every Counter). [Preload] starts
+// vocabulary (60-95 ms, once per process, shared by every Counter). [Preload] starts
 // that in the background; a count that comes before the vocabulary is loaded waits for
 // it, [Counter.CountAll] as long as its context allows, [Counter.Count] and
 // [Counter.CountString] until it is done.
