@@ -38,7 +38,9 @@ func TestLoadOverStdio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(Config{Service: &consultation.Service{Counter: tokens.NewCounter(), Model: p, DefaultModel: "google/gemini-2.5-pro"}})
+	counter := tokens.NewCounter()
+	counter.CountString("q") // loads the vocabulary (once per process) before the calls are timed
+	s := New(Config{Service: &consultation.Service{Counter: counter, Model: p, DefaultModel: "google/gemini-2.5-pro"}})
 	clientIn, serverOut := io.Pipe()
 	serverIn, clientOut := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())

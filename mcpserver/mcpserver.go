@@ -18,6 +18,7 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/tokens"
 	"github.com/consultmcp/consult/tooldefs"
 )
 
@@ -57,6 +58,11 @@ func New(cfg Config) *server.MCPServer {
 	levels := &levelChoices{}
 	hooks.AddBeforeSetLevel(levels.note)
 	hooks.AddOnUnregisterSession(levels.forget)
+	// The token vocabulary loads in the background once a client has the tool list (or at
+	// its first call, if it never asks for the list): initialize and tools/list are answered
+	// without it taking the CPU, and the first consultation usually finds it loaded.
+	hooks.AddAfterListTools(func(context.Context, any, *mcp.ListToolsRequest, *mcp.ListToolsResult) { tokens.Preload() })
+	hooks.AddBeforeCallTool(func(context.Context, any, *mcp.CallToolRequest) { tokens.Preload() })
 	s := server.NewMCPServer("consult", consult.Version,
 		server.WithToolCapabilities(false),
 		server.WithHooks(hooks),

@@ -35,6 +35,7 @@ func runDryRun(ctx context.Context, args []string, getenv func(string) string, s
 		return exitCode(2)
 	}
 	svc := &consultation.Service{Counter: tokens.NewCounter()}
+	tokens.Preload() // while the files are gathered
 	raw := map[string]any{
 		consultation.ArgPath: *path, consultation.ArgPattern: *pattern, consultation.ArgQuery: *query,
 		consultation.ArgDryRun: true, consultation.ArgTimeout: timeout.Seconds(),

@@ -46,6 +46,9 @@ func newService(cfg config, logger *slog.Logger) (*consultation.Service, error) 
 			logger.Warn("background consultations run inside the server and end with it", "error", err)
 		}
 	}
+	if cfg.inWorker {
+		tokens.Preload() // a worker runs its consultation at once
+	}
 	svc := &consultation.Service{
 		Jobs:           consultation.NewJobs(jobsCfg),
 		AllowRoots:     roots,
