@@ -27,8 +27,6 @@ const (
 	// DefaultHeartbeat is the interval between progress notifications: well under the
 	// 25-60 s after which clients give up, and rare enough not to flood the transport.
 	DefaultHeartbeat = 10 * time.Second
-	// MinHeartbeat bounds the heartbeat from below so a typo cannot flood the client.
-	MinHeartbeat = 100 * time.Millisecond
 	// MaxProgressMessage is the longest progress message we send, in characters: clients
 	// show it in one status line.
 	MaxProgressMessage = 200
@@ -63,11 +61,6 @@ const (
 	// MaxQueryBytes is the longest question accepted: 256 KiB of question is already a
 	// document; put documents in files and gather them.
 	MaxQueryBytes Bytes = 256 << 10
-	// MaxModelLength is the longest model name accepted: provider ids are under 100 characters.
-	MaxModelLength = 200
-	// MaxThinkingBudget is the largest reasoning budget a `|thinking=N` suffix may ask for:
-	// no current model accepts more than 128k reasoning tokens.
-	MaxThinkingBudget Tokens = 128_000
 )
 
 // Model limits.
@@ -86,20 +79,11 @@ const (
 	// DefaultResultsTTL is how long a finished background answer is kept: a working day is
 	// enough to come back for it, and old answers describe code that has since changed.
 	DefaultResultsTTL = 24 * time.Hour
-	// MaxResultsBytes bounds the results directory: answers are tens of kilobytes, so 256 MiB
-	// holds thousands; beyond it the oldest are removed first.
-	MaxResultsBytes Bytes = 256 << 20
-	// MaxResults bounds the number of saved results, so listing and pruning stay fast.
-	MaxResults = 2000
 	// DefaultBackgroundWorkers is how many background consultations may run at once on
 	// one machine (counted over every server sharing the results directory): each is a
 	// worker process holding an upstream request, and a runaway agent must not start
 	// hundreds.
 	DefaultBackgroundWorkers = 8
-	// DefaultShutdownGrace is how long running background consultations get to finish and
-	// be saved when the server stops: clients and service managers wait about 10 s before
-	// they kill a server that was asked to stop.
-	DefaultShutdownGrace = 10 * time.Second
 	// DefaultWait is how long consultation_result waits for an answer when the caller sets
 	// no wait: under the ~25 s after which many clients give up on a call.
 	DefaultWait = 20 * time.Second

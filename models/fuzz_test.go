@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 	"unicode"
-
-	consult "github.com/consultmcp/consult"
 )
 
 // FuzzParseSpec checks that ParseSpec never panics, refuses with ErrBadModel, and that an
@@ -35,8 +33,8 @@ func FuzzParseSpec(f *testing.F) {
 			}
 			return
 		}
-		if len(raw) > consult.MaxModelLength {
-			t.Fatalf("accepted a %d-byte model; the limit is %d", len(raw), consult.MaxModelLength)
+		if len(raw) > MaxModelLength {
+			t.Fatalf("accepted a %d-byte model; the limit is %d", len(raw), MaxModelLength)
 		}
 		if spec.ID == "" {
 			t.Fatalf("accepted %q with an empty id", raw)
@@ -46,7 +44,7 @@ func FuzzParseSpec(f *testing.F) {
 				t.Fatalf("accepted %q: id %q contains %q", raw, spec.ID, r)
 			}
 		}
-		if spec.Budget < 0 || spec.Budget > consult.MaxThinkingBudget || (spec.Budget > 0 && !spec.Thinking) {
+		if spec.Budget < 0 || spec.Budget > MaxThinkingBudget || (spec.Budget > 0 && !spec.Thinking) {
 			t.Fatalf("accepted %q as %+v: budget out of range or without thinking", raw, spec)
 		}
 		if !strings.Contains(raw, "|") && (spec.Thinking || spec.ID != strings.TrimSpace(raw)) {

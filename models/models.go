@@ -12,6 +12,15 @@ import (
 	consult "github.com/consultmcp/consult"
 )
 
+// Limits of the model argument.
+const (
+	// MaxModelLength is the longest model name accepted: provider ids are under 100 characters.
+	MaxModelLength = 200
+	// MaxThinkingBudget is the largest reasoning budget a `|thinking=N` suffix may ask for:
+	// no current model accepts more than 128k reasoning tokens.
+	MaxThinkingBudget consult.Tokens = 128_000
+)
+
 // ErrBadModel is wrapped by every error ParseSpec returns.
 var ErrBadModel = errors.New("bad model")
 
@@ -42,8 +51,8 @@ func ParseSpec(raw string) (Spec, error) {
 	if raw == "" {
 		return Spec{}, nil
 	}
-	if len(raw) > consult.MaxModelLength {
-		return Spec{}, fmt.Errorf("%w: model is %d characters long; model ids are at most %d", ErrBadModel, len(raw), consult.MaxModelLength)
+	if len(raw) > MaxModelLength {
+		return Spec{}, fmt.Errorf("%w: model is %d characters long; model ids are at most %d", ErrBadModel, len(raw), MaxModelLength)
 	}
 	id, suffix, hasSuffix := strings.Cut(raw, "|")
 	id = strings.TrimSpace(id)
@@ -68,8 +77,8 @@ func ParseSpec(raw string) (Spec, error) {
 		return spec, nil
 	}
 	n, err := strconv.ParseInt(value, 10, 64)
-	if err != nil || n < 1 || consult.Tokens(n) > consult.MaxThinkingBudget {
-		return Spec{}, fmt.Errorf("%w: model %q: the thinking budget must be a whole number of tokens from 1 to %d; got %q", ErrBadModel, raw, consult.MaxThinkingBudget, value)
+	if err != nil || n < 1 || consult.Tokens(n) > MaxThinkingBudget {
+		return Spec{}, fmt.Errorf("%w: model %q: the thinking budget must be a whole number of tokens from 1 to %d; got %q", ErrBadModel, raw, MaxThinkingBudget, value)
 	}
 	spec.Budget = consult.Tokens(n)
 	return spec, nil

@@ -45,7 +45,7 @@ func TestParseSpecRejects(t *testing.T) {
 		{"o3|thinking=abc", "whole number"},
 		{"o3|thinking=999999999", "whole number"},
 		{"o3|thinking|thinking", "only suffix"},
-		{strings.Repeat("m", consult.MaxModelLength+1), "at most"},
+		{strings.Repeat("m", MaxModelLength+1), "at most"},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
 			_, err := ParseSpec(tc.in)

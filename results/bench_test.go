@@ -4,18 +4,16 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	consult "github.com/consultmcp/consult"
 )
 
-// fullStore returns a store at its count limit (consult.MaxResults records of about 20 KB,
+// fullStore returns a store at its count limit (MaxResults records of about 20 KB,
 // a typical answer), the case where every Save also prunes.
 func fullStore(b *testing.B) *Store {
 	b.Helper()
 	s := Open(b.TempDir(), 0, 0, 0)
 	answer := strings.Repeat("An answer line that quotes some code.\n", 500)
 	base := time.Now().Add(-time.Hour)
-	for i := range consult.MaxResults {
+	for i := range MaxResults {
 		at := base.Add(time.Duration(i) * time.Second)
 		if err := s.Save(Record{ID: NewID(at), Status: Done, Created: at, Query: "q", Text: answer, Answer: answer}); err != nil {
 			b.Fatal(err)
@@ -58,7 +56,7 @@ func BenchmarkListFull(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		recs, err := s.List(0)
-		if err != nil || len(recs) != consult.MaxResults {
+		if err != nil || len(recs) != MaxResults {
 			b.Fatal(len(recs), err)
 		}
 	}

@@ -42,6 +42,15 @@ import (
 	consult "github.com/consultmcp/consult"
 )
 
+// Bounds of the results directory.
+const (
+	// MaxResultsBytes bounds the results directory: answers are tens of kilobytes, so 256 MiB
+	// holds thousands; beyond it the oldest are removed first.
+	MaxResultsBytes consult.Bytes = 256 << 20
+	// MaxResults bounds the number of saved results, so listing and pruning stay fast.
+	MaxResults = 2000
+)
+
 // Status of a saved consultation.
 type Status string
 
@@ -182,7 +191,7 @@ type Store struct {
 
 // Open returns the store in dir, keeping records for ttl after their last update and at
 // most maxBytes and maxFiles of them; a zero (or negative) ttl, maxBytes or maxFiles takes
-// consult.DefaultResultsTTL, consult.MaxResultsBytes or consult.MaxResults. Open does no
+// consult.DefaultResultsTTL, MaxResultsBytes or MaxResults. Open does no
 // I/O: the directory is created (mode 0700, with its parents) by the first Save, so a
 // server that never saves never creates it.
 func Open(dir string, ttl time.Duration, maxBytes consult.Bytes, maxFiles int) *Store {
@@ -190,10 +199,10 @@ func Open(dir string, ttl time.Duration, maxBytes consult.Bytes, maxFiles int) *
 		ttl = consult.DefaultResultsTTL
 	}
 	if maxBytes <= 0 {
-		maxBytes = consult.MaxResultsBytes
+		maxBytes = MaxResultsBytes
 	}
 	if maxFiles <= 0 {
-		maxFiles = consult.MaxResults
+		maxFiles = MaxResults
 	}
 	return &Store{dir: dir, ttl: ttl, maxBytes: maxBytes, maxFiles: maxFiles, now: time.Now}
 }

@@ -171,8 +171,8 @@ func TestOpenDefaults(t *testing.T) {
 		wantBytes consult.Bytes
 		wantFiles int
 	}{
-		{"zero takes defaults", 0, 0, 0, consult.DefaultResultsTTL, consult.MaxResultsBytes, consult.MaxResults},
-		{"negative takes defaults", -time.Hour, -1, -1, consult.DefaultResultsTTL, consult.MaxResultsBytes, consult.MaxResults},
+		{"zero takes defaults", 0, 0, 0, consult.DefaultResultsTTL, MaxResultsBytes, MaxResults},
+		{"negative takes defaults", -time.Hour, -1, -1, consult.DefaultResultsTTL, MaxResultsBytes, MaxResults},
 		{"given values kept", time.Hour, 1 << 10, 7, time.Hour, 1 << 10, 7},
 	}
 	for _, tt := range tests {

@@ -20,6 +20,16 @@ import (
 	"github.com/consultmcp/consult/providers"
 )
 
+// Server limits only the command line sets.
+const (
+	// minHeartbeat bounds the heartbeat from below so a typo cannot flood the client.
+	minHeartbeat = 100 * time.Millisecond
+	// defaultShutdownGrace is how long running background consultations get to finish and
+	// be saved when the server stops: clients and service managers wait about 10 s before
+	// they kill a server that was asked to stop.
+	defaultShutdownGrace = 10 * time.Second
+)
+
 // usage is the help text, with the paragraph on providers filled in from the registry.
 var usage = strings.Replace(usageText, "{providers}\n", providerUsage(), 1)
 
@@ -186,7 +196,7 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 		resultsDir:      defaultResultsDir(getenv),
 		resultsTTL:      consult.DefaultResultsTTL,
 		backgroundLimit: consult.DefaultBackgroundLimit,
-		shutdownGrace:   consult.DefaultShutdownGrace,
+		shutdownGrace:   defaultShutdownGrace,
 
 		backgroundWorkers: consult.DefaultBackgroundWorkers,
 		maxInflight:       consultation.DefaultInflight(),
@@ -291,8 +301,8 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 	if cfg.defaultTimeout < consult.MinTimeout || cfg.defaultTimeout > consult.MaxTimeout {
 		return cfg, fmt.Errorf("--default-timeout %s: must be from %s to %s", cfg.defaultTimeout, consult.MinTimeout, consult.MaxTimeout)
 	}
-	if cfg.heartbeat < consult.MinHeartbeat {
-		return cfg, fmt.Errorf("--heartbeat %s: must be at least %s", cfg.heartbeat, consult.MinHeartbeat)
+	if cfg.heartbeat < minHeartbeat {
+		return cfg, fmt.Errorf("--heartbeat %s: must be at least %s", cfg.heartbeat, minHeartbeat)
 	}
 	if cfg.idleTimeout < 0 {
 		cfg.idleTimeout = 0 // DESIGN: negative values are 0 (off)
