@@ -338,6 +338,34 @@ func (j *Jobs) get(id, owner string) (jb *job, ok, expired bool) {
 	return jb, ok, false
 }
 
+// listed is one consultation in a listing; own marks one the listing session started.
+type listed struct {
+	ListEntry
+	own bool
+}
+
+// listing returns owner's consultations of this process: those running and those finished
+// within the TTL.
+func (j *Jobs) listing(owner, session string) []listed {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out []listed
+	for id, jb := range j.jobs {
+		if jb.owner != owner {
+			continue
+		}
+		status := "running"
+		if jb.isDone() {
+			if time.Since(jb.ended) > j.ttl {
+				continue
+			}
+			status = statusOf(jb.isError)
+		}
+		out = append(out, listed{ListEntry{ID: id, Status: status, Created: jb.created, Query: jb.query}, jb.session == session})
+	}
+	return out
+}
+
 // Running counts the consultations this process is running.
 func (j *Jobs) Running() int {
 	j.mu.Lock()

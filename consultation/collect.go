@@ -225,28 +225,11 @@ func (s *Service) expired(id string) Result {
 // by another session of the same owner, or before a restart), marked as such: an agent
 // that takes the first entry takes one of its own.
 func (s *Service) list(owner, session string) Result {
-	type entry struct {
-		ListEntry
-		own bool
-	}
 	seen := map[string]bool{}
-	var entries []entry
-	s.Jobs.mu.Lock()
-	for id, jb := range s.Jobs.jobs {
-		if jb.owner != owner {
-			continue
-		}
-		status := "running"
-		if jb.isDone() {
-			if time.Since(jb.ended) > s.Jobs.ttl {
-				continue
-			}
-			status = statusOf(jb.isError)
-		}
-		seen[id] = true
-		entries = append(entries, entry{ListEntry{ID: id, Status: status, Created: jb.created, Query: jb.query}, jb.session == session})
+	entries := s.Jobs.listing(owner, session)
+	for _, e := range entries {
+		seen[e.ID] = true
 	}
-	s.Jobs.mu.Unlock()
 	var listErr error
 	if st := s.Jobs.Store(); st != nil {
 		recs, err := st.List(0)
@@ -263,7 +246,7 @@ func (s *Service) list(owner, session string) Result {
 				}
 			}
 			own := rec.Instance == s.Jobs.instance && rec.Session == session
-			entries = append(entries, entry{ListEntry{ID: rec.ID, Status: status, Created: rec.Created, Query: rec.Query}, own})
+			entries = append(entries, listed{ListEntry{ID: rec.ID, Status: status, Created: rec.Created, Query: rec.Query}, own})
 		}
 	}
 	sort.Slice(entries, func(i, k int) bool {
