@@ -109,8 +109,9 @@ func (s *Service) defaultTimeout() time.Duration {
 
 // Consult runs one call. The deadline starts now and covers everything; when it passes,
 // work stops at once and the result says what was collected. A request that breaks a rule
-// is refused (an *ArgError in the text and summary) before any file is read. r receives progress and notable events
-// while the call runs (nil: nobody listens); nothing is sent to it after Consult returns.
+// is refused (an *ArgError's message, class invalid_argument) before any file is read. r
+// receives progress and notable events while the call runs (nil: nobody listens); nothing
+// is sent to it after Consult returns.
 func (s *Service) Consult(ctx context.Context, in Request, r Reporter) Result {
 	start := time.Now()
 	req, err := in.validate(s.defaultTimeout())
