@@ -28,14 +28,11 @@ type chatClient struct {
 	log    *slog.Logger
 }
 
-func newChatClient(name string, cfg Config, defaultBase string, extra ...option.RequestOption) (chatClient, error) {
+func newChatClient(name string, cfg Config, extra ...option.RequestOption) (chatClient, error) {
 	if strings.TrimSpace(cfg.APIKey) == "" {
 		return chatClient{}, fmt.Errorf("%s: no API key: pass it as an argument or set %s", name, keyEnv(name))
 	}
-	base := cfg.BaseURL
-	if base == "" {
-		base = defaultBase
-	}
+	base := baseURL(name, cfg)
 	hc := *cfg.httpClient()
 	hc.Transport = &chatTransport{base: hc.Transport}
 	opts := []option.RequestOption{
@@ -86,9 +83,7 @@ func (c *chatClient) stream(ctx context.Context, req Request, params openai.Chat
 	if err := validate(c.name, req); err != nil {
 		return resp, err
 	}
-	start := time.Now()
-	c.log.Debug("sending request", "provider", c.name, "model", req.Model,
-		"thinking", req.Thinking.On, "budget", int64(req.Thinking.Budget), "prompt_bytes", len(req.Prompt))
+	run := startRun(c.name, req, c.log)
 
 	var httpResp *http.Response
 	sctx, cut := withCutFlag(ctx)
@@ -96,14 +91,10 @@ func (c *chatClient) stream(ctx context.Context, req Request, params openai.Chat
 	defer stream.Close()
 
 	var (
-		meter    reasoningMeter
-		text     answerText
-		refusal  answerText
-		finished bool
-		capped   bool
-		usage    *openai.CompletionUsage
+		refusal answerText
+		usage   *openai.CompletionUsage
 	)
-	for !capped && stream.Next() {
+	for !run.capped && stream.Next() {
 		chunk := stream.Current()
 		// A string of this event was cut (see stringCap): if it was answer text, the answer
 		// is at the cap.
@@ -116,14 +107,14 @@ func (c *chatClient) stream(ctx context.Context, req Request, params openai.Chat
 				continue
 			}
 			if r := reasoningDelta(ch.Delta); r != "" {
-				obs.Reasoning(meter.add(r), r)
+				obs.Reasoning(run.meter.add(r), r)
 			}
 			if d := ch.Delta.Content; d != "" {
-				kept, full := text.add(d)
+				kept, full := run.text.add(d)
 				if kept != "" {
 					obs.Answer(kept)
 				}
-				capped = full || cutHere
+				run.capped = full || cutHere
 			}
 			if r := ch.Delta.Refusal; r != "" {
 				refusal.add(r) // a refusal is not an answer: kept apart, bounded like one
@@ -131,32 +122,25 @@ func (c *chatClient) stream(ctx context.Context, req Request, params openai.Chat
 			if ch.FinishReason != "" {
 				resp.Finish = normaliseFinish(ch.FinishReason)
 				resp.StopReason = stopReason(ch.FinishReason, nativeFinish(ch))
-				finished = true
+				run.finished = true
 			}
 		}
 		if chunk.JSON.Usage.Valid() {
 			u := chunk.Usage
 			usage = &u
-			if r := consult.Tokens(u.CompletionTokensDetails.ReasoningTokens); r > meter.tokens() {
-				obs.Reasoning(meter.report(r), "")
-			}
+			run.reasoningSoFar(obs, consult.Tokens(u.CompletionTokensDetails.ReasoningTokens))
 		}
 	}
-	if capped {
+	if run.capped {
 		stream.Close() // nothing more is useful
-		resp.Finish, finished = FinishAnswerCap, true
 	}
-	resp.Text = text.String()
-	resp.Refusal = refusal.String()
-	resp.Truncated = truncated(resp.Finish)
-	resp.Usage.Reasoning = meter.tokens()
+	var reported *Usage
 	if usage != nil {
-		resp.Usage = chatUsage(*usage)
-		if resp.Usage.Reasoning == 0 {
-			resp.Usage.Reasoning = meter.tokens() // reasoning streamed but not counted: keep the estimate
-		}
+		u := chatUsage(*usage)
+		reported = &u
 	}
-	partial := text.Len() > 0
+	partial := run.settle(resp, reported)
+	resp.Refusal = refusal.String()
 
 	err := stream.Err()
 	var se *ssestream.StreamError
@@ -170,28 +154,14 @@ func (c *chatClient) stream(ctx context.Context, req Request, params openai.Chat
 			resp.Usage = chatUsage(*tail.Usage)
 		}
 	}
-	if err != nil && finished && ctx.Err() == nil && !errors.As(err, &se) {
+	if err != nil && run.finished && ctx.Err() == nil && !errors.As(err, &se) {
 		// The answer was complete; only the tail (usage, [DONE]) was lost.
 		c.log.Debug("stream failed after the finish", "provider", c.name, "error", c.redact.clean(err.Error()))
 		err = nil
 	}
-	if err == nil && !finished && ctx.Err() != nil {
-		err = ctx.Err()
-	}
-	if err == nil && !finished {
-		err = &Error{Provider: c.name, Kind: Transport, Partial: partial,
-			Message: "the stream ended before the model finished"}
-	}
-	if err != nil {
-		e := c.convert(ctx, err, httpResp, partial)
-		c.log.Debug("request failed", "provider", c.name, "model", req.Model,
-			"elapsed", time.Since(start), "error", e.Error())
-		return resp, e
-	}
-	c.log.Debug("request done", "provider", c.name, "model", resp.Model, "elapsed", time.Since(start),
-		"input", int64(resp.Usage.Input), "output", int64(resp.Usage.Output),
-		"reasoning", int64(resp.Usage.Reasoning), "finish", resp.Finish)
-	return resp, nil
+	return run.end(ctx, resp, err, partial, nil, func(err error) *Error {
+		return c.convert(ctx, err, httpResp, partial)
+	})
 }
 
 // nativeFinish is OpenRouter's native_finish_reason of a choice: the upstream model's own

@@ -57,7 +57,7 @@ func (k Kind) Error() string { return string(k) }
 
 // Error is a provider failure. Its message never contains the API key.
 type Error struct {
-	// Provider is "openrouter", "openai" or "gemini".
+	// Provider is the provider's name in [Registry] ("openrouter", "openai", "gemini").
 	Provider string
 	// Kind classifies the failure.
 	Kind Kind
@@ -151,19 +151,6 @@ func Retryable(err error) bool {
 		return true
 	}
 	return false
-}
-
-// keyEnv names the environment variable that holds a provider's key.
-func keyEnv(provider string) string {
-	switch provider {
-	case NameOpenRouter:
-		return "OPENROUTER_API_KEY"
-	case NameOpenAI:
-		return "OPENAI_API_KEY"
-	case NameGemini:
-		return "GEMINI_API_KEY or GOOGLE_API_KEY"
-	}
-	return "the provider's key variable"
 }
 
 // kindForStatus maps an HTTP status (or an in-band numeric code) to a Kind.

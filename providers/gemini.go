@@ -15,9 +15,6 @@ import (
 	"github.com/consultmcp/consult"
 )
 
-// DefaultGeminiBaseURL is the Gemini API's public endpoint.
-const DefaultGeminiBaseURL = "https://generativelanguage.googleapis.com/"
-
 // Gemini talks to the Gemini API through google.golang.org/genai, streaming
 // (:streamGenerateContent?alt=sse), with automatic continuation off and no HTTP retry
 // options (genai's default is none).
@@ -39,10 +36,7 @@ func NewGemini(cfg Config) (*Gemini, error) {
 	if strings.TrimSpace(cfg.APIKey) == "" {
 		return nil, fmt.Errorf("%s: no API key: pass it as an argument or set %s", NameGemini, keyEnv(NameGemini))
 	}
-	base := cfg.BaseURL
-	if base == "" {
-		base = DefaultGeminiBaseURL
-	}
+	base := baseURL(NameGemini, cfg)
 	hc := *cfg.httpClient()
 	hc.Transport = &geminiTransport{base: hc.Transport}
 	client, err := genai.NewClient(context.Background(), &genai.ClientConfig{
@@ -71,19 +65,13 @@ func (p *Gemini) Stream(ctx context.Context, req Request, obs Observer) (*Respon
 	if err := validate(NameGemini, req); err != nil {
 		return resp, err
 	}
-	start := time.Now()
-	p.log.Debug("sending request", "provider", NameGemini, "model", req.Model,
-		"thinking", req.Thinking.On, "budget", int64(req.Thinking.Budget), "prompt_bytes", len(req.Prompt))
+	run := startRun(NameGemini, req, p.log)
 
 	capture := &geminiCapture{}
 	cctx, cut := withCutFlag(context.WithValue(ctx, geminiCaptureKey{}, capture))
 	contents := []*genai.Content{genai.NewContentFromText(req.Prompt, genai.RoleUser)}
 
 	var (
-		meter     reasoningMeter
-		text      answerText
-		finished  bool
-		capped    bool
 		usage     *genai.GenerateContentResponseUsageMetadata
 		blocked   string
 		blockCode string
@@ -116,19 +104,19 @@ func (p *Gemini) Stream(ctx context.Context, req Request, obs Observer) (*Respon
 						continue
 					}
 					if part.Thought {
-						obs.Reasoning(meter.add(part.Text), part.Text)
+						obs.Reasoning(run.meter.add(part.Text), part.Text)
 						continue
 					}
-					kept, full := text.add(part.Text)
+					kept, full := run.text.add(part.Text)
 					if kept != "" {
 						obs.Answer(kept)
 					}
-					if capped = full || cutHere; capped {
+					if run.capped = full || cutHere; run.capped {
 						break
 					}
 				}
 			}
-			if capped {
+			if run.capped {
 				break // leaving the loop closes the stream: nothing more is useful
 			}
 			if cand.FinishReason != "" && cand.FinishReason != genai.FinishReasonUnspecified {
@@ -138,64 +126,44 @@ func (p *Gemini) Stream(ctx context.Context, req Request, obs Observer) (*Respon
 					resp.StopReason += ": " + p.redact.clean(cand.FinishMessage)
 				}
 				resp.StopDetail = blockedCategories(cand.SafetyRatings)
-				finished = true
+				run.finished = true
 			}
 		}
 		if u := chunk.UsageMetadata; u != nil {
 			usage = u
-			if r := consult.Tokens(u.ThoughtsTokenCount); r > meter.tokens() {
-				obs.Reasoning(meter.report(r), "")
-			}
+			run.reasoningSoFar(obs, consult.Tokens(u.ThoughtsTokenCount))
 		}
 	}
-	if capped {
-		resp.Finish, finished = FinishAnswerCap, true
-	}
-	resp.Text = text.String()
-	resp.Truncated = truncated(resp.Finish)
-	resp.Usage.Reasoning = meter.tokens()
+	var reported *Usage
 	if usage != nil {
-		resp.Usage = Usage{
+		reported = &Usage{
 			Input:     consult.Tokens(usage.PromptTokenCount),
 			Output:    consult.Tokens(usage.CandidatesTokenCount),
 			Reasoning: consult.Tokens(usage.ThoughtsTokenCount),
 			Cached:    consult.Tokens(usage.CachedContentTokenCount),
 		}
-		if resp.Usage.Reasoning == 0 {
-			resp.Usage.Reasoning = meter.tokens() // thoughts streamed but not counted: keep the estimate
-		}
 	}
-	partial := text.Len() > 0
+	partial := run.settle(resp, reported)
 
-	if err == nil && !finished {
+	if err == nil && !run.finished {
 		err = capture.readError()
 	}
-	if err == nil && !finished && ctx.Err() != nil {
-		err = ctx.Err()
-	}
-	if err == nil && blocked != "" && !finished {
+	// A prompt the API blocked ends the stream without a finish reason.
+	promptBlocked := func() error {
+		if blocked == "" {
+			return nil
+		}
 		resp.Finish = "content_filter"
 		resp.StopReason = "prompt blocked: " + p.redact.clean(blocked)
 		msg := "the prompt was blocked: " + p.redact.clean(blocked)
 		if resp.StopDetail != "" {
 			msg += " (" + resp.StopDetail + ")"
 		}
-		err = &Error{Provider: NameGemini, Kind: ContentFiltered, Code: blockCode, Message: msg}
+		return &Error{Provider: NameGemini, Kind: ContentFiltered, Code: blockCode, Message: msg}
 	}
-	if err == nil && !finished {
-		err = &Error{Provider: NameGemini, Kind: Transport, Partial: partial,
-			Message: "the stream ended before the model finished"}
-	}
-	if err != nil {
-		e := p.convert(ctx, err, capture, partial)
-		p.log.Debug("request failed", "provider", NameGemini, "model", req.Model,
-			"elapsed", time.Since(start), "error", e.Error())
-		return resp, e
-	}
-	p.log.Debug("request done", "provider", NameGemini, "model", resp.Model, "elapsed", time.Since(start),
-		"input", int64(resp.Usage.Input), "output", int64(resp.Usage.Output),
-		"reasoning", int64(resp.Usage.Reasoning), "finish", resp.Finish)
-	return resp, nil
+	return run.end(ctx, resp, err, partial, promptBlocked, func(err error) *Error {
+		return p.convert(ctx, err, capture, partial)
+	})
 }
 
 // blockedCategories lists the safety categories a Gemini response marks as blocked, or,

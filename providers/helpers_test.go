@@ -25,11 +25,26 @@ type flavorCase struct {
 	newP   func(Config) (Provider, error)
 }
 
-var flavors = []flavorCase{
-	{NameOpenRouter, fake.OpenRouter, "anthropic/claude-sonnet-4", func(c Config) (Provider, error) { return NewOpenRouter(c) }},
-	{NameOpenAI, fake.OpenAI, "o3", func(c Config) (Provider, error) { return NewOpenAI(c) }},
-	{NameGemini, fake.Gemini, "gemini-2.5-pro", func(c Config) (Provider, error) { return NewGemini(c) }},
+// testModels is the model each provider's tests ask for: one its fake lists, and a
+// reasoning model where the provider has them.
+var testModels = map[string]string{
+	NameOpenRouter: "anthropic/claude-sonnet-4",
+	NameOpenAI:     "o3",
+	NameGemini:     "gemini-2.5-pro",
 }
+
+// flavors is every provider in the registry that has a fake and a test model (
+// TestRegistryComplete fails for one that lacks either).
+var flavors = func() []flavorCase {
+	var out []flavorCase
+	for _, s := range Registry() {
+		f, ok := fake.ForProvider(s.Name)
+		if model := testModels[s.Name]; ok && model != "" {
+			out = append(out, flavorCase{s.Name, f, model, s.New})
+		}
+	}
+	return out
+}()
 
 // syncBuffer is a goroutine-safe log sink.
 type syncBuffer struct {

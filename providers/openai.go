@@ -11,9 +11,6 @@ import (
 	"github.com/consultmcp/consult"
 )
 
-// DefaultOpenAIBaseURL is OpenAI's public endpoint.
-const DefaultOpenAIBaseURL = "https://api.openai.com/v1"
-
 // OpenAI talks to OpenAI's chat-completions API (or any compatible endpoint) through
 // openai-go, streaming, with the SDK's retries off.
 type OpenAI struct {
@@ -24,7 +21,7 @@ var _ Provider = (*OpenAI)(nil)
 
 // NewOpenAI returns an OpenAI provider. cfg.APIKey is required.
 func NewOpenAI(cfg Config) (*OpenAI, error) {
-	c, err := newChatClient(NameOpenAI, cfg, DefaultOpenAIBaseURL)
+	c, err := newChatClient(NameOpenAI, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -81,72 +78,11 @@ func openAIReasons(model string) bool {
 	return !nonReasoningOpenAI.MatchString(m)
 }
 
-// ContextWindow reports the input window of well-known OpenAI models from a built-in table
-// (OpenAI's API does not publish it); ok is false for other ids.
+// ContextWindow reports that OpenAI publishes no window (its model list has none): ok is
+// false, and the caller falls back on the one table of known windows (models.KnownWindow).
 func (p *OpenAI) ContextWindow(ctx context.Context, model string) (consult.Tokens, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, false, canceledError(NameOpenAI, ctx, false)
 	}
-	w, ok := openAIWindow(model)
-	return w, ok, nil
-}
-
-// openAIWindows holds input-token limits, from OpenAI's model pages. For gpt-5 the window
-// is 400k but input is capped at 272k (the rest is reserved for output).
-var openAIWindows = map[string]consult.Tokens{
-	"gpt-5":         272_000,
-	"gpt-5-mini":    272_000,
-	"gpt-5-nano":    272_000,
-	"gpt-5-pro":     272_000,
-	"gpt-5-codex":   272_000,
-	"gpt-5-chat":    128_000,
-	"gpt-5.1":       272_000,
-	"gpt-5.2":       272_000,
-	"gpt-4.1":       1_047_576,
-	"gpt-4.1-mini":  1_047_576,
-	"gpt-4.1-nano":  1_047_576,
-	"gpt-4o":        128_000,
-	"gpt-4o-mini":   128_000,
-	"chatgpt-4o":    128_000,
-	"gpt-4-turbo":   128_000,
-	"gpt-4.5":       128_000,
-	"gpt-4":         8_192,
-	"gpt-3.5-turbo": 16_385,
-	"o1":            200_000,
-	"o1-pro":        200_000,
-	"o1-mini":       128_000,
-	"o3":            200_000,
-	"o3-pro":        200_000,
-	"o3-mini":       200_000,
-	"o4-mini":       200_000,
-	"codex-mini":    200_000,
-}
-
-var dateSuffix = regexp.MustCompile(`-(\d{4}-\d{2}-\d{2}|\d{4}|latest|preview)$`)
-
-// openAIWindow looks model up: exact id, then without a date/"latest"/"preview" suffix,
-// then the longest table entry that is a dash-separated prefix of it.
-func openAIWindow(model string) (consult.Tokens, bool) {
-	m := strings.ToLower(strings.TrimSpace(model))
-	m = strings.TrimPrefix(m, "openai/")
-	for {
-		if w, ok := openAIWindows[m]; ok {
-			return w, true
-		}
-		trimmed := dateSuffix.ReplaceAllString(m, "")
-		if trimmed == m {
-			break
-		}
-		m = trimmed
-	}
-	best := ""
-	for k := range openAIWindows {
-		if strings.HasPrefix(m, k+"-") && len(k) > len(best) {
-			best = k
-		}
-	}
-	if best == "" {
-		return 0, false
-	}
-	return openAIWindows[best], true
+	return 0, false, nil
 }

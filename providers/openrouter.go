@@ -15,9 +15,6 @@ import (
 	"github.com/consultmcp/consult"
 )
 
-// DefaultOpenRouterBaseURL is OpenRouter's public endpoint.
-const DefaultOpenRouterBaseURL = "https://openrouter.ai/api/v1"
-
 const (
 	// ModelsTTL is how long OpenRouter's model list is cached in-process: long enough that
 	// a burst of calls costs one look-up, short enough that a new model shows up within
@@ -51,7 +48,7 @@ var _ Provider = (*OpenRouter)(nil)
 // NewOpenRouter returns an OpenRouter provider. cfg.APIKey is required; cfg.BaseURL
 // defaults to [DefaultOpenRouterBaseURL].
 func NewOpenRouter(cfg Config) (*OpenRouter, error) {
-	c, err := newChatClient(NameOpenRouter, cfg, DefaultOpenRouterBaseURL,
+	c, err := newChatClient(NameOpenRouter, cfg,
 		option.WithHeader("HTTP-Referer", "https://github.com/consultmcp/consult"),
 		option.WithHeader("X-Title", "consult"),
 		// openai-go adds these from OPENAI_ORG_ID / OPENAI_PROJECT_ID; they are OpenAI's.

@@ -10,13 +10,6 @@ import (
 	"github.com/consultmcp/consult"
 )
 
-// Provider names, as used on the command line and in [Provider.Name].
-const (
-	NameOpenRouter = "openrouter"
-	NameOpenAI     = "openai"
-	NameGemini     = "gemini"
-)
-
 // Output-token defaults.
 const (
 	// DefaultAnswerTokens is the room left for the visible answer when thinking has a token
@@ -117,7 +110,7 @@ type Observer interface {
 
 // Provider sends a consultation to one model provider.
 type Provider interface {
-	// Name is "openrouter", "openai" or "gemini".
+	// Name is the provider's name in [Registry] ("openrouter", "openai", "gemini").
 	Name() string
 	// Stream sends req once (no retries inside) and blocks until the answer is complete, ctx
 	// ends, or the upstream fails. obs may be nil.
@@ -130,9 +123,9 @@ type Provider interface {
 	Stream(ctx context.Context, req Request, obs Observer) (*Response, error)
 	// ContextWindow reports the model's input context size in tokens when known
 	// (OpenRouter: GET /models, cached in-process for [ModelsTTL]; Gemini: models.get
-	// inputTokenLimit; OpenAI: a small built-in table). ok is false when the size is
-	// unknown. The look-up is bounded by ctx. A model the provider does not list gives a
-	// [NotFound] error.
+	// inputTokenLimit; OpenAI: none, its API publishes none). ok is false when the size is
+	// unknown: callers then use the one table, models.KnownWindow. The look-up is bounded by
+	// ctx. A model the provider does not list gives a [NotFound] error.
 	ContextWindow(ctx context.Context, model string) (window consult.Tokens, ok bool, err error)
 }
 

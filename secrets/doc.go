@@ -41,8 +41,10 @@
 //
 // Both scans are built to cost little on a file with no candidate: PrivateKey searches for
 // "-----BEGIN " with bytes.Index, and Redact looks for four anchor bytes ('-', 'k' of
-// hooks, 'A', '_') with bytes.IndexByte and runs a rule's expression only where the bytes
-// around an anchor spell that rule's fixed prefix. On
+// hooks, 'A', '_') and runs a rule's expression only where the bytes around an anchor
+// spell that rule's fixed prefix. On amd64 one SSE2 or AVX2 pass finds the anchors (the
+// AVX2 one only those whose neighbours may start a rule); elsewhere a bytes.IndexByte pass
+// per anchor does. On
 // $GOROOT/src (BenchmarkScanGOROOT) PrivateKey finds one key, the EC key of
 // crypto/tls/example_test.go, and Redact changes no file.
 package secrets

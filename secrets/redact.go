@@ -9,8 +9,8 @@ import (
 // for the rules) replaced by "[REDACTED <kind>]", and the distinct kinds found, sorted.
 // With nothing found it returns content itself, without copying or allocating, and nil.
 //
-// The scan looks for a few anchor bytes with bytes.IndexByte, each rare in source code or
-// checked in a few comparisons; only where the bytes around an anchor spell a rule's
+// The scan looks for a few anchor bytes (see find), each rare in source code or checked in
+// a few comparisons; only where the bytes around an anchor spell a rule's
 // fixed prefix does a rule's regular expression run, over that token alone.
 func Redact(content []byte) ([]byte, []string) {
 	out, kinds, _ := scanContent(content, false)
@@ -25,37 +25,60 @@ func Scan(content []byte) (out []byte, kinds []string, privateKey bool) {
 }
 
 func scanContent(content []byte, keys bool) ([]byte, []string, bool) {
-	var s scan
-	s.content = content
-	for _, a := range anchors {
-		for off := 0; off < len(content); {
-			i := bytes.IndexByte(content[off:], a.b)
-			if i < 0 {
-				break
-			}
-			i += off
-			off = i + 1
-			// The dash anchor meets every "-----BEGIN " too: the key check rides on it.
-			if keys && a.b == '-' && i+len(pemBegin) <= len(content) && content[i+1] == '-' &&
-				bytes.HasPrefix(content[i:], pemBegin) && privateKeyAt(content, i) {
-				return nil, nil, true
-			}
-			// The byte beside the anchor rules most bytes out without a call.
-			if j := i + a.rel; j < 0 || j >= len(content) || !a.near[content[j]] {
-				continue
-			}
-			if start, rules := a.check(content, i); rules != nil {
-				if end := s.verify(start, i, rules); end > off {
-					off = end
-				}
-			}
-		}
+	s := scan{content: content, keys: keys}
+	if s.find() {
+		return nil, nil, true
 	}
 	if s.spans == nil {
 		return content, nil, false
 	}
 	out, kinds := s.redact()
 	return out, kinds, false
+}
+
+// findEach is find with one bytes.IndexByte pass per anchor: the scan on systems without
+// an assembly find, and the reference that one is tested against.
+func (s *scan) findEach() bool {
+	c := s.content
+	for k := range anchors {
+		b := anchors[k].b
+		for off := 0; off < len(c); {
+			i := bytes.IndexByte(c[off:], b)
+			if i < 0 {
+				break
+			}
+			if s.at(k, off+i) {
+				return true
+			}
+			off += i + 1
+		}
+	}
+	return false
+}
+
+// at looks at anchors[k] found at content[i]: it records the secrets a rule finds there and
+// reports whether a private key starts there (when the scan looks for keys). Hits may come
+// in any order across anchors, but those of one anchor come in increasing order.
+func (s *scan) at(k, i int) bool {
+	c := s.content
+	a := &anchors[k]
+	// The dash anchor meets every "-----BEGIN " too: the key check rides on it. It is made
+	// even inside a secret just found, which a token's trailing dashes may run into.
+	if s.keys && k == dashAnchor && i+len(pemBegin) <= len(c) && c[i+1] == '-' &&
+		bytes.HasPrefix(c[i:], pemBegin) && privateKeyAt(c, i) {
+		return true
+	}
+	// The byte beside the anchor rules most bytes out without a call.
+	if j := i + a.rel; j < 0 || j >= len(c) || !a.near[c[j]] || i < s.next[k] {
+		return false
+	}
+	if start, rules := a.check(c, i); rules != nil {
+		if end := s.verify(start, i, rules); end > 0 {
+			// The anchor's later hits inside the secrets just found are not looked at.
+			s.next[k] = end
+		}
+	}
+	return false
 }
 
 // A span is a secret to replace: content[start:end], of kind.
@@ -66,7 +89,11 @@ type span struct {
 
 type scan struct {
 	content []byte
+	keys    bool // look for private keys too
 	spans   []span
+	// next holds, for each anchor, where its next hit may be: hits inside a secret that
+	// hit found are passed over.
+	next [len(anchors)]int
 }
 
 const (
@@ -149,12 +176,15 @@ type anchor struct {
 
 // anchors, rarest first. Frequencies in $GOROOT/src: '-' one byte in 540, 'k' one in 250,
 // 'A' one in 150, '_' one in 130.
-var anchors = []anchor{
+var anchors = [...]anchor{
 	{'-', -1, byteSet("kKtbBpPeEaArRoOsS"), checkDash}, // sk- glpat- xox?- xapp-
 	{'k', -1, byteSet("o"), checkWebhook},              // hooks
 	{'A', +1, byteSet("KSBC3I"), checkA},               // AKIA ASIA ABIA ACCA A3T AIza
 	{'_', -1, byteSet("pousrmMkKbB"), checkUnderscore}, // gh?_ npm_ sk_ rk_ github_
 }
+
+// dashAnchor is the index in anchors of '-', which the private key check rides on.
+const dashAnchor = 0
 
 func byteSet(s string) *[256]bool {
 	var t [256]bool

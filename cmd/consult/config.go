@@ -19,30 +19,29 @@ import (
 	"github.com/consultmcp/consult/providers"
 )
 
-// providerSpec is what main knows of a provider before building it.
-type providerSpec struct {
-	// envKeys are the environment variables holding the API key, first found wins.
-	envKeys []string
-	// defaultModel is used when neither --model nor the call names one.
-	defaultModel string
-	// build constructs the provider.
-	build func(providers.Config) (providers.Provider, error)
+// usage is the help text, with the paragraph on providers filled in from the registry.
+var usage = strings.Replace(usageText, "{providers}\n", providerUsage(), 1)
+
+// knownProvider reports whether name is a provider in the registry.
+func knownProvider(name string) bool {
+	_, ok := providers.Lookup(name)
+	return ok
 }
 
-// providerSpecs is the explicit map of providers; no init() registration.
-var providerSpecs = map[string]providerSpec{
-	providers.NameOpenRouter: {
-		envKeys: []string{"OPENROUTER_API_KEY"}, defaultModel: "google/gemini-2.5-flash",
-		build: func(c providers.Config) (providers.Provider, error) { return providers.NewOpenRouter(c) },
-	},
-	providers.NameOpenAI: {
-		envKeys: []string{"OPENAI_API_KEY"}, defaultModel: "gpt-4.1",
-		build: func(c providers.Config) (providers.Provider, error) { return providers.NewOpenAI(c) },
-	},
-	providers.NameGemini: {
-		envKeys: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}, defaultModel: "gemini-2.5-flash",
-		build: func(c providers.Config) (providers.Provider, error) { return providers.NewGemini(c) },
-	},
+// providerUsage is the usage text's paragraph on providers, from the registry:
+// "Providers: openrouter, openai, gemini. The API key comes from the argument or from
+// OPENROUTER_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY (then GOOGLE_API_KEY)."
+func providerUsage() string {
+	var keys []string
+	for _, s := range providers.Registry() {
+		k := s.KeyEnv[0]
+		if len(s.KeyEnv) > 1 {
+			k += " (then " + strings.Join(s.KeyEnv[1:], ", ") + ")"
+		}
+		keys = append(keys, k)
+	}
+	return fmt.Sprintf("Providers: %s. The API key comes from the argument or from\n%s.\n",
+		strings.Join(providers.Names(), ", "), strings.Join(keys, ", "))
 }
 
 // config is the server's configuration after flags, environment and defaults.
@@ -123,10 +122,10 @@ var errUsage = errors.New("usage")
 // parseServe reads `<provider> [api-key] [flags]` with flags taking precedence over
 // CONSULT_* variables, which take precedence over defaults.
 func parseServe(provider string, args []string, getenv func(string) string, stderr io.Writer) (config, error) {
-	spec := providerSpecs[provider]
+	spec, _ := providers.Lookup(provider)
 	cfg := config{
 		provider:       provider,
-		model:          spec.defaultModel,
+		model:          spec.DefaultModel,
 		defaultTimeout: consult.DefaultTimeout,
 		heartbeat:      consult.DefaultHeartbeat,
 		logLevel:       slog.LevelWarn,
@@ -223,7 +222,7 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 		return cfg, fmt.Errorf("too many arguments: %d after the provider; expected at most an API key", len(positional))
 	}
 	if cfg.apiKey == "" {
-		for _, k := range spec.envKeys {
+		for _, k := range spec.KeyEnv {
 			if v := getenv(k); v != "" {
 				cfg.apiKey = v
 				break

@@ -55,14 +55,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case workerCommand:
 		return runWorker(ctx, args[1:], getenv, stderr)
 	}
-	if _, ok := providerSpecs[args[0]]; ok {
+	if knownProvider(args[0]) {
 		return runServe(ctx, args[0], args[1:], getenv, stdin, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "consult: unknown command or provider %q\n\n%s", args[0], usage)
 	return exitCode(2)
 }
 
-const usage = `consult: ask a large-context model about a codebase, as an MCP server.
+// usageText is the help text; {providers} stands for the paragraph on providers, which
+// comes from the registry (see usage).
+const usageText = `consult: ask a large-context model about a codebase, as an MCP server.
 
 Usage:
   consult <provider> [api-key] [flags]      serve MCP over stdio (what MCP clients launch)
@@ -74,8 +76,7 @@ Usage:
                                             one's answer (--json: its record), or stop one
   consult version
 
-Providers: openrouter, openai, gemini. The API key comes from the argument or from
-OPENROUTER_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY (then GOOGLE_API_KEY).
+{providers}
 
 Server flags (each also an environment variable CONSULT_<NAME>, e.g. CONSULT_BASE_URL):
   --base-url URL          provider endpoint (a proxy, a local model server, a test fake)

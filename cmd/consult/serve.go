@@ -26,7 +26,7 @@ import (
 // newService builds the consultation service for cfg: the provider when there is a key,
 // otherwise a service that explains which variable to set.
 func newService(cfg config, logger *slog.Logger) (*consultation.Service, error) {
-	spec := providerSpecs[cfg.provider]
+	spec, _ := providers.Lookup(cfg.provider)
 	roots, err := consultation.ResolveRoots(cfg.allowRoots)
 	if err != nil {
 		return nil, err
@@ -55,14 +55,14 @@ func newService(cfg config, logger *slog.Logger) (*consultation.Service, error) 
 		Heartbeat:      cfg.heartbeat,
 		IdleTimeout:    cfg.idleTimeout,
 		Logger:         logger,
-		KeyHint:        "the api-key argument or " + strings.Join(spec.envKeys, " / "),
+		KeyHint:        "the api-key argument or " + strings.Join(spec.KeyEnv, " / "),
 	}
 	if cfg.apiKey == "" {
-		svc.NoModel = fmt.Sprintf("No API key for %s: set %s (or pass the key after the provider name) and restart the server.", cfg.provider, spec.envKeys[0])
-		logger.Warn("no API key: dry runs work, model calls will be refused", "provider", cfg.provider, "set", spec.envKeys[0])
+		svc.NoModel = fmt.Sprintf("No API key for %s: set %s (or pass the key after the provider name) and restart the server.", cfg.provider, spec.KeyEnv[0])
+		logger.Warn("no API key: dry runs work, model calls will be refused", "provider", cfg.provider, "set", spec.KeyEnv[0])
 		return svc, nil
 	}
-	p, err := spec.build(providers.Config{
+	p, err := spec.New(providers.Config{
 		APIKey:     cfg.apiKey,
 		BaseURL:    cfg.baseURL,
 		HTTPClient: &http.Client{Transport: providers.ActivityTransport(nil)},
@@ -87,9 +87,9 @@ func runServe(ctx context.Context, provider string, args []string, getenv func(s
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
 	slog.SetDefault(logger) // libraries that use the standard logger write to stderr too, never stdout
-	if cfg.keyOnCmdLine {
+	if spec, _ := providers.Lookup(provider); cfg.keyOnCmdLine {
 		logger.Warn("the API key was given on the command line, where other users of this machine can read it (ps, /proc); set it in the environment instead",
-			"variable", strings.Join(providerSpecs[provider].envKeys, " or "))
+			"variable", strings.Join(spec.KeyEnv, " or "))
 	}
 	svc, err := newService(cfg, logger)
 	if err != nil {

@@ -110,7 +110,7 @@ func runWorker(_ context.Context, args []string, getenv func(string) string, std
 	if err := json.Unmarshal(data, &spec); err != nil {
 		return fmt.Errorf("job file %s: %w", args[0], err)
 	}
-	if _, ok := providerSpecs[spec.Provider]; !ok {
+	if !knownProvider(spec.Provider) {
 		return fmt.Errorf("job file %s: unknown provider %q", args[0], spec.Provider)
 	}
 	cfg := config{

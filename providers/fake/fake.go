@@ -59,6 +59,20 @@ func (f Flavor) String() string {
 	return fmt.Sprintf("Flavor(%d)", int(f))
 }
 
+// Flavors lists every flavor the fake speaks.
+var Flavors = []Flavor{OpenAI, OpenRouter, Gemini}
+
+// ForProvider returns the flavor that speaks the named provider's wire format ("openai",
+// "openrouter", "gemini"); ok is false when the fake has none.
+func ForProvider(name string) (f Flavor, ok bool) {
+	for _, f := range Flavors {
+		if f.String() == name {
+			return f, true
+		}
+	}
+	return 0, false
+}
+
 type stepKind int
 
 const (

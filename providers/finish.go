@@ -1,0 +1,87 @@
+package providers
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/consultmcp/consult"
+)
+
+// streamRun is what a stream loop keeps as it reads, and the finishing code the OpenAI-style
+// and Gemini loops share: the answer cap, truncation, usage, the partial answer, and the
+// error when the stream did not finish.
+type streamRun struct {
+	provider string
+	model    string // as asked for, for the log
+	log      *slog.Logger
+	start    time.Time
+
+	meter    reasoningMeter
+	text     answerText
+	finished bool // the stream said why the model stopped
+	capped   bool // the answer reached the cap; the rest was dropped
+}
+
+// startRun logs the request about to be sent and starts its clock.
+func startRun(provider string, req Request, log *slog.Logger) *streamRun {
+	log.Debug("sending request", "provider", provider, "model", req.Model,
+		"thinking", req.Thinking.On, "budget", int64(req.Thinking.Budget), "prompt_bytes", len(req.Prompt))
+	return &streamRun{provider: provider, model: req.Model, log: log, start: time.Now()}
+}
+
+// settle fills resp from what the stream gave: the answer (a capped one finishes with
+// [FinishAnswerCap]), truncation, and usage, nil when the provider reported none; a
+// reported reasoning count of zero gives way to the estimate from the streamed text. It
+// returns whether any answer text arrived.
+func (r *streamRun) settle(resp *Response, usage *Usage) (partial bool) {
+	if r.capped {
+		resp.Finish, r.finished = FinishAnswerCap, true
+	}
+	resp.Text = r.text.String()
+	resp.Truncated = truncated(resp.Finish)
+	resp.Usage.Reasoning = r.meter.tokens()
+	if usage != nil {
+		resp.Usage = *usage
+		if resp.Usage.Reasoning == 0 {
+			resp.Usage.Reasoning = r.meter.tokens() // reasoning streamed but not counted: keep the estimate
+		}
+	}
+	return r.text.Len() > 0
+}
+
+// end returns the call's outcome. err is the stream's own error, nil when it ended
+// cleanly. A stream that did not finish fails: with ctx's error when ctx ended, else with
+// what unfinished (may be nil) says, else as a [Transport] error. convert turns the error
+// into an [*Error].
+func (r *streamRun) end(ctx context.Context, resp *Response, err error, partial bool,
+	unfinished func() error, convert func(error) *Error) (*Response, error) {
+	if err == nil && !r.finished && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	if err == nil && !r.finished && unfinished != nil {
+		err = unfinished()
+	}
+	if err == nil && !r.finished {
+		err = &Error{Provider: r.provider, Kind: Transport, Partial: partial,
+			Message: "the stream ended before the model finished"}
+	}
+	if err != nil {
+		e := convert(err)
+		r.log.Debug("request failed", "provider", r.provider, "model", r.model,
+			"elapsed", time.Since(r.start), "error", e.Error())
+		return resp, e
+	}
+	r.log.Debug("request done", "provider", r.provider, "model", resp.Model, "elapsed", time.Since(r.start),
+		"input", int64(resp.Usage.Input), "output", int64(resp.Usage.Output),
+		"reasoning", int64(resp.Usage.Reasoning), "finish", resp.Finish)
+	return resp, nil
+}
+
+// reasoningSoFar reports a provider's running reasoning count to obs when it passes the
+// estimate.
+func (r *streamRun) reasoningSoFar(obs Observer, n consult.Tokens) {
+	if n > r.meter.tokens() {
+		obs.Reasoning(r.meter.report(n), "")
+	}
+}
