@@ -62,12 +62,18 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
-# Benchmarks behind the figures in README (GOROOT/src as the corpus).
+# Benchmarks behind the figures in README (GOROOT/src as the corpus; the start of the built
+# binary, process start to its tools/list answer, 20 starts a run).
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=$(BENCHTIME) -count=3 ./files/
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=1x -count=3 ./tokens/
 	$(GO) test -run '^$$' -bench . -benchmem -count=3 ./results/
 	$(GO) test -run '^$$' -bench GOROOT -benchmem -benchtime=5x -count=3 ./secrets/
+	$(GO) test -run '^$$' -bench NetHTTP -benchmem -benchtime=10x -count=3 ./providers/
+	$(GO) test -run '^TestLoadNetHTTP$$' -count=1 -v ./consultation/
+	$(GO) test -count=1 -v -run '^TestDeadlineFromArrivalUnderLoad$$' ./mcpserver/
+	$(GO) test -count=1 -v -timeout 15m -run '^TestInflightBoundsMemory$$' ./cmd/consult/
+	$(GO) test -run '^$$' -bench StartToToolsList -benchtime=20x -count=3 ./cmd/consult/
 
 # Each fuzz target briefly (go test takes -fuzz for one package at a time). The seed corpora
 # in each package's testdata/fuzz/ also run as ordinary tests in `make test`.

@@ -27,11 +27,14 @@ type Phase string
 // The phases of a call, in order.
 const (
 	PhaseValidating Phase = "validating arguments"
-	PhaseGathering  Phase = "gathering files"
-	PhaseCounting   Phase = "counting tokens"
-	PhaseLookup     Phase = "looking up the model"
-	PhaseWaiting    Phase = "waiting for the first token"
-	PhaseReceiving  Phase = "receiving the answer"
+	// PhaseQueued: waiting for a worker of the server, or for room under its bound on bytes
+	// in flight (Inflight).
+	PhaseQueued    Phase = "queued"
+	PhaseGathering Phase = "gathering files"
+	PhaseCounting  Phase = "counting tokens"
+	PhaseLookup    Phase = "looking up the model"
+	PhaseWaiting   Phase = "waiting for the first token"
+	PhaseReceiving Phase = "receiving the answer"
 )
 
 // ErrCallTimeout is the cause of a call's context when its own deadline passes.
@@ -79,6 +82,8 @@ type Service struct {
 	// Jobs runs and keeps consultations that continue after their call (on_timeout
 	// "continue"); nil refuses such calls and consultation_result.
 	Jobs *Jobs
+	// Inflight bounds the bytes the calls in flight hold, server-wide; nil is no bound.
+	Inflight *Inflight
 
 	// gather is files.Gather; tests replace it to observe or slow the gathering phase.
 	gather func(context.Context, files.Options) (*files.Gathered, error)
@@ -107,13 +112,31 @@ func (s *Service) defaultTimeout() time.Duration {
 	return consult.DefaultTimeout
 }
 
-// Consult runs one call. The deadline starts now and covers everything; when it passes,
-// work stops at once and the result says what was collected. A request that breaks a rule
-// is refused (an *ArgError's message, class invalid_argument) before any file is read. r
+// arrivalKey is the context key of the moment a call's request arrived.
+type arrivalKey struct{}
+
+// WithArrival returns ctx carrying the moment the call's request arrived at the server, which
+// may be well before Consult runs (the transport's queue): the call's deadline runs from it.
+func WithArrival(ctx context.Context, t time.Time) context.Context {
+	return context.WithValue(ctx, arrivalKey{}, t)
+}
+
+// arrival is the moment WithArrival put in ctx, or now.
+func arrival(ctx context.Context) time.Time {
+	if t, ok := ctx.Value(arrivalKey{}).(time.Time); ok && !t.IsZero() {
+		return t
+	}
+	return time.Now()
+}
+
+// Consult runs one call. The deadline runs from the moment the request arrived (WithArrival;
+// else now) and covers everything, the time the call waited included; when it passes, work
+// stops at once and the result says what was collected. A request that breaks a rule is
+// refused (an *ArgError's message, class invalid_argument) before any file is read. r
 // receives progress and notable events while the call runs (nil: nobody listens); nothing
 // is sent to it after Consult returns.
 func (s *Service) Consult(ctx context.Context, in Request, r Reporter) Result {
-	start := time.Now()
+	start := arrival(ctx)
 	req, err := in.validate(s.defaultTimeout())
 	if err == nil {
 		err = checkAllowed(&req, s.AllowRoots)
@@ -151,6 +174,7 @@ func (s *Service) consultWithin(ctx context.Context, req request, start time.Tim
 	ctx, cancelCause := context.WithCancelCause(ctx)
 	defer cancelCause(nil)
 	c := &call{svc: s, req: req, start: start, reporter: r, cancel: cancelCause}
+	c.setPhase(PhaseQueued)
 	c.idle, c.interval = s.liveness(req.Timeout)
 	for _, w := range c.req.Warnings {
 		c.log(LevelWarning, w)
@@ -240,7 +264,8 @@ type call struct {
 	repMu    sync.Mutex // guards reporter: a background call drops it when its caller leaves
 	reporter Reporter
 	cancel   context.CancelCauseFunc
-	id       string // set for on_timeout "continue": the id to collect the result with
+	id       string                 // set for on_timeout "continue": the id to collect the result with
+	queuedOn atomic.Pointer[waiter] // its place in line for admission while it waits
 	idle     time.Duration
 	interval time.Duration
 	alive    liveness
@@ -260,9 +285,18 @@ type call struct {
 
 func (c *call) run(ctx context.Context) Result {
 	defer c.req.output.close()
-	if err := ctx.Err(); err != nil { // cancelled while queued: do nothing at all
+	c.setPhase(PhaseQueued)
+	if err := ctx.Err(); err != nil { // cancelled or out of time while queued: do nothing at all
 		return c.stopped(ctx)
 	}
+	held, err := c.admit(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			return c.errorResult(ErrorInfo{Class: ClassInternal}, "Could not be admitted: "+err.Error(), nil)
+		}
+		return c.stopped(ctx)
+	}
+	defer held.release()
 	c.setPhase(PhaseGathering)
 	gather := c.svc.gather
 	if gather == nil {
@@ -279,6 +313,10 @@ func (c *call) run(ctx context.Context) Result {
 	if err != nil {
 		return c.errorResult(ErrorInfo{Class: gatherClass(err)}, fmt.Sprintf("Could not gather files from %s: %v", c.req.Path, err), nil)
 	}
+	if need := memoryPerByte * int64(g.Bytes); held != nil && need > int64(c.svc.Inflight.Limit()) {
+		return c.errorResult(ErrorInfo{Class: ClassTooLarge, Message: ErrOverInflight.Error()}, c.overInflight(need), c.report())
+	}
+	held.shrink(memoryPerByte * int64(g.Bytes))
 	c.setPhase(PhaseCounting)
 	contents := make([][]byte, len(g.Files))
 	for i, f := range g.Files {
@@ -420,6 +458,13 @@ func (c *call) timeoutAdvice(rep *Report) string {
 		slowModel = more + ", or " + slowModel
 	}
 	switch {
+	case c.currentPhase() == PhaseQueued:
+		// Never started: other calls held the server the whole time.
+		again := "Call again when fewer calls are running"
+		if more != "" {
+			again += ", or " + more
+		}
+		return fmt.Sprintf("The server was busy with other calls the whole time (its workers, or its bound on bytes in flight, --max-inflight): this call never started, read nothing and sent nothing to the model. %s.\n", again)
 	case c.gathered == nil || !rep.Counted:
 		// Still reading or counting: the tree is what took the time.
 		tips := sizeTips(rep)

@@ -103,20 +103,15 @@ func (c *call) consult(ctx context.Context, rep *Report) Result {
 	if rep.Fits != nil && !*rep.Fits {
 		return c.errorResult(ErrorInfo{Class: ClassTooLarge}, fmt.Sprintf("Not sent: the request is too large for %s.\n%s", c.req.Model.ID, rep.Text()), rep)
 	}
-	prompt := files.Layout(c.gathered.Files, c.req.Query) // built once, reused by every attempt
-	for i := range c.gathered.Files {
-		c.gathered.Files[i].Content = nil // the prompt holds them now; reports need only paths and sizes
+	preq, err := c.request()
+	if err != nil {
+		return c.upstreamFailure(err, nil, rep, "")
 	}
 	ctx = c.withActivity(ctx)
 	if c.idle > 0 {
 		go watchIdle(ctx, &c.alive, c.idle, c.cancel)
 	}
-	resp, err, failed, gaveUp := c.streamWithRetries(ctx, providers.Request{
-		Model:    c.req.Model.ID,
-		Thinking: providers.Thinking{On: c.req.Model.Thinking, Budget: c.req.Model.Budget},
-		Prompt:   prompt,
-		System:   systemPrompt,
-	})
+	resp, err, failed, gaveUp := c.streamWithRetries(ctx, preq)
 	c.failed = failed
 	if ctx.Err() != nil {
 		return c.stopped(ctx)
@@ -125,6 +120,33 @@ func (c *call) consult(ctx context.Context, rep *Report) Result {
 		return c.upstreamFailure(err, resp, rep, gaveUp)
 	}
 	return c.answer(resp, rep)
+}
+
+// request builds the model request once, for every attempt to send. A provider that encodes
+// its own bodies ([providers.Encoder]) gets the files laid out straight into the one body it
+// sends, so the prompt exists once, in the body; any other model gets the laid-out prompt.
+// Either way the files' contents are dropped here: the request holds them now, and reports
+// need only paths and sizes.
+func (c *call) request() (providers.Request, error) {
+	preq := providers.Request{
+		Model:    c.req.Model.ID,
+		Thinking: providers.Thinking{On: c.req.Model.Thinking, Budget: c.req.Model.Budget},
+		System:   systemPrompt,
+	}
+	defer func() {
+		for i := range c.gathered.Files {
+			c.gathered.Files[i].Content = nil
+		}
+	}()
+	enc, ok := c.svc.Model.(providers.Encoder)
+	if !ok {
+		preq.Prompt = files.Layout(c.gathered.Files, c.req.Query)
+		return preq, nil
+	}
+	preq.Text = files.NewPrompt(c.gathered.Files, c.req.Query).Pieces
+	body, err := enc.Encode(preq)
+	preq.Text, preq.Body = nil, body
+	return preq, err
 }
 
 // upstreamFailure explains a failed model call, keeping any answer that had arrived.

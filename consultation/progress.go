@@ -129,7 +129,7 @@ func beat(ctx context.Context, r Reporter, interval time.Duration, msg func(time
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		n := 0
-		if now {
+		if now && ctx.Err() == nil { // a call already past its deadline hears nothing before its result
 			n++
 			r.Progress(float64(n), msg(time.Now()))
 		}
@@ -202,13 +202,19 @@ func (c *call) phaseNow() string {
 }
 
 // progressMessage says what the call is doing, e.g.
-// "model thinking, 40s, 1,200 reasoning tokens" — at most consult.MaxProgressMessage chars.
+// "model thinking, 40s, 1,200 reasoning tokens" or "queued behind 1.2 GiB in flight, 3s" — at most consult.MaxProgressMessage chars.
 func (c *call) progressMessage(now time.Time) string {
 	elapsed := now.Sub(c.start).Truncate(time.Second)
 	phase := c.currentPhase()
 	var b strings.Builder
 	live := c.liveStream()
 	switch {
+	case live == nil && phase == PhaseQueued:
+		if ahead, ok := c.queuedBehind(); ok {
+			fmt.Fprintf(&b, "queued behind %s in flight, %s", ahead, elapsed)
+		} else {
+			fmt.Fprintf(&b, "%s, %s", phase, elapsed)
+		}
 	case live == nil:
 		fmt.Fprintf(&b, "%s, %s", phase, elapsed)
 	default:

@@ -38,35 +38,100 @@ const layoutQuestion = "Question:\n"
 // asking again about the same files reuses the provider's prompt cache; a changed file
 // changes the prompt from that file on.
 func Layout(files []File, query string) string {
-	sorted := slices.Clone(files)
-	slices.SortStableFunc(sorted, func(a, b File) int { return cmp.Compare(a.Path, b.Path) })
+	return NewPrompt(files, query).String()
+}
 
-	n := len(layoutIntro) + len(layoutQuestion) + len(query) + 1
-	for _, f := range sorted {
-		n += len(f.Path) + len(f.Content) + 32
-	}
-	var b strings.Builder
-	b.Grow(n)
-	b.WriteString(layoutIntro)
-	for _, f := range sorted {
-		fence := strings.Repeat("`", max(3, longestBacktickRun(f.Content)+1))
-		b.WriteString("\nFile: ")
-		b.WriteString(headerPath(f.Path))
-		b.WriteByte('\n')
-		b.WriteString(fence)
-		b.WriteString(infoString(f.Path))
-		b.WriteByte('\n')
-		b.Write(f.Content)
-		if len(f.Content) > 0 && f.Content[len(f.Content)-1] != '\n' {
-			b.WriteByte('\n')
+// Prompt is a laid-out prompt that is not built: the files in Path order and the query,
+// written piece by piece where they are needed ([Prompt.Pieces]), so that a request body
+// can be the only copy of the files' contents. It shares the files' Content; a caller that
+// drops the files once the prompt has been written frees them. [Layout] says what the
+// pieces make up.
+type Prompt struct {
+	files  []File // sorted by Path; Content shared with the caller's files
+	fences []int  // the fence length of each file
+	query  string
+	size   int
+}
+
+// NewPrompt lays out files (not modified) and query; see [Layout].
+func NewPrompt(files []File, query string) *Prompt {
+	p := &Prompt{files: slices.Clone(files), fences: make([]int, len(files)), query: query}
+	slices.SortStableFunc(p.files, func(a, b File) int { return cmp.Compare(a.Path, b.Path) })
+	p.size = len(layoutIntro) + 1 + len(layoutQuestion) + len(query)
+	var scratch []byte
+	for i, f := range p.files {
+		p.fences[i] = max(3, longestBacktickRun(f.Content)+1)
+		scratch = fileHeader(scratch[:0], f.Path, p.fences[i])
+		p.size += len(scratch) + len(f.Content) + p.fences[i] + 1
+		if needsNewline(f.Content) {
+			p.size++
 		}
-		b.WriteString(fence)
-		b.WriteByte('\n')
 	}
-	b.WriteByte('\n')
-	b.WriteString(layoutQuestion)
-	b.WriteString(query)
+	return p
+}
+
+// Len is the prompt's length in bytes.
+func (p *Prompt) Len() int { return p.size }
+
+// Pieces yields the prompt's bytes in order, in pieces: the introduction, each file's
+// header line and opening fence, its content (the caller's own slice), its closing fence,
+// and the question. A piece must not be modified or kept after yield returns.
+func (p *Prompt) Pieces(yield func([]byte) bool) {
+	var scratch []byte
+	if !yield([]byte(layoutIntro)) {
+		return
+	}
+	for i, f := range p.files {
+		scratch = fileHeader(scratch[:0], f.Path, p.fences[i])
+		if !yield(scratch) || !yield(f.Content) {
+			return
+		}
+		scratch = scratch[:0]
+		if needsNewline(f.Content) {
+			scratch = append(scratch, '\n')
+		}
+		scratch = appendFence(scratch, p.fences[i])
+		if !yield(append(scratch, '\n')) {
+			return
+		}
+	}
+	if !yield([]byte("\n" + layoutQuestion)) {
+		return
+	}
+	yield([]byte(p.query))
+}
+
+// String builds the whole prompt.
+func (p *Prompt) String() string {
+	var b strings.Builder
+	b.Grow(p.size)
+	for piece := range p.Pieces {
+		b.Write(piece)
+	}
 	return b.String()
+}
+
+// fileHeader appends a file's header line and opening fence to dst:
+// "\nFile: <path>\n```<info>\n".
+func fileHeader(dst []byte, path string, fence int) []byte {
+	dst = append(dst, "\nFile: "...)
+	dst = append(dst, headerPath(path)...)
+	dst = append(dst, '\n')
+	dst = appendFence(dst, fence)
+	dst = append(dst, infoString(path)...)
+	return append(dst, '\n')
+}
+
+func appendFence(dst []byte, n int) []byte {
+	for range n {
+		dst = append(dst, '`')
+	}
+	return dst
+}
+
+// needsNewline reports whether content needs a newline before its closing fence.
+func needsNewline(content []byte) bool {
+	return len(content) > 0 && content[len(content)-1] != '\n'
 }
 
 func longestBacktickRun(b []byte) int {

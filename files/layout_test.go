@@ -72,3 +72,39 @@ func TestLongestBacktickRun(t *testing.T) {
 		}
 	}
 }
+
+// TestPromptPieces: the pieces of a Prompt make up Layout's text, Len is its length, and
+// the files' contents are yielded as the caller's own slices (no copy of them is made).
+func TestPromptPieces(t *testing.T) {
+	t.Parallel()
+	files := []File{
+		{Path: "b/z.go", Content: []byte("package z\n")},
+		{Path: "a.md", Content: []byte("``` no final newline")},
+		{Path: "empty.txt"},
+		{Path: "odd`name.txt", Content: []byte("x\n")},
+	}
+	p := NewPrompt(files, "Why?")
+	var b strings.Builder
+	shared := 0
+	for piece := range p.Pieces {
+		b.Write(piece)
+		for _, f := range files {
+			if len(f.Content) > 0 && len(piece) > 0 && &piece[0] == &f.Content[0] {
+				shared++
+			}
+		}
+	}
+	want := Layout(files, "Why?")
+	if got := b.String(); got != want {
+		t.Errorf("pieces:\n got  %q\n want %q", got, want)
+	}
+	if got := p.String(); got != want {
+		t.Errorf("String:\n got  %q\n want %q", got, want)
+	}
+	if got, want := p.Len(), len(want); got != want {
+		t.Errorf("Len = %d, want %d", got, want)
+	}
+	if got, want := shared, 3; got != want {
+		t.Errorf("%d contents yielded as the caller's slices, want %d", got, want)
+	}
+}

@@ -26,6 +26,10 @@ package mcpserver
 //     watchCancel gives the tool handler a context whose cause says why the client
 //     cancelled (consultation.ErrClientGaveUp or consultation.ErrUserCancelled). The
 //     handler finds its JSON-RPC id through a BeforeCallTool hook (rememberRequestID).
+//  4. A tool call may wait in mcp-go's queue for a worker (stdio) before its handler runs,
+//     and a call's deadline runs from its arrival. The shim records when each request
+//     arrived, as it reads it; arrivalOf hands that moment to the handler, which gives it
+//     to the consultation (consultation.WithArrival).
 
 import (
 	"bufio"
@@ -69,6 +73,7 @@ type cancelState struct {
 	reason    string
 	done      chan struct{} // closed when cancelled
 	token     string        // the request's progress token, canonical JSON
+	arrived   time.Time     // when the shim read the request
 }
 
 // cancels tracks the requests in flight on one transport and the cancellations that named
@@ -91,11 +96,12 @@ func newCancels() *cancels {
 	return &cancels{inflight: make(map[cancelKey]*cancelState), tokens: make(map[cancelKey]cancelKey)}
 }
 
-// begin records request k in flight, with its progress token (canonical JSON; "" for none).
-func (c *cancels) begin(k cancelKey, token string) {
+// begin records request k in flight, with its progress token (canonical JSON; "" for none)
+// and the moment it arrived.
+func (c *cancels) begin(k cancelKey, token string, arrived time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.inflight[k] = &cancelState{done: make(chan struct{}), token: token}
+	c.inflight[k] = &cancelState{done: make(chan struct{}), token: token, arrived: arrived}
 	if token != "" {
 		tk := cancelKey{k.session, token}
 		c.tokens[tk] = k
@@ -150,6 +156,16 @@ func (c *cancels) end(k cancelKey) bool {
 		}
 	}
 	return st.cancelled
+}
+
+// arrival is when request k arrived; false when it is not in flight.
+func (c *cancels) arrival(k cancelKey) (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st, ok := c.inflight[k]; ok {
+		return st.arrived, true
+	}
+	return time.Time{}, false
 }
 
 // lookup reports whether k was cancelled and why.
@@ -232,19 +248,37 @@ func rememberRequestID(_ context.Context, id any, req *mcp.CallToolRequest) {
 	req.Params.Meta.AdditionalFields[requestIDMeta] = canonicalID(id)
 }
 
-// watchCancel returns the context a tool handler runs in: it ends when ctx ends, with
-// CancelCause of the client's reason when the client cancelled the call, else with ctx's
-// cause. stop releases it.
-func watchCancel(ctx context.Context, req mcp.CallToolRequest) (_ context.Context, stop func()) {
+// requestKey is the request of the tool call req in ctx's shim; false without a shim or id.
+func requestKey(ctx context.Context, req mcp.CallToolRequest) (cancelScope, cancelKey, bool) {
 	sc, ok := ctx.Value(cancelScopeKey{}).(cancelScope)
 	var id string
 	if req.Params.Meta != nil {
 		id, _ = req.Params.Meta.AdditionalFields[requestIDMeta].(string)
 	}
 	if !ok || id == "" {
+		return sc, cancelKey{}, false
+	}
+	return sc, cancelKey{sc.session, id}, true
+}
+
+// arrivalOf is when the shim read the tool call req; false when it did not see it (no
+// shim, or a line too long to read).
+func arrivalOf(ctx context.Context, req mcp.CallToolRequest) (time.Time, bool) {
+	sc, k, ok := requestKey(ctx, req)
+	if !ok {
+		return time.Time{}, false
+	}
+	return sc.c.arrival(k)
+}
+
+// watchCancel returns the context a tool handler runs in: it ends when ctx ends, with
+// CancelCause of the client's reason when the client cancelled the call, else with ctx's
+// cause. stop releases it.
+func watchCancel(ctx context.Context, req mcp.CallToolRequest) (_ context.Context, stop func()) {
+	sc, k, ok := requestKey(ctx, req)
+	if !ok {
 		return ctx, func() {}
 	}
-	k := cancelKey{sc.session, id}
 	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	stopAfter := context.AfterFunc(ctx, func() {
 		if reason, cancelled := sc.c.await(k, sc.grace); cancelled {
@@ -271,12 +305,12 @@ type message struct {
 func (m *message) isRequest() bool  { return m.Method != "" && canonicalID(m.ID) != "" }
 func (m *message) isResponse() bool { return m.Method == "" && (m.Result != nil || m.Error != nil) }
 
-// observeIncoming records what a client message means for cancellation: a request begins,
-// a notifications/cancelled marks its request cancelled with its reason.
-func (c *cancels) observeIncoming(session string, m *message) {
+// observeIncoming records what a client message that arrived at now means for cancellation:
+// a request begins, a notifications/cancelled marks its request cancelled with its reason.
+func (c *cancels) observeIncoming(session string, m *message, now time.Time) {
 	switch {
 	case m.isRequest():
-		c.begin(cancelKey{session, canonicalID(m.ID)}, progressToken(m.Params))
+		c.begin(cancelKey{session, canonicalID(m.ID)}, progressToken(m.Params), now)
 	case m.Method == string(mcp.MethodNotificationCancelled):
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`
@@ -332,6 +366,7 @@ type stdioIn struct {
 
 func (s *stdioIn) Read(p []byte) (int, error) {
 	n, err := s.r.Read(p)
+	now := time.Now() // every line read here arrived by now
 	data := p[:n]
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
@@ -350,7 +385,7 @@ func (s *stdioIn) Read(p []byte) (int, error) {
 		if !s.skipped {
 			var m message
 			if json.Unmarshal(s.line, &m) == nil {
-				s.c.observeIncoming("", &m)
+				s.c.observeIncoming("", &m, now)
 			}
 		}
 		s.line, s.skipped = s.line[:0], false
@@ -358,6 +393,64 @@ func (s *stdioIn) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// readAhead reads the client's input as soon as it arrives, stamping each message on the
+// way (stdioIn), and holds up to readAheadChunks reads of it until mcp-go takes them: mcp-go
+// reads one line at a time and handles it before it reads the next, so on a busy server a
+// message would otherwise be stamped only when the messages before it had been handled.
+type readAhead struct {
+	chunks chan []byte
+	done   chan struct{} // closed by stop: the reading goroutine ends
+	err    error         // the input's error, once chunks is closed
+	rest   []byte        // what mcp-go has not taken of the current chunk
+	once   sync.Once
+}
+
+// readAheadChunks bounds what readAhead holds: 64 reads of 32 KiB, 2 MiB at most.
+const (
+	readAheadChunks = 64
+	readAheadSize   = 32 << 10
+)
+
+// newReadAhead starts reading r.
+func newReadAhead(r io.Reader) *readAhead {
+	ra := &readAhead{chunks: make(chan []byte, readAheadChunks), done: make(chan struct{})}
+	go func() {
+		defer close(ra.chunks)
+		for {
+			buf := make([]byte, readAheadSize)
+			n, err := r.Read(buf)
+			if n > 0 {
+				select {
+				case ra.chunks <- buf[:n]:
+				case <-ra.done:
+					return
+				}
+			}
+			if err != nil {
+				ra.err = err
+				return
+			}
+		}
+	}()
+	return ra
+}
+
+func (ra *readAhead) Read(p []byte) (int, error) {
+	if len(ra.rest) == 0 {
+		chunk, ok := <-ra.chunks
+		if !ok {
+			return 0, ra.err
+		}
+		ra.rest = chunk
+	}
+	n := copy(p, ra.rest)
+	ra.rest = ra.rest[n:]
+	return n, nil
+}
+
+// stop ends the reading goroutine once its read returns; it may be called more than once.
+func (ra *readAhead) stop() { ra.once.Do(func() { close(ra.done) }) }
 
 // stdioOut writes mcp-go's stdio output, each Write one message and its newline
 // (StdioServer.writeResponse), and drops the response to a cancelled request and its
@@ -392,6 +485,7 @@ type httpShim struct {
 }
 
 func (h *httpShim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	arrived := time.Now()
 	version := r.Header.Get(mcp.HeaderProtocolVersion)
 	session := r.Header.Get(server.HeaderKeySessionID)
 	if mcp.IsModernProtocol(version) {
@@ -415,7 +509,7 @@ func (h *httpShim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if m.Method != "" && canonicalID(m.ID) == "" && mcp.IsModernProtocol(version) {
 			body = withProtocolVersionMeta(body, version)
 		}
-		h.c.observeIncoming(session, &m)
+		h.c.observeIncoming(session, &m, arrived)
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))

@@ -2,9 +2,11 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
+	"os"
 	"runtime"
 	"sync"
 	"testing"
@@ -36,7 +38,9 @@ func TestLoadOverStdio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(Config{Service: &consultation.Service{Counter: tokens.NewCounter(), Model: p, DefaultModel: "google/gemini-2.5-pro"}})
+	counter := tokens.NewCounter()
+	counter.CountString("q") // loads the vocabulary (once per process) before the calls are timed
+	s := New(Config{Service: &consultation.Service{Counter: counter, Model: p, DefaultModel: "google/gemini-2.5-pro"}})
 	clientIn, serverOut := io.Pipe()
 	serverIn, clientOut := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -99,4 +103,126 @@ func TestLoadOverStdio(t *testing.T) {
 	buf := make([]byte, 1<<20)
 	n := runtime.Stack(buf, true)
 	t.Errorf("goroutines: %d after the load, baseline %d\n%s", now, baseline, buf[:n])
+}
+
+// TestDeadlineFromArrivalUnderLoad: 200 concurrent consultations with timeout 2 over one
+// stdio session all end (answer or timeout) within 2.2 s of being sent, although mcp-go runs
+// at most WorkerPoolSize at once: the deadline runs from arrival, and a call that waited for
+// a worker past it is answered at once, in phase "queued", sending nothing upstream. With
+// 1 s answers the second hundred start at about 1 s; with 3 s answers they wait past their
+// deadline. Prints the figures; skipped under -short (make bench runs it).
+func TestDeadlineFromArrivalUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("load test: make bench runs it")
+	}
+	for _, answer := range []time.Duration{time.Second, 3 * time.Second} {
+		t.Run(answer.String()+" answers", func(t *testing.T) { deadlineUnderLoad(t, answer) })
+	}
+}
+
+func deadlineUnderLoad(t *testing.T, answer time.Duration) {
+	const calls, timeout, within = 200, 2, 2200 * time.Millisecond
+	srv := fake.New(t, fake.OpenRouter)
+	srv.SetDefault(fake.Script{Steps: []fake.Step{fake.Sleep(answer), fake.Text("ok")}})
+	dir := goTree(t)
+	base := &http.Transport{MaxIdleConnsPerHost: calls}
+	defer base.CloseIdleConnections()
+	p, err := providers.NewOpenRouter(providers.Config{APIKey: "k", BaseURL: srv.BaseURL(), HTTPClient: &http.Client{Transport: providers.ActivityTransport(base)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := &consultation.Service{Counter: tokens.NewCounter(), Model: p, DefaultModel: "google/gemini-2.5-pro",
+		Inflight: consultation.NewInflight(consultation.DefaultInflight())}
+	s := New(Config{Service: svc})
+	// Operating-system pipes, as the binary's stdio: the kernel buffers what the client
+	// writes until the server reads it.
+	clientIn, serverOut, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	serverIn, clientOut, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- ServeStdio(ctx, s, serverIn, serverOut, io.Discard) }()
+	defer func() {
+		cancel()
+		clientOut.Close()
+		serverOut.Close()
+		<-served
+	}()
+	c := client.NewClient(transport.NewIO(clientIn, clientOut, io.NopCloser(nil)))
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "load", Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatal(err)
+	}
+	type outcome struct {
+		took     time.Duration
+		answered bool
+		phase    string
+		err      error
+	}
+	out := make([]outcome, calls)
+	var wg sync.WaitGroup
+	for i := range out {
+		wg.Go(func() {
+			req := mcp.CallToolRequest{}
+			req.Params.Name = "consultation"
+			req.Params.Arguments = map[string]any{"path": dir, "pattern": "**/*.go", "query": "q", "timeout": timeout}
+			sent := time.Now()
+			res, err := c.CallTool(ctx, req)
+			out[i].took, out[i].err = time.Since(sent), err
+			if err != nil {
+				return
+			}
+			out[i].answered = !res.IsError
+			if !res.IsError {
+				return
+			}
+			var sum struct {
+				Phase string `json:"phase"`
+				Error *struct {
+					Class string `json:"class"`
+				} `json:"error"`
+			}
+			raw, _ := json.Marshal(res.StructuredContent)
+			if json.Unmarshal(raw, &sum) != nil || sum.Error == nil || sum.Error.Class != "timeout" {
+				out[i].err = errors.New("not a timeout result: " + text(res))
+			}
+			out[i].phase = sum.Phase
+		})
+	}
+	wg.Wait()
+	var answered int
+	var slowest time.Duration
+	phases := map[string]int{}
+	for i, o := range out {
+		if o.err != nil {
+			t.Errorf("call %d: %v", i, o.err)
+			continue
+		}
+		slowest = max(slowest, o.took)
+		if o.answered {
+			answered++
+		} else {
+			phases[o.phase]++
+		}
+		if o.took > within {
+			t.Errorf("call %d ended %v after it was sent, want within %v", i, o.took, within)
+		}
+	}
+	upstream := srv.Count("chat/completions")
+	t.Logf("%d concurrent calls, timeout %d s, %v upstream answers, %d workers: %d answered, timeouts by phase %v; the last ended %v after it was sent; %d upstream requests",
+		calls, timeout, answer, WorkerPoolSize, answered, phases, slowest.Round(time.Millisecond), upstream)
+	if queued := phases[string(consultation.PhaseQueued)]; upstream > calls-queued {
+		t.Errorf("%d upstream requests, but %d calls ended queued: a queued call sent something", upstream, queued)
+	}
 }

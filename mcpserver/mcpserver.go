@@ -18,12 +18,20 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/tokens"
 	"github.com/consultmcp/consult/tooldefs"
 )
 
-// WorkerPoolSize is how many tool calls one stdio session runs at once: agents fan out
-// consultations, and a call waiting in mcp-go's queue burns its deadline doing nothing.
-const WorkerPoolSize = 64
+// WorkerPoolSize is how many tool calls one stdio session runs at once: mcp-go's largest
+// (server.WithWorkerPoolSize takes at most 100). Agents fan out consultations, and a call
+// waiting in mcp-go's queue for a worker spends its deadline, which runs from its arrival
+// (see cancel.go). Memory is bounded by the bytes in flight (consultation.Inflight), which
+// knows each call's deadline, not by this count; and a call whose deadline passed while it
+// waited for a worker is answered at once with a timeout in phase "queued", reading and
+// sending nothing, so one worker clears the expired calls in moments. Every call thus ends
+// at its deadline however many arrive: with 1 s answers, 200 calls of timeout 2 end within
+// 2.2 s of being sent (TestDeadlineFromArrivalUnderLoad).
+const WorkerPoolSize = 100
 
 // Config is what the server needs.
 type Config struct {
@@ -50,6 +58,11 @@ func New(cfg Config) *server.MCPServer {
 	levels := &levelChoices{}
 	hooks.AddBeforeSetLevel(levels.note)
 	hooks.AddOnUnregisterSession(levels.forget)
+	// The token vocabulary loads in the background once a client has the tool list (or at
+	// its first call, if it never asks for the list): initialize and tools/list are answered
+	// without it taking the CPU, and the first consultation usually finds it loaded.
+	hooks.AddAfterListTools(func(context.Context, any, *mcp.ListToolsRequest, *mcp.ListToolsResult) { tokens.Preload() })
+	hooks.AddBeforeCallTool(func(context.Context, any, *mcp.CallToolRequest) { tokens.Preload() })
 	s := server.NewMCPServer("consult", consult.Version,
 		server.WithToolCapabilities(false),
 		server.WithHooks(hooks),
@@ -168,6 +181,9 @@ func (h *handler) run(ctx context.Context, req mcp.CallToolRequest, want string,
 		}
 		args = map[string]any{}
 	}
+	if t, ok := arrivalOf(ctx, req); ok {
+		ctx = consultation.WithArrival(ctx, t)
+	}
 	ctx, stop := watchCancel(ctx, req)
 	defer stop()
 	rep := newReporter(ctx, req)
@@ -271,7 +287,9 @@ func toMCP(r consultation.Result) *mcp.CallToolResult {
 func ServeStdio(ctx context.Context, s *server.MCPServer, in io.Reader, out io.Writer, errLog io.Writer) error {
 	c := newCancels()
 	ctx = context.WithValue(ctx, cancelScopeKey{}, cancelScope{c: c})
-	in, out = &stdioIn{r: in, c: c}, &stdioOut{w: out, c: c}
+	ra := newReadAhead(&stdioIn{r: in, c: c})
+	defer ra.stop()
+	in, out = ra, &stdioOut{w: out, c: c}
 	ss := server.NewStdioServer(s)
 	ss.SetErrorLogger(log.New(errLog, "mcp: ", log.LstdFlags))
 	server.WithWorkerPoolSize(WorkerPoolSize)(ss)

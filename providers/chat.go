@@ -76,18 +76,38 @@ func validate(name string, req Request) error {
 	return nil
 }
 
-// stream sends params once and reads the stream to its end.
-func (c *chatClient) stream(ctx context.Context, req Request, params openai.ChatCompletionNewParams, obs Observer) (*Response, error) {
+// encode builds req's body: the SDK encodes the request build makes of it, with
+// [promptMark] as the user message, and the message is escaped in its place. The SDK's
+// streaming call adds "stream": true to the object's end (option.WithJSONSet); so does
+// encode, since the body is sent as it is (see stream).
+func (c *chatClient) encode(req Request, build func(Request) openai.ChatCompletionNewParams) (*Body, error) {
+	if err := validate(c.name, req); err != nil {
+		return nil, err
+	}
+	r := req
+	r.Prompt, r.Text, r.Body = promptMark, nil, nil
+	envelope, err := build(r).MarshalJSON()
+	if err != nil || len(envelope) < 2 || envelope[len(envelope)-1] != '}' {
+		return nil, &Error{Provider: c.name, Kind: BadRequest, Message: fmt.Sprintf("cannot encode the request: %v", err), Err: err}
+	}
+	envelope = append(envelope[:len(envelope)-1:len(envelope)-1], `,"stream":true}`...)
+	return spliceMessage(c.name, envelope, req)
+}
+
+// stream sends body once and reads the stream to its end. The body goes out through the
+// SDK's raw-body option as it is: NewStreaming would marshal its params again (each nested
+// MarshalJSON layer copying the whole prompt) and then rewrite the body to add "stream",
+// so this makes the same POST and reads the same SSE stream with the SDK's decoder.
+func (c *chatClient) stream(ctx context.Context, body *Body, obs Observer) (*Response, error) {
 	obs = observer(obs)
 	resp := &Response{}
-	if err := validate(c.name, req); err != nil {
-		return resp, err
-	}
-	run := startRun(c.name, req, c.log)
+	run := startRun(c.name, body, c.log)
 
-	var httpResp *http.Response
+	var httpResp, raw *http.Response
 	sctx, cut := withCutFlag(ctx)
-	stream := c.client.Chat.Completions.NewStreaming(sctx, params, option.WithResponseInto(&httpResp))
+	postErr := c.client.Post(sctx, "chat/completions", nil, &raw,
+		option.WithRequestBody("application/json", body.data), option.WithResponseInto(&httpResp))
+	stream := ssestream.NewStream[openai.ChatCompletionChunk](ssestream.NewDecoder(raw), postErr)
 	defer stream.Close()
 
 	var (

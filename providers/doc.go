@@ -15,6 +15,14 @@
 // the HTTP request is cancelled, which closes its connection. No error or log line contains
 // the API key: upstream messages are scrubbed of it (and of anything shaped like a key).
 //
+// The prompt exists once: each request body is encoded once ([Encoder.Encode]), the user
+// message escaped straight into one buffer of the body's exact size (from files.Prompt's
+// pieces, so there is no prompt string either) around the SDK's own encoding of the rest of
+// the request, and every attempt sends those bytes ([Request.Body]): openai-go through its
+// raw-body option (option.WithRequestBody), genai through its transport, which swaps the
+// stand-in body genai encoded for ours (genai has no raw-body option). Tests decode the
+// bodies the fake upstream receives and compare them field by field with the SDKs' own.
+//
 // Upstream liveness is measured below the SDKs, at the HTTP transport: wrap the client's
 // transport with [ActivityTransport] and put a callback in the request context with
 // [WithActivity]; it sees every byte, including the SSE keep-alive comments the SDKs hide.

@@ -24,9 +24,11 @@ type streamRun struct {
 }
 
 // startRun logs the request about to be sent and starts its clock.
-func startRun(provider string, req Request, log *slog.Logger) *streamRun {
+func startRun(provider string, body *Body, log *slog.Logger) *streamRun {
+	req := body.req
 	log.Debug("sending request", "provider", provider, "model", req.Model,
-		"thinking", req.Thinking.On, "budget", int64(req.Thinking.Budget), "prompt_bytes", len(req.Prompt))
+		"thinking", req.Thinking.On, "budget", int64(req.Thinking.Budget), "prompt_bytes", body.prompt,
+		"body_bytes", len(body.data))
 	return &streamRun{provider: provider, model: req.Model, log: log, start: time.Now()}
 }
 

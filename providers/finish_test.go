@@ -35,7 +35,7 @@ func TestStreamRunEnd(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r := startRun("p", Request{Model: "m"}, slog.New(slog.DiscardHandler))
+			r := startRun("p", &Body{req: Request{Model: "m"}}, slog.New(slog.DiscardHandler))
 			r.finished = tt.finished
 			convert := func(err error) *Error {
 				var e *Error
@@ -72,7 +72,7 @@ func TestStreamRunEnd(t *testing.T) {
 // TestStreamRunSettle checks the answer cap finishes the answer, and a reported reasoning
 // count of zero gives way to the estimate from the streamed text.
 func TestStreamRunSettle(t *testing.T) {
-	r := startRun("p", Request{Model: "m"}, slog.New(slog.DiscardHandler))
+	r := startRun("p", &Body{req: Request{Model: "m"}}, slog.New(slog.DiscardHandler))
 	r.meter.add("twelve chars") // 12 characters: 3 tokens estimated
 	r.text.add("answer")
 	r.capped = true

@@ -1,9 +1,12 @@
 package providers
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -62,22 +65,30 @@ func (p *Gemini) Name() string { return NameGemini }
 func (p *Gemini) Stream(ctx context.Context, req Request, obs Observer) (*Response, error) {
 	obs = observer(obs)
 	resp := &Response{}
-	if err := validate(NameGemini, req); err != nil {
+	body, err := prepare(NameGemini, req, p.Encode)
+	if err != nil {
 		return resp, err
 	}
-	run := startRun(NameGemini, req, p.log)
+	req = body.req
+	run := startRun(NameGemini, body, p.log)
 
 	capture := &geminiCapture{}
-	cctx, cut := withCutFlag(context.WithValue(ctx, geminiCaptureKey{}, capture))
-	contents := []*genai.Content{genai.NewContentFromText(req.Prompt, genai.RoleUser)}
+	cctx, cut := withCutFlag(context.WithValue(context.WithValue(ctx, geminiCaptureKey{}, capture), geminiBodyKey{}, body))
+	// genai builds the request from a stand-in whose body geminiTransport replaces (see
+	// geminiBodyKey); the model names the URL.
+	standIn := []*genai.Content{genai.NewContentFromText(promptMark, genai.RoleUser)}
+	config := &genai.GenerateContentConfig{
+		// genai would otherwise re-open a dropped stream by itself (continuation tokens);
+		// the caller decides about every re-send.
+		AutomaticContinuation: genai.Ptr(false),
+	}
 
 	var (
 		usage     *genai.GenerateContentResponseUsageMetadata
 		blocked   string
 		blockCode string
-		err       error
 	)
-	for chunk, cerr := range p.client.Models.GenerateContentStream(cctx, req.Model, contents, geminiConfig(req)) {
+	for chunk, cerr := range p.client.Models.GenerateContentStream(cctx, req.Model, standIn, config) {
 		if cerr != nil {
 			err = cerr
 			break
@@ -187,13 +198,9 @@ func blockedCategories(ratings []*genai.SafetyRating) string {
 	return strings.Join(blocked, ", ")
 }
 
-// geminiConfig builds the request config: automatic continuation off, thinking, limit.
+// geminiConfig builds the request config: system instruction, thinking, limit.
 func geminiConfig(req Request) *genai.GenerateContentConfig {
-	cfg := &genai.GenerateContentConfig{
-		// genai would otherwise re-open a dropped stream by itself (continuation tokens);
-		// the caller decides about every re-send.
-		AutomaticContinuation: genai.Ptr(false),
-	}
+	cfg := &genai.GenerateContentConfig{}
 	if req.System != "" {
 		cfg.SystemInstruction = genai.NewContentFromText(req.System, genai.RoleUser)
 	}
@@ -306,6 +313,71 @@ func (p *Gemini) convert(ctx context.Context, err error, capture *geminiCapture,
 	return out
 }
 
+// Encode builds req's body once; see [Encoder]. It is the body genai encodes for
+// GenerateContentStream(model, [a user content of req's message], geminiConfig(req)): the
+// contents, the system instruction at the top level, and the generation config (always,
+// empty or not) with the output limit and thinking. genai's request converters are not exported, so the fields are
+// written here; TestBodyMatchesSDK compares them with genai's own request.
+func (p *Gemini) Encode(req Request) (*Body, error) {
+	if err := validate(NameGemini, req); err != nil {
+		return nil, err
+	}
+	cfg := geminiConfig(req)
+	env := geminiBody{Contents: []geminiContent{{Parts: []geminiPart{{Text: promptMark}}, Role: genai.RoleUser}}}
+	if si := cfg.SystemInstruction; si != nil {
+		env.SystemInstruction = &geminiContent{Role: si.Role}
+		for _, part := range si.Parts {
+			env.SystemInstruction.Parts = append(env.SystemInstruction.Parts, geminiPart{Text: part.Text})
+		}
+	}
+	env.GenerationConfig.MaxOutputTokens = cfg.MaxOutputTokens
+	if tc := cfg.ThinkingConfig; tc != nil {
+		env.GenerationConfig.ThinkingConfig = &geminiThinking{IncludeThoughts: tc.IncludeThoughts,
+			ThinkingBudget: tc.ThinkingBudget, ThinkingLevel: string(tc.ThinkingLevel)}
+	}
+	envelope, err := json.Marshal(env)
+	if err != nil {
+		return nil, &Error{Provider: NameGemini, Kind: BadRequest, Message: fmt.Sprintf("cannot encode the request: %v", err), Err: err}
+	}
+	return spliceMessage(NameGemini, envelope, req)
+}
+
+// geminiBody is the JSON body of generateContent as genai sends it for a text request.
+type geminiBody struct {
+	Contents          []geminiContent  `json:"contents"`
+	GenerationConfig  geminiGeneration `json:"generationConfig"` // genai sends {} when empty
+	SystemInstruction *geminiContent   `json:"systemInstruction,omitempty"`
+}
+
+type geminiContent struct {
+	Parts []geminiPart `json:"parts"`
+	Role  string       `json:"role,omitempty"`
+}
+
+type geminiPart struct {
+	Text string `json:"text"`
+}
+
+type geminiGeneration struct {
+	MaxOutputTokens int32           `json:"maxOutputTokens,omitempty"`
+	ThinkingConfig  *geminiThinking `json:"thinkingConfig,omitempty"`
+}
+
+type geminiThinking struct {
+	IncludeThoughts bool   `json:"includeThoughts,omitempty"`
+	ThinkingBudget  *int32 `json:"thinkingBudget,omitempty"`
+	ThinkingLevel   string `json:"thinkingLevel,omitempty"`
+}
+
+// geminiBodyKey carries the *Body of a Stream call through the request context to
+// geminiTransport, which sends it in place of the body genai encoded. genai (v1.77) has no
+// raw-body option: HTTPOptions.ExtraBody and ExtrasRequestProvider only edit the map it then
+// encodes itself, which would copy the prompt into the map's encoding again on every
+// attempt. Swapping the body in the transport genai already sends through is the least
+// invasive way to send our bytes: genai still builds the URL, headers and key, and parses
+// the stream and errors as before.
+type geminiBodyKey struct{}
+
 // geminiCaptureKey carries a *geminiCapture through the request context to the transport.
 type geminiCaptureKey struct{}
 
@@ -354,6 +426,9 @@ func (t *geminiTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
+	if body, ok := req.Context().Value(geminiBodyKey{}).(*Body); ok && req.Method == http.MethodPost {
+		req = withBody(req, body.data)
+	}
 	resp, err := base.RoundTrip(req)
 	if resp == nil {
 		return resp, err
@@ -367,4 +442,17 @@ func (t *geminiTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body = newSSEFilter(resp.Body, capture)
 	}
 	return resp, err
+}
+
+// withBody returns a copy of req that sends data as its body; req's own body is closed
+// unread, as a transport must close the body of a request it was given.
+func withBody(req *http.Request, data []byte) *http.Request {
+	if req.Body != nil {
+		_ = req.Body.Close()
+	}
+	out := req.Clone(req.Context())
+	out.ContentLength = int64(len(data))
+	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
+	out.Body, _ = out.GetBody()
+	return out
 }

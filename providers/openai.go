@@ -35,8 +35,15 @@ func (p *OpenAI) Name() string { return NameOpenAI }
 // reasoning models (o-series, gpt-5, and ids this package does not recognise); the output
 // limit is max_completion_tokens.
 func (p *OpenAI) Stream(ctx context.Context, req Request, obs Observer) (*Response, error) {
-	return p.chat.stream(ctx, req, openAIParams(req), obs)
+	body, err := prepare(NameOpenAI, req, p.Encode)
+	if err != nil {
+		return &Response{}, err
+	}
+	return p.chat.stream(ctx, body, obs)
 }
+
+// Encode builds req's body once; see [Encoder].
+func (p *OpenAI) Encode(req Request) (*Body, error) { return p.chat.encode(req, openAIParams) }
 
 func openAIParams(req Request) openai.ChatCompletionNewParams {
 	params := baseParams(req)

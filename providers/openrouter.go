@@ -68,8 +68,15 @@ func (p *OpenRouter) Name() string { return NameOpenRouter }
 // parameter ({"max_tokens": N} with a budget, {"effort": "high"} without), reasoning
 // deltas are reported to obs, and usage accounting is requested so Usage carries the cost.
 func (p *OpenRouter) Stream(ctx context.Context, req Request, obs Observer) (*Response, error) {
-	return p.chat.stream(ctx, req, openRouterParams(req), obs)
+	body, err := prepare(NameOpenRouter, req, p.Encode)
+	if err != nil {
+		return &Response{}, err
+	}
+	return p.chat.stream(ctx, body, obs)
 }
+
+// Encode builds req's body once; see [Encoder].
+func (p *OpenRouter) Encode(req Request) (*Body, error) { return p.chat.encode(req, openRouterParams) }
 
 func openRouterParams(req Request) openai.ChatCompletionNewParams {
 	params := baseParams(req)

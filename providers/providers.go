@@ -2,6 +2,7 @@ package providers
 
 import (
 	"context"
+	"iter"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -40,7 +41,16 @@ type Request struct {
 	// Thinking selects reasoning; see [Thinking].
 	Thinking Thinking
 	// Prompt is the whole user message: gathered files and the question, already laid out.
+	// Text, when set, is used instead.
 	Prompt string
+	// Text is the user message in pieces (files.Prompt.Pieces), escaped straight into the
+	// request body so that the body is the message's only copy; each piece is read only
+	// while it is yielded. Text is called twice (to size the body, then to fill it) and must
+	// yield the same bytes both times.
+	Text iter.Seq[[]byte]
+	// Body, when set, is this request already encoded by the provider's [Encoder.Encode]:
+	// Stream sends exactly its bytes and reads no other field.
+	Body *Body
 	// System is a short system instruction; empty sends none.
 	System string
 	// MaxOutput is the room for the visible answer, in tokens. When thinking is on, the

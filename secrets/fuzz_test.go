@@ -12,7 +12,7 @@ import (
 func referenceSecrets(content []byte) [][]byte {
 	var out [][]byte
 	for _, r := range allRules {
-		for _, loc := range r.re.FindAllSubmatchIndex(content, -1) {
+		for _, loc := range r.re().FindAllSubmatchIndex(content, -1) {
 			if st, en, ok := r.secret(content, loc); ok {
 				out = append(out, content[st:en])
 			}

@@ -118,7 +118,7 @@ func (s *scan) verify(start, anchor int, rules []*rule) int {
 	w := c[lo:hi]
 	last := -1
 	for _, r := range rules {
-		for _, loc := range r.re.FindAllSubmatchIndex(w, -1) {
+		for _, loc := range r.re().FindAllSubmatchIndex(w, -1) {
 			if st, en, ok := r.secret(w, loc); ok {
 				s.spans = append(s.spans, span{lo + st, lo + en, r.kind})
 				last = max(last, lo+en)

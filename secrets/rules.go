@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"regexp"
+	"sync"
 )
 
 // A rule is one gitleaks rule: its regular expression, copied unchanged from gitleaks'
@@ -13,7 +14,7 @@ import (
 type rule struct {
 	id      string // gitleaks rule id
 	kind    string // what the replacement names: "[REDACTED <kind>]"
-	re      *regexp.Regexp
+	re      func() *regexp.Regexp
 	entropy float64 // the secret's Shannon entropy must exceed this; 0 checks nothing
 	allow   [][]byte
 	// allowSuffix is gitleaks' allowlist regex '.+<suffix>$'.
@@ -39,34 +40,34 @@ const (
 var (
 	// aws-access-token (rules/aws.go); allowlist '.+EXAMPLE$', AWS's documentation keys.
 	ruleAWS = &rule{id: "aws-access-token", kind: kindAWS, entropy: 3,
-		re:          regexp.MustCompile(`\b((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b`),
+		re:          lazyRegexp(`\b((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b`),
 		allowSuffix: []byte("EXAMPLE")}
 
 	// github-pat, github-oauth, github-app-token, github-refresh-token,
 	// github-fine-grained-pat (rules/github.go).
-	ruleGitHubPAT     = &rule{id: "github-pat", kind: kindGitHub, entropy: 3, re: regexp.MustCompile(`ghp_[0-9a-zA-Z]{36}`)}
-	ruleGitHubOAuth   = &rule{id: "github-oauth", kind: kindGitHub, entropy: 3, re: regexp.MustCompile(`gho_[0-9a-zA-Z]{36}`)}
-	ruleGitHubApp     = &rule{id: "github-app-token", kind: kindGitHub, entropy: 3, re: regexp.MustCompile(`(?:ghu|ghs)_[0-9a-zA-Z]{36}`)}
-	ruleGitHubRefresh = &rule{id: "github-refresh-token", kind: kindGitHub, entropy: 3, re: regexp.MustCompile(`ghr_[0-9a-zA-Z]{36}`)}
-	ruleGitHubFine    = &rule{id: "github-fine-grained-pat", kind: kindGitHub, entropy: 3, re: regexp.MustCompile(`github_pat_\w{82}`)}
+	ruleGitHubPAT     = &rule{id: "github-pat", kind: kindGitHub, entropy: 3, re: lazyRegexp(`ghp_[0-9a-zA-Z]{36}`)}
+	ruleGitHubOAuth   = &rule{id: "github-oauth", kind: kindGitHub, entropy: 3, re: lazyRegexp(`gho_[0-9a-zA-Z]{36}`)}
+	ruleGitHubApp     = &rule{id: "github-app-token", kind: kindGitHub, entropy: 3, re: lazyRegexp(`(?:ghu|ghs)_[0-9a-zA-Z]{36}`)}
+	ruleGitHubRefresh = &rule{id: "github-refresh-token", kind: kindGitHub, entropy: 3, re: lazyRegexp(`ghr_[0-9a-zA-Z]{36}`)}
+	ruleGitHubFine    = &rule{id: "github-fine-grained-pat", kind: kindGitHub, entropy: 3, re: lazyRegexp(`github_pat_\w{82}`)}
 
 	// gitlab-pat, gitlab-pat-routable (rules/gitlab.go).
-	ruleGitLabPAT      = &rule{id: "gitlab-pat", kind: kindGitLab, entropy: 3, re: regexp.MustCompile(`glpat-[\w-]{20}`)}
+	ruleGitLabPAT      = &rule{id: "gitlab-pat", kind: kindGitLab, entropy: 3, re: lazyRegexp(`glpat-[\w-]{20}`)}
 	ruleGitLabRoutable = &rule{id: "gitlab-pat-routable", kind: kindGitLab, entropy: 4,
-		re: regexp.MustCompile(`\bglpat-[0-9a-zA-Z_-]{27,300}\.[0-9a-z]{2}[0-9a-z]{7}\b`)}
+		re: lazyRegexp(`\bglpat-[0-9a-zA-Z_-]{27,300}\.[0-9a-z]{2}[0-9a-z]{7}\b`)}
 
 	// openai-api-key (rules/openai.go): project, service-account, admin and legacy keys all
 	// hold "T3BlbkFJ" (base64 of "OpenAI").
 	ruleOpenAI = &rule{id: "openai-api-key", kind: kindOpenAI, entropy: 3,
-		re: regexp.MustCompile(`\b(sk-(?:proj|svcacct|admin)-(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})T3BlbkFJ(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})\b|sk-[a-zA-Z0-9]{20}T3BlbkFJ[a-zA-Z0-9]{20})(?:[\x60'"\s;]|\\[nr]|$)`)}
+		re: lazyRegexp(`\b(sk-(?:proj|svcacct|admin)-(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})T3BlbkFJ(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})\b|sk-[a-zA-Z0-9]{20}T3BlbkFJ[a-zA-Z0-9]{20})(?:[\x60'"\s;]|\\[nr]|$)`)}
 
 	// anthropic-api-key, anthropic-admin-api-key (rules/anthropic.go).
-	ruleAnthropic      = &rule{id: "anthropic-api-key", kind: kindAnthropic, re: regexp.MustCompile(`\b(sk-ant-api03-[a-zA-Z0-9_\-]{93}AA)(?:[\x60'"\s;]|\\[nr]|$)`)}
-	ruleAnthropicAdmin = &rule{id: "anthropic-admin-api-key", kind: kindAnthropic, re: regexp.MustCompile(`\b(sk-ant-admin01-[a-zA-Z0-9_\-]{93}AA)(?:[\x60'"\s;]|\\[nr]|$)`)}
+	ruleAnthropic      = &rule{id: "anthropic-api-key", kind: kindAnthropic, re: lazyRegexp(`\b(sk-ant-api03-[a-zA-Z0-9_\-]{93}AA)(?:[\x60'"\s;]|\\[nr]|$)`)}
+	ruleAnthropicAdmin = &rule{id: "anthropic-admin-api-key", kind: kindAnthropic, re: lazyRegexp(`\b(sk-ant-admin01-[a-zA-Z0-9_\-]{93}AA)(?:[\x60'"\s;]|\\[nr]|$)`)}
 
 	// gcp-api-key (rules/gcp.go), with its allowlist of published keys.
 	ruleGoogle = &rule{id: "gcp-api-key", kind: kindGoogle, entropy: 4,
-		re: regexp.MustCompile(`\b(AIza[\w-]{35})(?:[\x60'"\s;]|\\[nr]|$)`),
+		re: lazyRegexp(`\b(AIza[\w-]{35})(?:[\x60'"\s;]|\\[nr]|$)`),
 		allow: bytesOf(
 			"AIzaSyabcdefghijklmnopqrstuvwxyz1234567", "AIzaSyAnLA7NfeLquW1tJFpx_eQCxoX-oo6YyIs",
 			"AIzaSyCkEhVjf3pduRDt6d1yKOMitrUEke8agEM", "AIzaSyDMAScliyLx7F0NPDEJi1QmyCgHIAODrlU",
@@ -79,25 +80,32 @@ var (
 		)}
 
 	// npm-access-token (rules/npm.go).
-	ruleNpm = &rule{id: "npm-access-token", kind: kindNpm, entropy: 2, re: regexp.MustCompile(`(?i)\b(npm_[a-z0-9]{36})(?:[\x60'"\s;]|\\[nr]|$)`)}
+	ruleNpm = &rule{id: "npm-access-token", kind: kindNpm, entropy: 2, re: lazyRegexp(`(?i)\b(npm_[a-z0-9]{36})(?:[\x60'"\s;]|\\[nr]|$)`)}
 
 	// stripe-access-token (rules/stripe.go).
 	ruleStripe = &rule{id: "stripe-access-token", kind: kindStripe, entropy: 2,
-		re: regexp.MustCompile(`\b((?:sk|rk)_(?:test|live|prod)_[a-zA-Z0-9]{10,99})(?:[\x60'"\s;]|\\[nr]|$)`)}
+		re: lazyRegexp(`\b((?:sk|rk)_(?:test|live|prod)_[a-zA-Z0-9]{10,99})(?:[\x60'"\s;]|\\[nr]|$)`)}
 
 	// slack-bot-token, slack-legacy-bot-token, slack-user-token, slack-app-token,
 	// slack-config-access-token, slack-config-refresh-token, slack-legacy-workspace-token,
 	// slack-legacy-token, slack-webhook-url (rules/slack.go).
-	ruleSlackBot       = &rule{id: "slack-bot-token", kind: kindSlack, entropy: 3, re: regexp.MustCompile(`xoxb-[0-9]{10,13}-[0-9]{10,13}[a-zA-Z0-9-]*`)}
-	ruleSlackLegacyBot = &rule{id: "slack-legacy-bot-token", kind: kindSlack, entropy: 2, re: regexp.MustCompile(`xoxb-[0-9]{8,14}-[a-zA-Z0-9]{18,26}`)}
-	ruleSlackUser      = &rule{id: "slack-user-token", kind: kindSlack, entropy: 2, re: regexp.MustCompile(`xox[pe](?:-[0-9]{10,13}){3}-[a-zA-Z0-9-]{28,34}`)}
-	ruleSlackApp       = &rule{id: "slack-app-token", kind: kindSlack, entropy: 2, re: regexp.MustCompile(`(?i)xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+`)}
-	ruleSlackConfig    = &rule{id: "slack-config-access-token", kind: kindSlack, entropy: 2, re: regexp.MustCompile(`(?i)xoxe.xox[bp]-\d-[A-Z0-9]{163,166}`)}
-	ruleSlackRefresh   = &rule{id: "slack-config-refresh-token", kind: kindSlack, entropy: 2, re: regexp.MustCompile(`(?i)xoxe-\d-[A-Z0-9]{146}`)}
-	ruleSlackWorkspace = &rule{id: "slack-legacy-workspace-token", kind: kindSlack, entropy: 2, re: regexp.MustCompile(`xox[ar]-(?:\d-)?[0-9a-zA-Z]{8,48}`)}
-	ruleSlackLegacy    = &rule{id: "slack-legacy-token", kind: kindSlack, entropy: 2, re: regexp.MustCompile(`xox[os]-\d+-\d+-\d+-[a-fA-F\d]+`)}
-	ruleSlackWebhook   = &rule{id: "slack-webhook-url", kind: kindWebhook, re: regexp.MustCompile(`(?:https?://)?hooks.slack.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{43,56}`)}
+	ruleSlackBot       = &rule{id: "slack-bot-token", kind: kindSlack, entropy: 3, re: lazyRegexp(`xoxb-[0-9]{10,13}-[0-9]{10,13}[a-zA-Z0-9-]*`)}
+	ruleSlackLegacyBot = &rule{id: "slack-legacy-bot-token", kind: kindSlack, entropy: 2, re: lazyRegexp(`xoxb-[0-9]{8,14}-[a-zA-Z0-9]{18,26}`)}
+	ruleSlackUser      = &rule{id: "slack-user-token", kind: kindSlack, entropy: 2, re: lazyRegexp(`xox[pe](?:-[0-9]{10,13}){3}-[a-zA-Z0-9-]{28,34}`)}
+	ruleSlackApp       = &rule{id: "slack-app-token", kind: kindSlack, entropy: 2, re: lazyRegexp(`(?i)xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+`)}
+	ruleSlackConfig    = &rule{id: "slack-config-access-token", kind: kindSlack, entropy: 2, re: lazyRegexp(`(?i)xoxe.xox[bp]-\d-[A-Z0-9]{163,166}`)}
+	ruleSlackRefresh   = &rule{id: "slack-config-refresh-token", kind: kindSlack, entropy: 2, re: lazyRegexp(`(?i)xoxe-\d-[A-Z0-9]{146}`)}
+	ruleSlackWorkspace = &rule{id: "slack-legacy-workspace-token", kind: kindSlack, entropy: 2, re: lazyRegexp(`xox[ar]-(?:\d-)?[0-9a-zA-Z]{8,48}`)}
+	ruleSlackLegacy    = &rule{id: "slack-legacy-token", kind: kindSlack, entropy: 2, re: lazyRegexp(`xox[os]-\d+-\d+-\d+-[a-fA-F\d]+`)}
+	ruleSlackWebhook   = &rule{id: "slack-webhook-url", kind: kindWebhook, re: lazyRegexp(`(?:https?://)?hooks.slack.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{43,56}`)}
 )
+
+// lazyRegexp returns a function that compiles expr on its first call and returns the same
+// expression after: compiling all the rules takes about 4 ms, which a program that never
+// scans (or not yet, as a server answering its first requests) should not pay at start.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // allRules lists every rule, for the documentation test and the reference scan in tests.
 var allRules = []*rule{

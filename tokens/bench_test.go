@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"context"
+	"crypto/sha256"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -52,7 +53,7 @@ func goFiles(b *testing.B, sub string) (files [][]byte, size int64) {
 // benchCold counts files with a new Counter each iteration: an empty cache.
 func benchCold(b *testing.B, sub string) {
 	files, size := goFiles(b, sub)
-	NewCounter() // load the vocabulary outside the timer
+	vocabulary() // load the vocabulary outside the timer
 	b.SetBytes(size)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -135,4 +136,39 @@ func BenchmarkCountTokenizer(b *testing.B) {
 	for b.Loop() {
 		parallel(files, func(s string) int { n, _ := c.Count(s); return n })
 	}
+}
+
+// BenchmarkLoadVocabulary is the work of the vocabulary's one load per process (which a
+// server does in the background at start): the character-class table, the SHA-256 check
+// and the parse, each alone and all together.
+func BenchmarkLoadVocabulary(b *testing.B) {
+	b.Run("classTable", func(b *testing.B) {
+		for b.Loop() {
+			fillClassTable()
+		}
+	})
+	b.Run("sha256", func(b *testing.B) {
+		b.SetBytes(int64(len(vocabData)))
+		for b.Loop() {
+			sha256.Sum256(vocabData)
+		}
+	})
+	b.Run("parse", func(b *testing.B) {
+		b.SetBytes(int64(len(vocabData)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := parseVocab(vocabData, vocabSize); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("all", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			fillClassTable()
+			if _, err := loadBPE(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -1,6 +1,9 @@
 package tokens
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"os"
@@ -13,6 +16,7 @@ import (
 
 	tiktoken "github.com/pkoukk/tiktoken-go"
 	tiktokenloader "github.com/pkoukk/tiktoken-go-loader"
+	"github.com/pkoukk/tiktoken-go-loader/assets"
 )
 
 // The whole test binary runs with the network shut: http.DefaultTransport (which
@@ -117,8 +121,26 @@ func TestNoNetworkTrap(t *testing.T) {
 	netAttempts.Add(-1) // this one was on purpose
 }
 
+// TestVocabularyIsTheLoaders: the embedded vocabulary is the o200k_base.tiktoken that
+// github.com/pkoukk/tiktoken-go-loader ships (the one pkoukk/tiktoken-go counts with in
+// these tests), and has the SHA-256 tiktoken checks.
+func TestVocabularyIsTheLoaders(t *testing.T) {
+	t.Parallel()
+	theirs, err := assets.Assets.ReadFile(vocabFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(vocabData, theirs) {
+		t.Errorf("embedded %s (%d bytes) differs from tiktoken-go-loader's (%d bytes)", vocabFile, len(vocabData), len(theirs))
+	}
+	if sum := sha256.Sum256(vocabData); hex.EncodeToString(sum[:]) != vocabSHA256 {
+		t.Errorf("embedded %s has SHA-256 %x, want %s", vocabFile, sum, vocabSHA256)
+	}
+}
+
 // TestProductionHasNoNetworkCode checks that the package, outside its tests, imports no
-// network code and no tokenizer library: only the embedded vocabulary file.
+// network code, no tokenizer library and no package of vocabularies: only the one
+// embedded vocabulary file.
 func TestProductionHasNoNetworkCode(t *testing.T) {
 	gobin := filepath.Join(goroot(t), "bin", "go")
 	cmd := exec.Command(gobin, "list", "-deps", ".")
@@ -133,7 +155,7 @@ func TestProductionHasNoNetworkCode(t *testing.T) {
 	}
 	for _, dep := range deps {
 		if dep == "net" || strings.HasPrefix(dep, "net/") || dep == "github.com/pkoukk/tiktoken-go" ||
-			strings.HasPrefix(dep, "github.com/tiktoken-go/") || dep == "github.com/pkoukk/tiktoken-go-loader" {
+			strings.HasPrefix(dep, "github.com/tiktoken-go/") || strings.HasPrefix(dep, "github.com/pkoukk/") {
 			t.Errorf("production code depends on %s", dep)
 		}
 	}

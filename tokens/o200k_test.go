@@ -151,7 +151,7 @@ func TestParseVocab(t *testing.T) {
 	if got := b.count("abab"); got != 2 {
 		t.Errorf("count(abab) = %d, want 2", got)
 	}
-	for _, bad := range []string{"YQ==0\n", "Y!== 0\n", "YQ== x\n", "YQ== 0\n"} {
+	for _, bad := range []string{"YQ==0\n", "Y!== 0\n", "YQ== x\n", "YQ== 0\n", " 0\nYQ== 1\n", "YQ== -1\nYg== 1\n", "YQ== 4294967296\nYg== 1\n"} {
 		if _, err := parseVocab([]byte(bad), 2); err == nil {
 			t.Errorf("parseVocab(%q) succeeded, want an error", bad)
 		}

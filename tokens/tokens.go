@@ -1,9 +1,10 @@
 // Package tokens counts tokens exactly with OpenAI's o200k_base encoding, offline.
 //
-// The vocabulary is embedded in the binary (tiktoken's o200k_base.tiktoken, shipped by
-// github.com/pkoukk/tiktoken-go-loader/assets and checked against tiktoken's SHA-256):
-// nothing is downloaded or read from disk, at start-up or ever, and the package has no
-// network code. The tokenizer itself is in this package (o200k.go): it counts exactly like
+// The vocabulary is embedded in the binary (tiktoken's o200k_base.tiktoken, the only one
+// embedded, checked against tiktoken's SHA-256; see vocabData) and loaded once per
+// process, in the background after [Preload] or by the first count: nothing is downloaded
+// or read from disk, at start-up or ever, and the package has no network code. The
+// tokenizer itself is in this package (o200k.go): it counts exactly like
 // github.com/pkoukk/tiktoken-go, which the tests check on a varied corpus, against
 // Python's regex module, and by fuzzing, at about 30 times its speed (about 100 MB/s on
 // two cores, against 3 MB/s); see the benchmarks. github.com/tiktoken-go/tokenizer, the
@@ -41,7 +42,8 @@ const cacheGeneration = 1 << 15
 
 // vocabulary loads the o200k_base vocabulary once per process, however many Counters
 // exist: it hashes and parses 200k base64 lines embedded in the binary and fills a
-// character-class table, in about 0.1 s, leaving about 9 MB on the heap.
+// character-class table, in 60-95 ms in a fresh process, leaving about 10 MB on the
+// heap. [Preload] starts it in the background; otherwise the first count does.
 var vocabulary = sync.OnceValue(func() *bpe {
 	start := time.Now()
 	fillClassTable()
@@ -51,10 +53,45 @@ var vocabulary = sync.OnceValue(func() *bpe {
 		panic(err)
 	}
 	loadTime = time.Since(start)
+	close(vocabularyReady)
 	return b
 })
 
-// loadTime is how long the vocabulary took to load; tests log it.
+// vocabularyReady is closed once the vocabulary is loaded.
+var vocabularyReady = make(chan struct{})
+
+// loadStarted is set by the first [Preload].
+var loadStarted atomic.Bool
+
+// Preload starts loading the vocabulary in the background, unless that has started
+// already, and returns at once. A server calls it once it has answered its first
+// requests, so that its first consultation finds the vocabulary ready without the load
+// slowing those answers; a command that is about to count calls it before gathering the
+// files, to load while they are read. Without Preload, the first count loads it.
+func Preload() {
+	if loadStarted.CompareAndSwap(false, true) {
+		go vocabulary()
+	}
+}
+
+// awaitVocabulary waits until the vocabulary is loaded (starting the load if need be) or
+// ctx ends, and returns ctx.Err() in the second case.
+func awaitVocabulary(ctx context.Context) error {
+	select {
+	case <-vocabularyReady:
+		return nil
+	default:
+	}
+	Preload()
+	select {
+	case <-vocabularyReady:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// loadTime is how long the vocabulary took to load; tests log it once vocabulary returned.
 var loadTime time.Duration
 
 // Counter counts o200k_base tokens and remembers the counts of texts it has seen.
@@ -70,19 +107,20 @@ type Counter struct {
 	tokenized atomic.Int64
 }
 
-// NewCounter returns a Counter with an empty cache. The first call in a process loads the
-// vocabulary (about 0.1 s), eagerly, so that no consultation pays for it inside its
-// deadline; later calls share it and return at once.
+// NewCounter returns a Counter with an empty cache, at once: it does not load the
+// vocabulary (60-95 ms, once per process, shared by every Counter). [Preload] starts
+// that in the background; a count that comes before the vocabulary is loaded waits for
+// it, [Counter.CountAll] as long as its context allows, [Counter.Count] and
+// [Counter.CountString] until it is done.
 func NewCounter() *Counter {
 	return newCounter(cacheGeneration)
 }
 
 func newCounter(generation int) *Counter {
-	v := vocabulary()
 	return &Counter{
 		seed:   maphash.MakeSeed(),
 		cache:  cache{limit: generation},
-		encode: v.count,
+		encode: func(s string) int { return vocabulary().count(s) },
 	}
 }
 
@@ -148,7 +186,8 @@ func jsonText(s string) string {
 // CountAll counts every text, in parallel on runtime.GOMAXPROCS(0) goroutines, and
 // returns the counts in the order of texts. Each count is the one [Counter.Count] gives.
 //
-// CountAll checks ctx before each text. When ctx ends before every text is counted, it
+// CountAll waits for the vocabulary if it is not loaded yet (see [NewCounter]), and checks
+// ctx then and before each text. When ctx ends before every text is counted, it
 // returns ctx.Err() as soon as the texts already being counted are done (about 0.1 s for
 // a 1 MiB text), together with a slice of len(texts) in which the texts that were counted
 // hold their counts and the others hold [NotCounted]. When every text was counted the
@@ -159,6 +198,9 @@ func (c *Counter) CountAll(ctx context.Context, texts [][]byte) ([]consult.Token
 		out[i] = NotCounted
 	}
 	if err := ctx.Err(); err != nil {
+		return out, err
+	}
+	if err := awaitVocabulary(ctx); err != nil {
 		return out, err
 	}
 	var next, done atomic.Int64

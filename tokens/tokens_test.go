@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/consultmcp/consult"
 )
@@ -38,6 +40,7 @@ func TestKnownCounts(t *testing.T) {
 		{"\xff", 1},
 	}
 	c := NewCounter()
+	vocabulary()
 	t.Logf("vocabulary loaded in %v", loadTime)
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%.20q", tt.text), func(t *testing.T) {
@@ -369,6 +372,69 @@ func TestCountAllDeadline(t *testing.T) {
 	if _, err := NewCounter().CountAll(ctx, [][]byte{[]byte("a")}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("err = %v, want context.DeadlineExceeded", err)
 	}
+}
+
+// freshProcessEnv, set, makes TestVocabularyLoad do its checks: they need a process in
+// which no vocabulary was loaded yet, so the test runs itself again in one.
+const freshProcessEnv = "TOKENS_FRESH_PROCESS"
+
+// TestVocabularyLoad: NewCounter does not load the vocabulary; CountAll starts the load,
+// and when its context ends during the load returns the context's error and counts
+// nothing; Preload returns before the load is done; a CountAll with time waits for it and
+// counts; and the vocabulary loads once.
+func TestVocabularyLoad(t *testing.T) {
+	if os.Getenv(freshProcessEnv) == "" {
+		t.Parallel()
+		cmd := exec.Command(os.Args[0], "-test.run=^TestVocabularyLoad$", "-test.v")
+		cmd.Env = append(os.Environ(), freshProcessEnv+"=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS: TestVocabularyLoad") {
+			t.Fatalf("the test in a fresh process: %v\n%s", err, out)
+		}
+		t.Logf("in a fresh process:\n%s", out)
+		return
+	}
+	loaded := func() bool {
+		select {
+		case <-vocabularyReady:
+			return true
+		default:
+			return false
+		}
+	}
+	c := NewCounter()
+	time.Sleep(10 * time.Millisecond) // time for a load NewCounter might have started to show
+	if loaded() || loadStarted.Load() {
+		t.Fatal("NewCounter loaded the vocabulary or started loading it, want neither")
+	}
+	texts := [][]byte{[]byte("hello world")}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { // cancel once CountAll has started the load
+		for !loadStarted.Load() {
+			time.Sleep(50 * time.Microsecond)
+		}
+		cancel()
+	}()
+	got, err := c.CountAll(ctx, texts)
+	if !errors.Is(err, context.Canceled) || got[0] != NotCounted {
+		t.Errorf("CountAll cancelled during the load = %v, %v; want [NotCounted], context.Canceled", got, err)
+	}
+	start := time.Now()
+	Preload()
+	if d := time.Since(start); loaded() {
+		t.Errorf("Preload returned after %v with the vocabulary loaded, want it loading in the background", d)
+	}
+	got, err = c.CountAll(context.Background(), texts)
+	if err != nil || got[0] != 2 {
+		t.Errorf("CountAll = %v, %v; want [2], nil", got, err)
+	}
+	first := vocabulary()
+	Preload()
+	if NewCounter().CountString("hello") != 1 || vocabulary() != first {
+		t.Error("the vocabulary was loaded again")
+	}
+	t.Logf("vocabulary loaded in %v", loadTime)
 }
 
 // TestConcurrent hammers one Counter from many goroutines, with a tiny cache so that

@@ -99,7 +99,6 @@ func TestDescriptionNamesServer(t *testing.T) {
 	}
 }
 
-
 // TestAdvertisedDefaultTimeout: the schema's timeout default and the description's rule are
 // the server's configured default, not the built-in one.
 func TestAdvertisedDefaultTimeout(t *testing.T) {

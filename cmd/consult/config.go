@@ -16,6 +16,7 @@ import (
 	"time"
 
 	consult "github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/consultation"
 	"github.com/consultmcp/consult/providers"
 )
 
@@ -70,6 +71,8 @@ type config struct {
 	shutdownGrace     time.Duration // how long in-process background consultations get at shutdown
 	backgroundWorkers int           // how many background workers may run at once
 
+	maxInflight consult.Bytes // the bound on bytes in flight; 0 (a worker) for none
+
 	inWorker bool // this process is a background worker, not a server
 }
 
@@ -104,6 +107,53 @@ func parseDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
+// bytesValue is a flag.Value for sizes: a number of bytes, or a number with a unit, binary
+// (KiB, MiB, GiB, TiB; K, M, G, T the same) or decimal (KB, MB, GB, TB): 2GiB, 512M, 1.5GB.
+type bytesValue struct{ b *consult.Bytes }
+
+func (v bytesValue) String() string {
+	if v.b == nil {
+		return ""
+	}
+	return v.b.String()
+}
+
+func (v bytesValue) Set(s string) error {
+	b, err := parseBytes(s)
+	if err != nil {
+		return err
+	}
+	*v.b = b
+	return nil
+}
+
+// byteUnits are the units parseBytes takes, longest first within each letter.
+var byteUnits = []struct {
+	name string
+	size float64
+}{
+	{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30}, {"TIB", 1 << 40},
+	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
+	{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"T", 1 << 40},
+	{"B", 1},
+}
+
+func parseBytes(s string) (consult.Bytes, error) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	unit := 1.0
+	for _, u := range byteUnits {
+		if num, ok := strings.CutSuffix(t, u.name); ok {
+			t, unit = strings.TrimSpace(num), u.size
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || f < 0 || f*unit >= 1<<62 {
+		return 0, fmt.Errorf("%q is not a size: write 2GiB, 512MiB, 1.5GB or a number of bytes", s)
+	}
+	return consult.Bytes(f * unit), nil
+}
+
 // intSetter sets *n from a decimal integer.
 func intSetter(n *int) func(string) error {
 	return func(s string) error {
@@ -115,6 +165,9 @@ func intSetter(n *int) func(string) error {
 		return nil
 	}
 }
+
+// minInflight is the smallest --max-inflight: below it even a small tree would be refused.
+const minInflight consult.Bytes = 16 << 20
 
 // errUsage marks a command-line mistake; the message was printed with the usage.
 var errUsage = errors.New("usage")
@@ -136,6 +189,7 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 		shutdownGrace:   consult.DefaultShutdownGrace,
 
 		backgroundWorkers: consult.DefaultBackgroundWorkers,
+		maxInflight:       consultation.DefaultInflight(),
 	}
 	// warn by default: MCP clients such as Claude Code show every stderr line of a stdio
 	// server as an error, so normal operation (start-up, each call's summary, at info)
@@ -162,6 +216,7 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 		{"CONSULT_BACKGROUND_LIMIT", durationValue{&cfg.backgroundLimit}.Set},
 		{"CONSULT_SHUTDOWN_GRACE", durationValue{&cfg.shutdownGrace}.Set},
 		{"CONSULT_BACKGROUND_WORKERS", intSetter(&cfg.backgroundWorkers)},
+		{"CONSULT_MAX_INFLIGHT", bytesValue{&cfg.maxInflight}.Set},
 	}
 	for _, e := range envs {
 		if v := getenv(e.name); v != "" {
@@ -191,6 +246,7 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 	fs.Var(durationValue{&cfg.backgroundLimit}, "background-limit", "how long a consultation may run in all with on_timeout continue")
 	fs.Var(durationValue{&cfg.shutdownGrace}, "shutdown-grace", "how long in-process background consultations get to finish at shutdown (no results directory)")
 	fs.IntVar(&cfg.backgroundWorkers, "background-workers", cfg.backgroundWorkers, "how many background consultations may run at once")
+	fs.Var(bytesValue{&cfg.maxInflight}, "max-inflight", "bound on the memory calls in flight hold, server-wide (2GiB, 512MiB); a call that would pass it waits")
 	fs.BoolVar(&cfg.test, "test", false, "send a one-line query, print the answer, model and timing, and exit")
 	var flagRoots []string
 	fs.Func("allow-root", "confine consultations to this directory (repeatable)", func(s string) error {
@@ -249,6 +305,9 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 	}
 	if cfg.backgroundWorkers < 1 {
 		return cfg, fmt.Errorf("--background-workers %d: must be at least 1", cfg.backgroundWorkers)
+	}
+	if cfg.maxInflight < minInflight {
+		return cfg, fmt.Errorf("--max-inflight %s: must be at least %s", cfg.maxInflight, minInflight)
 	}
 	if cfg.shutdownGrace < 0 {
 		return cfg, fmt.Errorf("--shutdown-grace %s: must be 0 (stop at once) or more", cfg.shutdownGrace)

@@ -35,6 +35,7 @@ func runDryRun(ctx context.Context, args []string, getenv func(string) string, s
 		return exitCode(2)
 	}
 	svc := &consultation.Service{Counter: tokens.NewCounter()}
+	tokens.Preload() // while the files are gathered
 	res := svc.Consult(ctx, consultation.Request{
 		Path: *path, Pattern: *pattern, Exclude: *exclude, Query: *query, Model: *model,
 		Timeout: timeout, DryRun: true,

@@ -105,6 +105,9 @@ Server flags (each also an environment variable CONSULT_<NAME>, e.g. CONSULT_BAS
   --background-workers N  how many background consultations may run at once, over every
                           server sharing the results directory (default 8); each runs in a
                           worker process of its own that outlives the server
+  --max-inflight SIZE     bound on the memory the calls in flight hold, server-wide (default
+                          a quarter of the machine's memory, at most 2GiB; sizes as 512MiB,
+                          1.5GB); a call that would pass it waits, its deadline running
   --shutdown-grace DUR    without a results directory background consultations run inside
                           the server: how long they get to finish when it stops (default
                           10s; a second signal ends it)

@@ -46,6 +46,9 @@ func newService(cfg config, logger *slog.Logger) (*consultation.Service, error) 
 			logger.Warn("background consultations run inside the server and end with it", "error", err)
 		}
 	}
+	if cfg.inWorker {
+		tokens.Preload() // a worker runs its consultation at once
+	}
 	svc := &consultation.Service{
 		Jobs:           consultation.NewJobs(jobsCfg),
 		AllowRoots:     roots,
@@ -56,6 +59,9 @@ func newService(cfg config, logger *slog.Logger) (*consultation.Service, error) 
 		IdleTimeout:    cfg.idleTimeout,
 		Logger:         logger,
 		KeyHint:        "the api-key argument or " + strings.Join(spec.KeyEnv, " / "),
+	}
+	if cfg.maxInflight > 0 { // a worker process runs one consultation: it has no bound of its own
+		svc.Inflight = consultation.NewInflight(cfg.maxInflight)
 	}
 	if cfg.apiKey == "" {
 		svc.NoModel = fmt.Sprintf("No API key for %s: set %s (or pass the key after the provider name) and restart the server.", cfg.provider, spec.KeyEnv[0])
@@ -114,7 +120,8 @@ func runServe(ctx context.Context, provider string, args []string, getenv func(s
 	}
 	logger.Info("consult serving", "provider", provider, "model", cfg.model, "transport", transportName(cfg),
 		"default_timeout", cfg.defaultTimeout, "heartbeat", cfg.heartbeat, "idle_timeout", cfg.idleTimeout,
-		"results_dir", cfg.resultsDir, "results_ttl", cfg.resultsTTL, "background_limit", cfg.backgroundLimit)
+		"results_dir", cfg.resultsDir, "results_ttl", cfg.resultsTTL, "background_limit", cfg.backgroundLimit,
+		"max_inflight", cfg.maxInflight)
 	addResultResources(s, svc)
 	go svc.Jobs.WatchFinished(ctx, readyPoll, func(rec results.Record) {
 		announceResource(s, svc, rec)

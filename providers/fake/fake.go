@@ -220,8 +220,10 @@ type Request struct {
 	Method, Path, Query string
 	// Header is the request's headers.
 	Header http.Header
-	// Body is the request body.
+	// Body is the request body; nil when the server discards bodies ([Server.DiscardBodies]).
 	Body []byte
+	// BodySize is the length of the request body in bytes.
+	BodySize int64
 	// Model is the model asked for (from the body, or Gemini's path).
 	Model string
 	// Arrived is when the handler started.
@@ -290,6 +292,7 @@ type Server struct {
 	reqs     []*Request
 	changed  chan struct{}
 	sequence int
+	discard  bool
 }
 
 // New starts a server of the given flavor and closes it when the test ends.
@@ -376,6 +379,16 @@ func (s *Server) PushModels(scripts ...Script) {
 	s.modelsQ = append(s.modelsQ, scripts...)
 }
 
+// DiscardBodies makes the server read request bodies without keeping them: Body stays nil
+// and BodySize says how long each was, so that benchmarks and load tests measure the client
+// and not the fake. The model of an OpenAI-style request is then unknown (its stream reports
+// the script's Model).
+func (s *Server) DiscardBodies() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.discard = true
+}
+
 // Requests returns the requests received so far, in order.
 func (s *Server) Requests() []*Request {
 	s.mu.Lock()
@@ -415,19 +428,22 @@ func (s *Server) Await(n int, timeout time.Duration) (*Request, error) {
 	}
 }
 
-func (s *Server) record(r *http.Request, body []byte) *Request {
+func (s *Server) record(r *http.Request, body []byte, size int64) *Request {
 	req := &Request{
-		Method:  r.Method,
-		Path:    r.URL.Path,
-		Query:   r.URL.RawQuery,
-		Header:  r.Header.Clone(),
-		Body:    body,
-		Arrived: time.Now(),
-		ended:   make(chan struct{}),
-		served:  make(chan struct{}),
+		BodySize: size,
+		Method:   r.Method,
+		Path:     r.URL.Path,
+		Query:    r.URL.RawQuery,
+		Header:   r.Header.Clone(),
+		Body:     body,
+		Arrived:  time.Now(),
+		ended:    make(chan struct{}),
+		served:   make(chan struct{}),
 	}
-	if m, ok := req.JSON()["model"].(string); ok {
-		req.Model = m
+	if body != nil {
+		if m, ok := req.JSON()["model"].(string); ok {
+			req.Model = m
+		}
 	}
 	if s.Flavor == Gemini {
 		if _, rest, ok := strings.Cut(r.URL.Path, "/models/"); ok {
@@ -485,8 +501,18 @@ func (s *Server) nextModelsScript() (Script, []Model) {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	req := s.record(r, body)
+	s.mu.Lock()
+	discard := s.discard
+	s.mu.Unlock()
+	var body []byte
+	var size int64
+	if discard {
+		size, _ = io.Copy(io.Discard, r.Body)
+	} else {
+		body, _ = io.ReadAll(r.Body)
+		size = int64(len(body))
+	}
+	req := s.record(r, body, size)
 	defer func() {
 		// The context ends by itself only after the handler returns: ended earlier, the
 		// client went away (or the server is closing).

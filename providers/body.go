@@ -1,0 +1,207 @@
+package providers
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// Body is a request encoded for one provider: the JSON the provider receives, built once
+// by [Encoder.Encode] with the user message escaped straight into it, and sent as the same
+// bytes by every attempt. The prompt's one copy is here; nothing else holds it.
+type Body struct {
+	provider string
+	req      Request // the request without its user message (Prompt, Text cleared)
+	data     []byte
+	prompt   int // the user message's length in bytes, before escaping
+}
+
+// Len is the body's length in bytes.
+func (b *Body) Len() int { return len(b.data) }
+
+// Encoder is implemented by the providers of this package: Encode builds req's body once,
+// so that a caller that sends it again (a retry) re-sends the same bytes, and can drop the
+// files the message was written from as soon as Encode returns. Pass the result as
+// [Request.Body].
+type Encoder interface {
+	Encode(req Request) (*Body, error)
+}
+
+// promptMark stands for the user message while the rest of the request is encoded by the
+// SDK's own types; the escaped message is then written in its place. It is plain ASCII, so
+// every JSON encoder writes it unchanged.
+const promptMark = "consult-prompt-7c1f0e9a4b2d"
+
+// prepare returns the request Stream sends: req.Body when set (it must be this provider's),
+// else req encoded now with encode.
+func prepare(name string, req Request, encode func(Request) (*Body, error)) (*Body, error) {
+	if b := req.Body; b != nil {
+		if b.provider != name {
+			return nil, &Error{Provider: name, Kind: BadRequest,
+				Message: fmt.Sprintf("the request was encoded for %s", b.provider)}
+		}
+		return b, nil
+	}
+	return encode(req)
+}
+
+// spliceMessage builds a body from envelope, a request encoded with [promptMark] as its
+// user message, by writing req's message (Text, else Prompt) JSON-escaped in the mark's
+// place, into one buffer of the exact size.
+func spliceMessage(name string, envelope []byte, req Request) (*Body, error) {
+	quoted := []byte(`"` + promptMark + `"`)
+	i := bytes.Index(envelope, quoted)
+	if i < 0 || bytes.Count(envelope, quoted) != 1 {
+		return nil, &Error{Provider: name, Kind: BadRequest,
+			Message: "cannot encode the request: the model or system instruction holds " + promptMark}
+	}
+	raw, escaped := messageLen(req)
+	data := make([]byte, len(envelope)-len(promptMark)+escaped)
+	n := copy(data, envelope[:i+1])
+	if req.Text != nil {
+		for piece := range req.Text {
+			n += escapeTo(data[n:], piece)
+		}
+	} else {
+		n += escapeTo(data[n:], bytesOf(req.Prompt))
+	}
+	if n += copy(data[n:], envelope[i+1+len(promptMark):]); n != len(data) {
+		// Text yielded less the second time than the first.
+		return nil, &Error{Provider: name, Kind: BadRequest, Message: "cannot encode the request: the message changed while it was written"}
+	}
+	meta := req
+	meta.Prompt, meta.Text, meta.Body = "", nil, nil
+	return &Body{provider: name, req: meta, data: data, prompt: raw}, nil
+}
+
+// messageLen returns the user message's length, raw and JSON-escaped.
+func messageLen(req Request) (raw, escaped int) {
+	if req.Text == nil {
+		return len(req.Prompt), escapedLen(bytesOf(req.Prompt))
+	}
+	for piece := range req.Text {
+		raw += len(piece)
+		escaped += escapedLen(piece)
+	}
+	return raw, escaped
+}
+
+// bytesOf views s as bytes without copying it; the view is only read.
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+// asciiLen is the escaped length of each ASCII byte: 1 as it is, 2 for a two-byte escape,
+// 6 for \u00XX.
+var asciiLen = func() (t [utf8.RuneSelf]byte) {
+	for c := range t {
+		switch {
+		case c >= 0x20 && c != '"' && c != '\\':
+			t[c] = 1
+		case shortEscape[c] != 0:
+			t[c] = 2
+		default:
+			t[c] = 6
+		}
+	}
+	return t
+}()
+
+// shortEscape is the letter of the two-byte escapes ("\n"); 0 for the others.
+var shortEscape = [utf8.RuneSelf]byte{'"': '"', '\\': '\\', '\n': 'n', '\r': 'r', '\t': 't', '\b': 'b', '\f': 'f'}
+
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// plainWord reports whether the 8 bytes of w are all ASCII a JSON string holds as they
+// are: none is a control character, '"', '\\' or above 0x7f. (x-lsb)&^x has a byte's top bit
+// set where x has a zero byte, exactly whenever it has one; so does (w-0x20*lsb)&^w for
+// a byte under 0x20 when no byte is above 0x7f, the case w's own top bits cover.
+func plainWord(w uint64) bool {
+	q := w ^ ('"' * lsb)
+	b := w ^ ('\\' * lsb)
+	return (w|(w-0x20*lsb)&^w|(q-lsb)&^q|(b-lsb)&^b)&msb == 0
+}
+
+// escapedLen is the length of s as a JSON string's content: what escapeTo writes.
+func escapedLen(s []byte) int {
+	n := 0
+	for i := 0; i < len(s); {
+		if i+8 <= len(s) && plainWord(binary.LittleEndian.Uint64(s[i:])) {
+			n += 8
+			i += 8
+			continue
+		}
+		// A word that needs escaping: its bytes one by one (a rune may run past it).
+		for end := min(i+8, len(s)); i < end; {
+			c := s[i]
+			if c < utf8.RuneSelf {
+				n += int(asciiLen[c])
+				i++
+				continue
+			}
+			r, size := utf8.DecodeRune(s[i:])
+			switch {
+			case r == utf8.RuneError && size == 1, r == '\u2028', r == '\u2029':
+				n += 6 // \ufffd, \u2028, \u2029
+			default:
+				n += size
+			}
+			i += size
+		}
+	}
+	return n
+}
+
+// escapeTo writes s at the start of dst as the content of a JSON string, escaped as
+// encoding/json does without its HTML escaping (which JSON does not need): quote,
+// backslash and control characters escaped, invalid UTF-8 replaced by U+FFFD, U+2028 and
+// U+2029 escaped. dst must have room for escapedLen(s) bytes; it returns that length.
+func escapeTo(dst, s []byte) int {
+	n := 0
+	for i := 0; i < len(s); {
+		if i+8 <= len(s) {
+			if w := binary.LittleEndian.Uint64(s[i:]); plainWord(w) {
+				binary.LittleEndian.PutUint64(dst[n:], w)
+				n += 8
+				i += 8
+				continue
+			}
+		}
+		// A word that needs escaping: its bytes one by one (a rune may run past it).
+		for end := min(i+8, len(s)); i < end; {
+			n, i = escapeOne(dst, n, s, i)
+		}
+	}
+	return n
+}
+
+// escapeOne escapes the byte or rune of s at i into dst at n, and returns both advanced.
+func escapeOne(dst []byte, n int, s []byte, i int) (int, int) {
+	const hex = "0123456789abcdef"
+	if c := s[i]; c < utf8.RuneSelf {
+		switch asciiLen[c] {
+		case 1:
+			dst[n] = c
+			n++
+		case 2:
+			dst[n], dst[n+1] = '\\', shortEscape[c]
+			n += 2
+		default:
+			n += copy(dst[n:], []byte{'\\', 'u', '0', '0', hex[c>>4], hex[c&0xf]})
+		}
+		return n, i + 1
+	}
+	r, size := utf8.DecodeRune(s[i:])
+	switch {
+	case r == utf8.RuneError && size == 1:
+		n += copy(dst[n:], `\ufffd`)
+	case r == '\u2028' || r == '\u2029':
+		n += copy(dst[n:], []byte{'\\', 'u', '2', '0', '2', hex[r&0xf]})
+	default:
+		n += copy(dst[n:], s[i:i+size])
+	}
+	return n, i + size
+}

@@ -1,0 +1,83 @@
+package providers
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/consultmcp/consult/files"
+	"github.com/consultmcp/consult/internal/cputime"
+	"github.com/consultmcp/consult/providers/fake"
+)
+
+// gatherNetHTTP gathers the .go files of GOROOT/src/net/http (about 2.3 MB), the tree the
+// memory figures in README are measured on.
+func gatherNetHTTP(tb testing.TB) *files.Gathered {
+	tb.Helper()
+	root := filepath.Join(runtime.GOROOT(), "src", "net", "http")
+	if _, err := os.Stat(root); err != nil {
+		tb.Skipf("no GOROOT tree: %v", err)
+	}
+	g, err := files.Gather(context.Background(), files.Options{Root: root, Pattern: "**/*.go",
+		MaxFileBytes: 1 << 40, MaxTotalBytes: 1 << 40, MaxFiles: 1 << 30})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return g
+}
+
+// BenchmarkSendNetHTTP lays out, encodes and sends one request carrying GOROOT/src/net/http
+// to each provider's fake (which discards the body), thinking on, as a consultation does:
+// B/op is what one call allocates, body included, against the gathered bytes reported as
+// prompt_MB.
+func BenchmarkSendNetHTTP(b *testing.B) {
+	g := gatherNetHTTP(b)
+	for _, fc := range flavors {
+		b.Run(fc.name, func(b *testing.B) {
+			srv := fake.New(b, fc.flavor)
+			srv.DiscardBodies()
+			srv.SetDefault(fake.Script{Steps: fake.Chunks("ok", 2), Model: fc.model})
+			p, err := fc.newP(Config{APIKey: testKey, BaseURL: srv.BaseURL()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			send := func() {
+				body, err := p.(Encoder).Encode(Request{Model: fc.model, Thinking: Thinking{On: true}, System: "Be brief.",
+					Text: files.NewPrompt(g.Files, "What does the server do?").Pieces})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := p.Stream(context.Background(), Request{Body: body}, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			send() // the first call pays for the connection and the heap's growth
+			b.ReportAllocs()
+			cpu := cputime.Now()
+			for b.Loop() {
+				send()
+			}
+			cputime.Report(b, cpu)
+			b.ReportMetric(float64(g.Bytes)/1e6, "prompt_MB")
+		})
+	}
+}
+
+// BenchmarkEncodeNetHTTP encodes (sizes, then escapes) GOROOT/src/net/http into one body,
+// without sending it: the CPU cost of the one copy.
+func BenchmarkEncodeNetHTTP(b *testing.B) {
+	g := gatherNetHTTP(b)
+	p, err := NewOpenAI(Config{APIKey: testKey, BaseURL: "http://127.0.0.1:1"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(g.Bytes))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.Encode(Request{Model: "o3", Text: files.NewPrompt(g.Files, "Why?").Pieces}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
