@@ -33,11 +33,12 @@ import (
 // of it), and if its deadline passes while it waits it ends with a timeout in phase
 // "queued", having read nothing and sent nothing upstream.
 
-// memoryPerByte is the memory a call in flight holds per gathered byte: the files, the
-// prompt built from them and the request body the provider's SDK encodes from it.
-// Measured by TestInflightBoundsMemory (cmd/consult, make bench): peak RSS over idle per call
-// divided by the bytes it gathered.
-const memoryPerByte = 16
+// memoryPerByte is the memory a call in flight holds per gathered byte: the files until the
+// request body holds them, then the body (one encoded copy of the prompt, see
+// providers.Body). Measured by TestInflightBoundsMemory (cmd/consult, make bench): peak RSS
+// over idle per call divided by the bytes it gathered, 2.3-3.1 for a 16 MiB call; 4 leaves
+// room for the collector, which the server also holds to the bound (debug.SetMemoryLimit).
+const memoryPerByte = 4
 
 // maxDefaultInflight bounds the default bound: enough for a dozen calls at the 16 MiB cap at
 // once on any machine.

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -62,6 +63,12 @@ func newService(cfg config, logger *slog.Logger) (*consultation.Service, error) 
 	}
 	if cfg.maxInflight > 0 { // a worker process runs one consultation: it has no bound of its own
 		svc.Inflight = consultation.NewInflight(cfg.maxInflight)
+		// The bound counts what calls hold at their measured peak; the collector's own
+		// slack (it lets the heap grow to twice what is live) is kept within it too, unless
+		// the user set GOMEMLIMIT.
+		if os.Getenv("GOMEMLIMIT") == "" {
+			debug.SetMemoryLimit(int64(cfg.maxInflight) + runtimeOverhead)
+		}
 	}
 	if cfg.apiKey == "" {
 		svc.NoModel = fmt.Sprintf("No API key for %s: set %s (or pass the key after the provider name) and restart the server.", cfg.provider, spec.KeyEnv[0])
@@ -231,3 +238,7 @@ func newHTTPServer(ctx context.Context, s *server.MCPServer, guard *httpGuard, l
 	httpSrv.Handler = mux
 	return httpSrv
 }
+
+// runtimeOverhead is what the server holds besides its calls: the vocabulary (about 10 MB),
+// the token cache (about 3 MB), the binary's data and the runtime's own structures, with room.
+const runtimeOverhead = 128 << 20
