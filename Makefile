@@ -78,7 +78,8 @@ bench:
 # Each fuzz target briefly (go test takes -fuzz for one package at a time). The seed corpora
 # in each package's testdata/fuzz/ also run as ordinary tests in `make test`.
 fuzz:
-	$(GO) test ./consultation -run '^$$' -fuzz '^FuzzParseArgs$$'    -fuzztime $(FUZZTIME)
+	$(GO) test ./consultation -run '^$$' -fuzz '^FuzzValidate$$'     -fuzztime $(FUZZTIME)
+	$(GO) test ./mcpserver    -run '^$$' -fuzz '^FuzzDecode$$'       -fuzztime $(FUZZTIME)
 	$(GO) test ./files        -run '^$$' -fuzz '^FuzzCheckPattern$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./models       -run '^$$' -fuzz '^FuzzParseSpec$$'    -fuzztime $(FUZZTIME)
 	$(GO) test ./results      -run '^$$' -fuzz '^FuzzParseID$$'      -fuzztime $(FUZZTIME)

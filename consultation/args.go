@@ -6,8 +6,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
-	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -17,8 +15,8 @@ import (
 	"github.com/consultmcp/consult/models"
 )
 
-// ErrInvalidArgument is wrapped by every error ParseArgs returns: the caller's arguments
-// break a rule, and nothing was read or sent.
+// ErrInvalidArgument is wrapped by every refusal of a caller's arguments (see ArgError):
+// they break a rule, and nothing was read or sent.
 var ErrInvalidArgument = errors.New("invalid argument")
 
 // ArgError names the argument at fault and says what is wrong and how to fix it.
@@ -38,7 +36,7 @@ func argErr(arg, format string, a ...any) error {
 	return &ArgError{Arg: arg, Msg: fmt.Sprintf(format, a...)}
 }
 
-// Argument names, as the tool declares them.
+// Argument names, as the tools declare them: [ArgError.Arg] holds one of them.
 const (
 	ArgPath       = "path"
 	ArgPattern    = "pattern"
@@ -51,19 +49,45 @@ const (
 	ArgOnTimeout  = "on_timeout"
 )
 
+// OnTimeout is what a call does when its timeout passes.
+type OnTimeout string
+
 // The values of on_timeout.
 const (
 	// OnTimeoutFail ends the call at its timeout with an error that says what was collected.
-	OnTimeoutFail = "fail"
+	// It is the default ("" means it too).
+	OnTimeoutFail OnTimeout = "fail"
 	// OnTimeoutContinue returns "still running" with an id at the timeout and lets the
 	// consultation finish in the background, to be collected with consultation_result.
-	OnTimeoutContinue = "continue"
+	OnTimeoutContinue OnTimeout = "continue"
 )
 
-var knownArgs = []string{ArgPath, ArgPattern, ArgQuery, ArgModel, ArgExclude, ArgTimeout, ArgOutputFile, ArgDryRun, ArgOnTimeout}
-
-// Request is a validated consultation.
+// Request is a consultation as its caller asks for it. Consult checks every field before
+// anything is read, and refuses a bad one with an *ArgError naming the tool's argument.
 type Request struct {
+	// Path is the absolute directory to gather from.
+	Path string
+	// Pattern is the glob of the files to gather, relative to Path.
+	Pattern string
+	// Exclude is a glob of files to leave out; "" leaves none out.
+	Exclude string
+	// Query is the question, non-empty UTF-8 text.
+	Query string
+	// Model is the model spec ("id", "id|thinking", "id|thinking=N"); "" is the server's default.
+	Model string
+	// Timeout is the deadline of the whole call; 0 is the server's default. A timeout the
+	// caller gives (non-zero) long enough for clients to give up on the call is warned of.
+	Timeout time.Duration
+	// OutputFile is the absolute path of a new file to write the answer to; "" for none.
+	OutputFile string
+	// DryRun asks for gathering and counting only.
+	DryRun bool
+	// OnTimeout is what happens at Timeout; "" is OnTimeoutFail.
+	OnTimeout OnTimeout
+}
+
+// request is a validated Request: what a call works on.
+type request struct {
 	// Path is the absolute, cleaned directory to gather from.
 	Path string
 	// Pattern and Exclude are validated doublestar globs relative to Path (Exclude may be empty).
@@ -87,55 +111,48 @@ type Request struct {
 	Warnings []string
 }
 
-// ParseArgs validates raw tool arguments (as decoded from JSON) and returns the request.
-// It reads no file: it only stats path and output_file's parent. Every failure is an
-// *ArgError wrapping ErrInvalidArgument whose message names the value and the rule.
-func ParseArgs(raw map[string]any, defaultTimeout time.Duration) (Request, error) {
-	var req Request
-	if err := checkKnown(raw, "consultation", knownArgs); err != nil {
-		return req, err
-	}
+// wanted says what each required argument holds, as the messages that ask for it put it.
+var wanted = map[string]string{
+	ArgPath:    "the absolute directory to gather files from, e.g. \"/home/me/project\"",
+	ArgPattern: "a glob relative to path, e.g. \"**/*.go\"",
+	ArgQuery:   "the question to ask about the files",
+	ArgID:      `the id a consultation returned with "still running"`,
+}
 
-	var err error
-	if req.Path, err = requiredString(raw, ArgPath, "the absolute directory to gather files from, e.g. \"/home/me/project\""); err != nil {
+// Wanted says what the required argument name holds, for a message that asks for it
+// (e.g. "give the question to ask about the files"); "" for an optional argument.
+func Wanted(name string) string { return wanted[name] }
+
+// validate checks in against every rule and returns the request a call works on; a zero
+// Timeout becomes defaultTimeout. It reads no file: it only stats path and output_file's
+// parent. Every failure is an *ArgError wrapping ErrInvalidArgument whose message names the
+// value and the rule.
+func (in Request) validate(defaultTimeout time.Duration) (request, error) {
+	req := request{
+		Path: in.Path, Pattern: in.Pattern, Exclude: in.Exclude, Query: in.Query,
+		Timeout: in.Timeout, OutputFile: in.OutputFile, DryRun: in.DryRun,
+	}
+	for _, a := range []struct{ name, v string }{{ArgPath, in.Path}, {ArgPattern, in.Pattern}, {ArgQuery, in.Query}} {
+		if err := notEmpty(a.name, a.v); err != nil {
+			return req, err
+		}
+	}
+	given := in.Timeout != 0
+	if !given {
+		req.Timeout = defaultTimeout
+	} else if err := timeoutRule(defaultTimeout).check(in.Timeout); err != nil {
 		return req, err
 	}
-	if req.Pattern, err = requiredString(raw, ArgPattern, "a glob relative to path, e.g. \"**/*.go\""); err != nil {
-		return req, err
-	}
-	if req.Query, err = requiredString(raw, ArgQuery, "the question to ask about the files"); err != nil {
-		return req, err
-	}
-	modelRaw, err := optionalString(raw, ArgModel)
-	if err != nil {
-		return req, err
-	}
-	if req.Exclude, err = optionalString(raw, ArgExclude); err != nil {
-		return req, err
-	}
-	if req.OutputFile, err = optionalString(raw, ArgOutputFile); err != nil {
-		return req, err
-	}
-	if req.DryRun, err = optionalBool(raw, ArgDryRun); err != nil {
-		return req, err
-	}
-	if req.Timeout, err = parseSeconds(raw, ArgTimeout, defaultTimeout, consult.MinTimeout, consult.MaxTimeout); err != nil {
-		return req, err
-	}
-	onTimeout, err := optionalString(raw, ArgOnTimeout)
-	if err != nil {
-		return req, err
-	}
-	switch onTimeout {
+	switch in.OnTimeout {
 	case "", OnTimeoutFail:
 	case OnTimeoutContinue:
 		req.Continue = true
 	default:
-		return req, argErr(ArgOnTimeout, "on_timeout must be %q (the default: stop at timeout and report) or %q (return an id at timeout and finish in the background); got %s", OnTimeoutFail, OnTimeoutContinue, shown(onTimeout))
+		return req, argErr(ArgOnTimeout, "on_timeout must be %q (the default: stop at timeout and report) or %q (return an id at timeout and finish in the background); got %s", OnTimeoutFail, OnTimeoutContinue, shown(string(in.OnTimeout)))
 	}
 	// A long timeout the caller chose is worth a warning; the server's own default is warned
 	// of once at start-up, and a dry run never waits on a model.
-	if _, given := raw[ArgTimeout]; given && req.Timeout >= consult.TimeoutWarnAt && !req.DryRun {
+	if given && req.Timeout >= consult.TimeoutWarnAt && !req.DryRun {
 		fix := "retry with a smaller pattern or a shorter timeout"
 		if req.Continue {
 			fix = "retry with a timeout under your client's limit: the consultation then continues in the background"
@@ -146,7 +163,8 @@ func ParseArgs(raw map[string]any, defaultTimeout time.Duration) (Request, error
 	if err := checkQuery(req.Query); err != nil {
 		return req, err
 	}
-	if req.Model, err = models.ParseSpec(modelRaw); err != nil {
+	var err error
+	if req.Model, err = models.ParseSpec(in.Model); err != nil {
 		return req, argErr(ArgModel, "%s", strings.TrimPrefix(err.Error(), models.ErrBadModel.Error()+": "))
 	}
 	if err := files.CheckPattern(req.Pattern); err != nil {
@@ -168,91 +186,64 @@ func ParseArgs(raw map[string]any, defaultTimeout time.Duration) (Request, error
 	return req, nil
 }
 
-// checkKnown refuses arguments the tool does not take, naming the ones it does.
-func checkKnown(raw map[string]any, tool string, known []string) error {
-	var unknown []string
-	for k := range raw {
-		if !slices.Contains(known, k) {
-			unknown = append(unknown, k)
-		}
+// notEmpty refuses a required argument that is empty or only white space.
+func notEmpty(name, v string) error {
+	if strings.TrimSpace(v) == "" {
+		return argErr(name, "argument %q is empty: give %s", name, Wanted(name))
 	}
-	if len(unknown) == 0 {
-		return nil
-	}
-	sort.Strings(unknown)
-	return argErr(unknown[0], "unknown argument %s: %s takes %s", quoteList(unknown), tool, strings.Join(known, ", "))
+	return nil
 }
 
-func requiredString(raw map[string]any, name, what string) (string, error) {
-	v, ok := raw[name]
-	if !ok || v == nil {
-		return "", argErr(name, "missing required argument %q: give %s", name, what)
-	}
-	s, ok := v.(string)
-	if !ok {
-		return "", argErr(name, "argument %q must be a string (%s); got %s", name, what, describe(v))
-	}
-	if strings.TrimSpace(s) == "" {
-		return "", argErr(name, "argument %q is empty: give %s", name, what)
-	}
-	return s, nil
+// SecondsRule is what a duration argument (timeout, wait) may be: a number of seconds from
+// Min to Max, Default when not given.
+type SecondsRule struct {
+	// Arg is the argument's name.
+	Arg string
+	// Min, Max and Default are the bounds and the default.
+	Min, Max, Default time.Duration
 }
 
-func optionalString(raw map[string]any, name string) (string, error) {
-	v, ok := raw[name]
-	if !ok || v == nil {
-		return "", nil
-	}
-	s, ok := v.(string)
-	if !ok {
-		return "", argErr(name, "argument %q must be a string; got %s", name, describe(v))
-	}
-	return s, nil
+// TimeoutRule is the rule for a consultation's timeout on this service.
+func (s *Service) TimeoutRule() SecondsRule { return timeoutRule(s.defaultTimeout()) }
+
+// timeoutRule is the rule for a consultation's timeout with default def.
+func timeoutRule(def time.Duration) SecondsRule {
+	return SecondsRule{Arg: ArgTimeout, Min: consult.MinTimeout, Max: consult.MaxTimeout, Default: def}
 }
 
-func optionalBool(raw map[string]any, name string) (bool, error) {
-	v, ok := raw[name]
-	if !ok || v == nil {
-		return false, nil
+// WaitRule is the rule for consultation_result's wait.
+func WaitRule() SecondsRule {
+	return SecondsRule{Arg: ArgWait, Min: consult.MinWait, Max: consult.MaxWait, Default: consult.DefaultWait}
+}
+
+// Refuse is the error for a value that breaks the rule (out of range, or not a number);
+// got describes the value as the caller gave it ("0.5", "the string \"30\"").
+func (r SecondsRule) Refuse(got string) error {
+	return argErr(r.Arg, "%s must be a number of seconds from %g to %g (default %s); got %s",
+		r.Arg, r.Min.Seconds(), r.Max.Seconds(), formatSeconds(r.Default), got)
+}
+
+// FromSeconds is the duration of sec seconds, refused (NaN and infinities too) when it
+// is not from Min to Max.
+func (r SecondsRule) FromSeconds(sec float64) (time.Duration, error) {
+	if math.IsNaN(sec) || sec < r.Min.Seconds() || sec > r.Max.Seconds() {
+		return 0, r.Refuse(fmt.Sprintf("%g", sec))
 	}
-	b, ok := v.(bool)
-	if !ok {
-		return false, argErr(name, "argument %q must be true or false; got %s", name, describe(v))
+	return time.Duration(sec * float64(time.Second)), nil
+}
+
+// check refuses d when it is not from Min to Max.
+func (r SecondsRule) check(d time.Duration) error {
+	if d < r.Min || d > r.Max {
+		return r.Refuse(fmt.Sprintf("%g", d.Seconds()))
 	}
-	return b, nil
+	return nil
 }
 
 // longWaitWarning is the note on a wait (timeout, wait) long enough for clients to give up.
 func longWaitWarning(arg string, d time.Duration, fix string) string {
 	return fmt.Sprintf("%s %s accepted, but many MCP clients give up on a tool call after about 25-60 s unless they reset their clock on progress notifications; if this call is cut off, %s",
 		arg, formatSeconds(d), fix)
-}
-
-// parseSeconds reads an optional number of seconds in [lo, hi], def when absent.
-func parseSeconds(raw map[string]any, name string, def, minD, maxD time.Duration) (time.Duration, error) {
-	v, ok := raw[name]
-	if !ok || v == nil {
-		return def, nil
-	}
-	lo, hi := minD.Seconds(), maxD.Seconds()
-	rule := fmt.Sprintf("%s must be a number of seconds from %g to %g (default %s)", name, lo, hi, formatSeconds(def))
-	var f float64
-	switch n := v.(type) {
-	case float64:
-		f = n
-	case float32:
-		f = float64(n)
-	case int:
-		f = float64(n)
-	case int64:
-		f = float64(n)
-	default:
-		return 0, argErr(name, "%s; got %s", rule, describe(v))
-	}
-	if math.IsNaN(f) || math.IsInf(f, 0) || f < lo || f > hi {
-		return 0, argErr(name, "%s; got %s", rule, describe(v))
-	}
-	return time.Duration(f * float64(time.Second)), nil
 }
 
 func checkQuery(q string) error {
@@ -371,38 +362,6 @@ func unwrapPathError(err error) error {
 		return pe.Err
 	}
 	return err
-}
-
-// describe renders a JSON-decoded value for an error message: its type and a short form.
-func describe(v any) string {
-	switch x := v.(type) {
-	case string:
-		if len(x) > 40 {
-			x = x[:40] + "…"
-		}
-		return fmt.Sprintf("the string %q", x)
-	case bool:
-		return fmt.Sprintf("the boolean %v", x)
-	case float64:
-		return fmt.Sprintf("%g", x)
-	case float32, int, int64:
-		return fmt.Sprintf("%v", x)
-	case nil:
-		return "null"
-	case []any:
-		return "a list"
-	case map[string]any:
-		return "an object"
-	}
-	return fmt.Sprintf("a %T", v)
-}
-
-func quoteList(names []string) string {
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = fmt.Sprintf("%q", n)
-	}
-	return strings.Join(q, ", ")
 }
 
 func formatSeconds(d time.Duration) string {

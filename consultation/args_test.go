@@ -12,86 +12,69 @@ import (
 	consult "github.com/consultmcp/consult"
 )
 
-// validArgs returns arguments that pass validation, rooted at dir.
-func validArgs(dir string) map[string]any {
-	return map[string]any{"path": dir, "pattern": "**/*.go", "query": "What does it do?"}
+// validRequest returns a request that passes validation, rooted at dir.
+func validRequest(dir string) Request {
+	return Request{Path: dir, Pattern: "**/*.go", Query: "What does it do?"}
 }
 
-func with(base map[string]any, k string, v any) map[string]any {
-	out := map[string]any{}
-	for key, val := range base {
-		out[key] = val
-	}
-	if v == deleteArg {
-		delete(out, k)
-	} else {
-		out[k] = v
-	}
-	return out
+// edit returns req changed by f.
+func edit(req Request, f func(*Request)) Request {
+	f(&req)
+	return req
 }
 
-type deleteMarker struct{}
-
-var deleteArg any = deleteMarker{}
-
-func TestParseArgsRefuses(t *testing.T) {
+func TestValidateRefuses(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "main.go")
 	if err := os.WriteFile(file, []byte("package main\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ok := validArgs(dir)
+	ok := validRequest(dir)
 	for _, tc := range []struct {
 		name    string
-		args    map[string]any
+		req     Request
 		arg     string // the argument the error must name
 		mention []string
 	}{
-		{"missing path", with(ok, "path", deleteArg), "path", []string{`missing required argument "path"`}},
-		{"missing pattern", with(ok, "pattern", deleteArg), "pattern", []string{`"pattern"`, "**/*.go"}},
-		{"missing query", with(ok, "query", deleteArg), "query", []string{`"query"`}},
-		{"empty path", with(ok, "path", ""), "path", []string{"empty"}},
-		{"blank query", with(ok, "query", "  \n"), "query", []string{"empty"}},
-		{"null query", with(ok, "query", nil), "query", []string{"missing"}},
-		{"path not string", with(ok, "path", 42.0), "path", []string{"must be a string", "42"}},
-		{"relative path", with(ok, "path", "src"), "path", []string{`"src"`, "not absolute"}},
-		{"tilde path", with(ok, "path", "~/src"), "path", []string{"not expanded"}},
-		{"missing dir", with(ok, "path", filepath.Join(dir, "nope")), "path", []string{"does not exist"}},
-		{"file as path", with(ok, "path", file), "path", []string{"is a file", "main.go"}},
-		{"root", with(ok, "path", "/"), "path", []string{"filesystem root"}},
-		{"proc", with(ok, "path", "/proc"), "path", []string{"pseudo-filesystem"}},
-		{"proc child", with(ok, "path", "/proc/self"), "path", []string{"pseudo-filesystem"}},
-		{"timeout zero", with(ok, "timeout", 0.0), "timeout", []string{"from 1 to 600", "got 0"}},
-		{"timeout negative", with(ok, "timeout", -1.0), "timeout", []string{"from 1 to 600", "got -1"}},
-		{"timeout 601", with(ok, "timeout", 601.0), "timeout", []string{"from 1 to 600", "got 601"}},
-		{"timeout huge", with(ok, "timeout", 1e308), "timeout", []string{"from 1 to 600", "1e+308"}},
-		{"timeout NaN", with(ok, "timeout", math.NaN()), "timeout", []string{"from 1 to 600", "NaN"}},
-		{"timeout string", with(ok, "timeout", "30"), "timeout", []string{"number of seconds", `the string "30"`}},
-		{"timeout bool", with(ok, "timeout", true), "timeout", []string{"number of seconds", "boolean true"}},
-		{"dry_run string", with(ok, "dry_run", "yes"), "dry_run", []string{"true or false"}},
-		{"unknown argument", with(ok, "timeout_seconds", 30.0), "timeout_seconds", []string{`"timeout_seconds"`, "exclude_pattern"}},
-		{"invalid utf8 query", with(ok, "query", "why\xff?"), "query", []string{"UTF-8"}},
-		{"huge query", with(ok, "query", strings.Repeat("q", int(consult.MaxQueryBytes)+1)), "query", []string{"limit"}},
-		{"bad model suffix", with(ok, "model", "o3|fast"), "model", []string{"|thinking"}},
-		{"escaping pattern", with(ok, "pattern", "../*.go"), "pattern", []string{`"../*.go"`}},
-		{"absolute pattern", with(ok, "pattern", "/etc/*"), "pattern", []string{`"/etc/*"`}},
-		{"malformed pattern", with(ok, "pattern", "src/[a-"), "pattern", []string{`"src/[a-"`}},
-		{"escaping exclude", with(ok, "exclude_pattern", "../**"), "exclude_pattern", []string{"exclude_pattern"}},
-		{"relative output", with(ok, "output_file", "answer.md"), "output_file", []string{"not an absolute path"}},
-		{"output is dir", with(ok, "output_file", dir), "output_file", []string{"is a directory"}},
-		{"output parent missing", with(ok, "output_file", filepath.Join(dir, "no", "a.md")), "output_file", []string{"does not exist"}},
+		{"empty path", edit(ok, func(r *Request) { r.Path = "" }), "path", []string{`argument "path" is empty`, "absolute directory"}},
+		{"blank pattern", edit(ok, func(r *Request) { r.Pattern = " \t" }), "pattern", []string{`"pattern"`, "empty", "**/*.go"}},
+		{"blank query", edit(ok, func(r *Request) { r.Query = "  \n" }), "query", []string{"empty"}},
+		{"relative path", edit(ok, func(r *Request) { r.Path = "src" }), "path", []string{`"src"`, "not absolute"}},
+		{"tilde path", edit(ok, func(r *Request) { r.Path = "~/src" }), "path", []string{"not expanded"}},
+		{"missing dir", edit(ok, func(r *Request) { r.Path = filepath.Join(dir, "nope") }), "path", []string{"does not exist"}},
+		{"file as path", edit(ok, func(r *Request) { r.Path = file }), "path", []string{"is a file", "main.go"}},
+		{"root", edit(ok, func(r *Request) { r.Path = "/" }), "path", []string{"filesystem root"}},
+		{"proc", edit(ok, func(r *Request) { r.Path = "/proc" }), "path", []string{"pseudo-filesystem"}},
+		{"proc child", edit(ok, func(r *Request) { r.Path = "/proc/self" }), "path", []string{"pseudo-filesystem"}},
+		{"timeout negative", edit(ok, func(r *Request) { r.Timeout = -time.Second }), "timeout", []string{"from 1 to 600 (default 22 s)", "got -1"}},
+		{"timeout just below one", edit(ok, func(r *Request) { r.Timeout = 999 * time.Millisecond }), "timeout", []string{"got 0.999"}},
+		{"timeout 601", edit(ok, func(r *Request) { r.Timeout = 601 * time.Second }), "timeout", []string{"from 1 to 600", "got 601"}},
+		{"on_timeout other word", edit(ok, func(r *Request) { r.OnTimeout = "background" }), "on_timeout", []string{`"background"`, `"continue"`}},
+		{"on_timeout upper case", edit(ok, func(r *Request) { r.OnTimeout = "CONTINUE" }), "on_timeout", []string{`"CONTINUE"`}},
+		{"invalid utf8 query", edit(ok, func(r *Request) { r.Query = "why\xff?" }), "query", []string{"UTF-8"}},
+		{"huge query", edit(ok, func(r *Request) { r.Query = strings.Repeat("q", int(consult.MaxQueryBytes)+1) }), "query", []string{"limit"}},
+		{"bad model suffix", edit(ok, func(r *Request) { r.Model = "o3|fast" }), "model", []string{"|thinking"}},
+		{"escaping pattern", edit(ok, func(r *Request) { r.Pattern = "../*.go" }), "pattern", []string{`"../*.go"`}},
+		{"absolute pattern", edit(ok, func(r *Request) { r.Pattern = "/etc/*" }), "pattern", []string{`"/etc/*"`}},
+		{"malformed pattern", edit(ok, func(r *Request) { r.Pattern = "src/[a-" }), "pattern", []string{`"src/[a-"`}},
+		{"escaping exclude", edit(ok, func(r *Request) { r.Exclude = "../**" }), "exclude_pattern", []string{"exclude_pattern"}},
+		{"relative output", edit(ok, func(r *Request) { r.OutputFile = "answer.md" }), "output_file", []string{"not an absolute path"}},
+		{"output is dir", edit(ok, func(r *Request) { r.OutputFile = dir }), "output_file", []string{"is a directory"}},
+		{"output parent missing", edit(ok, func(r *Request) { r.OutputFile = filepath.Join(dir, "no", "a.md") }), "output_file", []string{"does not exist"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseArgs(tc.args, consult.DefaultTimeout)
+			t.Parallel()
+			_, err := tc.req.validate(consult.DefaultTimeout)
 			if !errors.Is(err, ErrInvalidArgument) {
-				t.Fatalf("ParseArgs error = %v, want ErrInvalidArgument", err)
+				t.Fatalf("validate error = %v, want ErrInvalidArgument", err)
 			}
 			var ae *ArgError
 			if !errors.As(err, &ae) {
 				t.Fatalf("error %T is not an *ArgError", err)
 			}
-			if ae.Arg != tc.arg {
-				t.Errorf("error names argument %q, want %q (%v)", ae.Arg, tc.arg, err)
+			if got, want := ae.Arg, tc.arg; got != want {
+				t.Errorf("error names argument %q, want %q (%v)", got, want, err)
 			}
 			for _, m := range tc.mention {
 				if !strings.Contains(err.Error(), m) {
@@ -102,59 +85,93 @@ func TestParseArgsRefuses(t *testing.T) {
 	}
 }
 
-func TestParseArgsAccepts(t *testing.T) {
+func TestValidateAccepts(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	ok := validArgs(dir)
+	ok := validRequest(dir)
 	for _, tc := range []struct {
 		name     string
-		args     map[string]any
+		req      Request
 		timeout  time.Duration
 		warnings int
 	}{
 		{"defaults", ok, 22 * time.Second, 0},
-		{"min timeout", with(ok, "timeout", 1.0), time.Second, 0},
-		{"fractional", with(ok, "timeout", 2.5), 2500 * time.Millisecond, 0},
-		{"just under warning", with(ok, "timeout", 24.9), 24900 * time.Millisecond, 0},
-		{"warning at 25", with(ok, "timeout", 25.0), 25 * time.Second, 1},
-		{"max timeout", with(ok, "timeout", 600.0), 600 * time.Second, 1},
-		{"int timeout", with(ok, "timeout", 30), 30 * time.Second, 1},
-		{"null optional", with(ok, "model", nil), 22 * time.Second, 0},
+		{"min timeout", edit(ok, func(r *Request) { r.Timeout = time.Second }), time.Second, 0},
+		{"fractional", edit(ok, func(r *Request) { r.Timeout = 2500 * time.Millisecond }), 2500 * time.Millisecond, 0},
+		{"just under warning", edit(ok, func(r *Request) { r.Timeout = 24900 * time.Millisecond }), 24900 * time.Millisecond, 0},
+		{"warning at 25", edit(ok, func(r *Request) { r.Timeout = 25 * time.Second }), 25 * time.Second, 1},
+		{"max timeout", edit(ok, func(r *Request) { r.Timeout = 600 * time.Second }), 600 * time.Second, 1},
+		{"no warning on a dry run", edit(ok, func(r *Request) { r.Timeout, r.DryRun = 600*time.Second, true }), 600 * time.Second, 0},
+		{"on_timeout fail", edit(ok, func(r *Request) { r.OnTimeout = OnTimeoutFail }), 22 * time.Second, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req, err := ParseArgs(tc.args, consult.DefaultTimeout)
+			t.Parallel()
+			req, err := tc.req.validate(consult.DefaultTimeout)
 			if err != nil {
-				t.Fatalf("ParseArgs: %v", err)
+				t.Fatalf("validate: %v", err)
 			}
-			if req.Timeout != tc.timeout {
-				t.Errorf("timeout = %v, want %v", req.Timeout, tc.timeout)
+			if got, want := req.Timeout, tc.timeout; got != want {
+				t.Errorf("timeout = %v, want %v", got, want)
 			}
-			if got := len(req.Warnings); got != tc.warnings {
-				t.Errorf("got %d warnings %q, want %d", got, req.Warnings, tc.warnings)
+			if got, want := len(req.Warnings), tc.warnings; got != want {
+				t.Errorf("got %d warnings %q, want %d", got, req.Warnings, want)
 			}
-			if req.Path != dir {
-				t.Errorf("path = %q, want %q", req.Path, dir)
+			if got, want := req.Path, dir; got != want {
+				t.Errorf("path = %q, want %q", got, want)
 			}
 		})
 	}
 }
 
-func TestParseArgsFields(t *testing.T) {
+func TestValidateFields(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "answer.md")
-	req, err := ParseArgs(map[string]any{
-		"path": dir + "/./", "pattern": "src/**/*.{ts,tsx}", "query": "q", "model": "o3|thinking=2048",
-		"exclude_pattern": "**/*.test.ts", "output_file": out, "dry_run": true,
-	}, 10*time.Second)
+	req, err := Request{
+		Path: dir + "/./", Pattern: "src/**/*.{ts,tsx}", Query: "q", Model: "o3|thinking=2048",
+		Exclude: "**/*.test.ts", OutputFile: out, DryRun: true, OnTimeout: OnTimeoutContinue,
+	}.validate(10 * time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if req.Path != dir || req.Pattern != "src/**/*.{ts,tsx}" || req.Exclude != "**/*.test.ts" || req.OutputFile != out || !req.DryRun {
+	if req.Path != dir || req.Pattern != "src/**/*.{ts,tsx}" || req.Exclude != "**/*.test.ts" || req.OutputFile != out || !req.DryRun || !req.Continue {
 		t.Errorf("fields not carried over: %+v", req)
 	}
 	if req.Model.ID != "o3" || !req.Model.Thinking || req.Model.Budget != 2048 {
 		t.Errorf("model = %+v, want o3 thinking 2048", req.Model)
 	}
-	if req.Timeout != 10*time.Second {
-		t.Errorf("timeout = %v, want the default passed in (10s)", req.Timeout)
+	if got, want := req.Timeout, 10*time.Second; got != want {
+		t.Errorf("timeout = %v, want the default passed in (%v)", got, want)
+	}
+}
+
+func TestSecondsRule(t *testing.T) {
+	t.Parallel()
+	rule := timeoutRule(22 * time.Second)
+	for _, tc := range []struct {
+		sec  float64
+		want time.Duration
+		got  string // "" when accepted, else what the refusal says was given
+	}{
+		{1, time.Second, ""},
+		{2.5, 2500 * time.Millisecond, ""},
+		{600, 600 * time.Second, ""},
+		{0, 0, "got 0"},
+		{0.999, 0, "got 0.999"},
+		{5e-324, 0, "got 5e-324"},
+		{600.5, 0, "got 600.5"},
+		{1e308, 0, "got 1e+308"},
+		{-1e308, 0, "got -1e+308"},
+		{math.NaN(), 0, "got NaN"},
+		{math.Inf(1), 0, "got +Inf"},
+		{math.Inf(-1), 0, "got -Inf"},
+	} {
+		d, err := rule.FromSeconds(tc.sec)
+		switch {
+		case tc.got == "" && (err != nil || d != tc.want):
+			t.Errorf("FromSeconds(%g) = %v, %v; want %v", tc.sec, d, err, tc.want)
+		case tc.got != "" && (err == nil || !strings.Contains(err.Error(), "timeout must be a number of seconds from 1 to 600 (default 22 s); "+tc.got)):
+			t.Errorf("FromSeconds(%g) error = %v, want one ending %q", tc.sec, err, tc.got)
+		}
 	}
 }

@@ -230,7 +230,7 @@ var errNoStore = errors.New("this server keeps no results directory")
 // drops its call; a result that was saved is read back from the directory when collected,
 // one that was not stays in memory within the server's bound.
 func (j *Jobs) finish(jb *job, res Result, cause error) {
-	if sum, ok := res.Structured.(*Summary); ok {
+	if sum := res.Summary; sum != nil {
 		sum.ID = jb.id
 	}
 	jb.mu.Lock()
@@ -282,7 +282,7 @@ func (j *Jobs) forget() {
 // in its summary, and a little for the rest.
 func resultSize(res Result) int {
 	n := len(res.Text) + 1024
-	if sum, ok := res.Structured.(*Summary); ok {
+	if sum := res.Summary; sum != nil {
 		n += len(sum.Answer)
 	}
 	return n
@@ -314,8 +314,8 @@ func (j *Jobs) record(jb *job, status results.Status, res Result, answer, note s
 		Path: c.req.Path, Pattern: c.req.Pattern, Model: c.req.Model.ID, Query: c.req.Query,
 		Text: res.Text, IsError: res.IsError, Answer: answer, Note: note,
 	}
-	if res.Structured != nil {
-		if b, err := json.Marshal(res.Structured); err == nil {
+	if res.Summary != nil {
+		if b, err := json.Marshal(res.Summary); err == nil {
 			r.Summary = b
 		}
 	}
@@ -336,6 +336,34 @@ func (j *Jobs) get(id, owner string) (jb *job, ok, expired bool) {
 		return nil, false, true
 	}
 	return jb, ok, false
+}
+
+// listed is one consultation in a listing; own marks one the listing session started.
+type listed struct {
+	ListEntry
+	own bool
+}
+
+// listing returns owner's consultations of this process: those running and those finished
+// within the TTL.
+func (j *Jobs) listing(owner, session string) []listed {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out []listed
+	for id, jb := range j.jobs {
+		if jb.owner != owner {
+			continue
+		}
+		status := "running"
+		if jb.isDone() {
+			if time.Since(jb.ended) > j.ttl {
+				continue
+			}
+			status = statusOf(jb.isError)
+		}
+		out = append(out, listed{ListEntry{ID: id, Status: status, Created: jb.created, Query: jb.query}, jb.session == session})
+	}
+	return out
 }
 
 // Running counts the consultations this process is running.

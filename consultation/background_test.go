@@ -2,7 +2,6 @@ package consultation
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -41,15 +40,16 @@ var idPattern = regexp.MustCompile(`\b\d{8}-\d{6}-[a-z2-7]{26}\b`)
 
 // startRunning makes a consultation with on_timeout "continue" and a one-second timeout that
 // the upstream outlasts, checks the "still running" result and returns its id.
-func startRunning(t *testing.T, svc *Service, dir string, extra ...any) string {
+func startRunning(t *testing.T, svc *Service, req Request) string {
 	t.Helper()
-	return startRunningIn(context.Background(), t, svc, dir, extra...)
+	return startRunningIn(context.Background(), t, svc, req)
 }
 
 // startRunningIn is startRunning with the call made under ctx (e.g. carrying an owner).
-func startRunningIn(ctx context.Context, t *testing.T, svc *Service, dir string, extra ...any) string {
+func startRunningIn(ctx context.Context, t *testing.T, svc *Service, req Request) string {
 	t.Helper()
-	args := goArgs(dir, append([]any{"timeout", 1, "on_timeout", "continue"}, extra...)...)
+	req.Timeout, req.OnTimeout = time.Second, OnTimeoutContinue
+	args := goReq(req)
 	t0 := time.Now()
 	res := svc.Consult(ctx, args, nil)
 	if res.IsError {
@@ -75,7 +75,7 @@ func startRunningIn(ctx context.Context, t *testing.T, svc *Service, dir string,
 func startHanging(t *testing.T, srv *fake.Server, svc *Service, partial string) (string, *fake.Request) {
 	t.Helper()
 	srv.Push(fake.Script{Steps: []fake.Step{fake.Text(partial), fake.Hang()}})
-	id := startRunning(t, svc, sampleTree(t))
+	id := startRunning(t, svc, Request{Path: sampleTree(t)})
 	req := completionRequest(t, srv) // sent: the call returned "still running" after it
 	if req.ClientGone() {
 		t.Fatal("the upstream request ended before the test stopped it")
@@ -84,7 +84,7 @@ func startHanging(t *testing.T, srv *fake.Server, svc *Service, partial string) 
 }
 
 func collect(svc *Service, id string, wait float64, r Reporter) Result {
-	return svc.Collect(context.Background(), map[string]any{"id": id, "wait": wait}, r)
+	return svc.Collect(context.Background(), id, time.Duration(wait*float64(time.Second)), r)
 }
 
 func TestContinueThenCollect(t *testing.T) {
@@ -92,7 +92,7 @@ func TestContinueThenCollect(t *testing.T) {
 	srv, svc, store := background(t)
 	srv.Push(fake.Script{Steps: append([]fake.Step{fake.Think("reading "), fake.Text("main "), fake.Sleep(1500 * time.Millisecond)},
 		fake.Chunks("prints hello.", 4)...)})
-	id := startRunning(t, svc, sampleTree(t))
+	id := startRunning(t, svc, Request{Path: sampleTree(t)})
 
 	rec := &recorder{}
 	svc.Heartbeat = 200 * time.Millisecond
@@ -121,7 +121,7 @@ func TestContinueAnswersInBandWhenFast(t *testing.T) {
 	t.Parallel()
 	srv, svc, store := background(t)
 	srv.Push(fake.Answer("main prints hello."))
-	res := svc.Consult(context.Background(), goArgs(sampleTree(t), "timeout", 5, "on_timeout", "continue"), nil)
+	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Timeout: 5 * time.Second, OnTimeout: OnTimeoutContinue}), nil)
 	sum := summaryOf(t, res)
 	if res.IsError || sum.Kind != KindAnswer || !strings.HasPrefix(res.Text, "main prints hello.") {
 		t.Fatalf("fast continue call: kind %q\n%s", sum.Kind, res.Text)
@@ -139,7 +139,7 @@ func TestCollectWhileRunningSendsHeartbeats(t *testing.T) {
 	srv, svc, _ := background(t)
 	srv.Push(fake.Script{Steps: []fake.Step{fake.Think("thinking hard "), fake.Hang()}})
 	svc.Heartbeat = 200 * time.Millisecond
-	id := startRunning(t, svc, sampleTree(t))
+	id := startRunning(t, svc, Request{Path: sampleTree(t)})
 	rec := &recorder{}
 	t0 := time.Now()
 	res := collect(svc, id, 2, rec)
@@ -175,7 +175,7 @@ func TestCancelStopsUpstreamAndKeepsPartial(t *testing.T) {
 	srv, svc, store := background(t)
 	id, req := startHanging(t, srv, svc, "The first half")
 	t0 := time.Now()
-	res := svc.Cancel(context.Background(), map[string]any{"id": id})
+	res := svc.Cancel(context.Background(), id)
 	if res.IsError || !strings.Contains(res.Text, "Cancelled consultation "+id) || !strings.Contains(res.Text, "The first half") {
 		t.Fatalf("cancel result: error=%v\n%s", res.IsError, res.Text)
 	}
@@ -196,7 +196,7 @@ func TestCancelStopsUpstreamAndKeepsPartial(t *testing.T) {
 	if err != nil || saved.Status != results.Done || !saved.IsError || saved.Answer != "The first half" {
 		t.Errorf("saved record after cancel: %+v, %v", saved, err)
 	}
-	if again := svc.Cancel(context.Background(), map[string]any{"id": id}); again.IsError || !strings.Contains(again.Text, "had already finished") {
+	if again := svc.Cancel(context.Background(), id); again.IsError || !strings.Contains(again.Text, "had already finished") {
 		t.Errorf("cancelling twice: %s", again.Text)
 	}
 }
@@ -207,7 +207,7 @@ func TestResultSurvivesRestart(t *testing.T) {
 	dir := t.TempDir()
 	first.Jobs = NewJobs(JobsConfig{Store: results.Open(dir, 0, 0, 0)})
 	srv.Push(fake.Script{Steps: append([]fake.Step{fake.Sleep(1300 * time.Millisecond)}, fake.Chunks("main prints hello.", 4)...)})
-	id := startRunning(t, first, sampleTree(t))
+	id := startRunning(t, first, Request{Path: sampleTree(t)})
 	// The server stops; the grace is long enough for the answer to arrive and be saved.
 	grace, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	first.Jobs.Shutdown(grace)
@@ -219,13 +219,8 @@ func TestResultSurvivesRestart(t *testing.T) {
 	if res.IsError || !strings.HasPrefix(res.Text, "main prints hello.") {
 		t.Fatalf("collected after restart: error=%v\n%s", res.IsError, res.Text)
 	}
-	raw, ok := res.Structured.(json.RawMessage)
-	if !ok {
-		t.Fatalf("structured = %T, want the saved JSON", res.Structured)
-	}
-	var sum Summary
-	if err := json.Unmarshal(raw, &sum); err != nil || sum.Kind != KindAnswer || sum.ID != id || sum.Answer != "main prints hello." {
-		t.Errorf("saved summary %+v, %v", sum, err)
+	if sum := res.Summary; sum == nil || sum.Kind != KindAnswer || sum.ID != id || sum.Answer != "main prints hello." {
+		t.Errorf("saved summary %+v", sum)
 	}
 }
 
@@ -250,7 +245,7 @@ func TestShutdownSavesPartialAfterGrace(t *testing.T) {
 		!strings.Contains(saved.Text, "The server shut down while receiving the answer") || !strings.Contains(saved.Text, "Half an answer") {
 		t.Fatalf("record after shutdown: %+v, %v", saved, err)
 	}
-	res := svc.Consult(context.Background(), goArgs(sampleTree(t), "on_timeout", "continue"), nil)
+	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), OnTimeout: OnTimeoutContinue}), nil)
 	if !res.IsError || !strings.Contains(res.Text, "shutting down") {
 		t.Errorf("a new continue call during shutdown: %s", res.Text)
 	}
@@ -263,7 +258,7 @@ func TestExpiry(t *testing.T) {
 	svc.Jobs = NewJobs(JobsConfig{Store: store})
 	t.Cleanup(func() { shutdownNow(svc.Jobs) })
 	srv.Push(fake.Script{Steps: append([]fake.Step{fake.Sleep(1200 * time.Millisecond)}, fake.Text("done"))})
-	id := startRunning(t, svc, sampleTree(t))
+	id := startRunning(t, svc, Request{Path: sampleTree(t)})
 	if res := collect(svc, id, 3, nil); res.IsError {
 		t.Fatalf("collect: %s", res.Text)
 	}
@@ -281,29 +276,31 @@ func TestUnknownAndBadIDs(t *testing.T) {
 	_, svc, _ := background(t)
 	cases := []struct {
 		name string
-		args map[string]any
+		id   string
+		wait time.Duration
 		want string
 	}{
-		{"unknown", map[string]any{"id": results.NewID(time.Now())}, "Unknown id: this server has no consultation"},
-		{"older than any result", map[string]any{"id": results.NewID(time.Now().Add(-72 * time.Hour))}, "has expired"},
-		{"malformed", map[string]any{"id": "../../etc/passwd"}, `id "../../etc/passwd" is not a consultation id`},
-		{"number", map[string]any{"id": 12}, `argument "id" must be a string`},
-		{"wait too long", map[string]any{"id": results.NewID(time.Now()), "wait": 601}, "wait must be a number of seconds from 1 to 600"},
-		{"wait not a number", map[string]any{"wait": "soon"}, "wait must be a number of seconds"},
-		{"unknown argument", map[string]any{"id": results.NewID(time.Now()), "timeout": 5}, `unknown argument "timeout": consultation_result takes id, wait`},
+		{"unknown", results.NewID(time.Now()), 0, "Unknown id: this server has no consultation"},
+		{"older than any result", results.NewID(time.Now().Add(-72 * time.Hour)), 0, "has expired"},
+		{"malformed", "../../etc/passwd", 0, `id "../../etc/passwd" is not a consultation id`},
+		{"wait too long", results.NewID(time.Now()), 601 * time.Second, "wait must be a number of seconds from 1 to 600 (default 20 s); got 601"},
+		{"wait negative", "", -time.Second, "wait must be a number of seconds from 1 to 600"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res := svc.Collect(context.Background(), tc.args, nil)
+			res := svc.Collect(context.Background(), tc.id, tc.wait, nil)
 			if !res.IsError || !strings.Contains(res.Text, tc.want) {
 				t.Errorf("got error=%v %q, want an error containing %q", res.IsError, res.Text, tc.want)
 			}
 		})
 	}
-	for _, args := range []map[string]any{{}, {"id": "nope"}, {"id": results.NewID(time.Now())}, {"id": results.NewID(time.Now()), "wait": 3}} {
-		if res := svc.Cancel(context.Background(), args); !res.IsError {
-			t.Errorf("cancel %v: %s", args, res.Text)
+	for _, id := range []string{"", " ", "nope", results.NewID(time.Now())} {
+		if res := svc.Cancel(context.Background(), id); !res.IsError {
+			t.Errorf("cancel %q: %s", id, res.Text)
 		}
+	}
+	if res := svc.Cancel(context.Background(), ""); !strings.Contains(res.Text, `argument "id" is empty: give the id a consultation returned with "still running"`) {
+		t.Errorf("cancel without an id: %s", res.Text)
 	}
 }
 
@@ -319,7 +316,7 @@ func TestConcurrentBackgroundConsultations(t *testing.T) {
 	ids := make([]string, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Go(func() { ids[i] = startRunning(t, svc, dir, "query", fmt.Sprintf("question %d", i)) })
+		wg.Go(func() { ids[i] = startRunning(t, svc, Request{Path: dir, Query: fmt.Sprintf("question %d", i)}) })
 	}
 	wg.Wait()
 	seen := map[string]bool{}
@@ -355,7 +352,7 @@ func TestClientCancelBeforeSendingStops(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-release; cancel() }()
-	res := svc.Consult(ctx, goArgs(sampleTree(t), "timeout", 5, "on_timeout", "continue"), nil)
+	res := svc.Consult(ctx, goReq(Request{Path: sampleTree(t), Timeout: 5 * time.Second, OnTimeout: OnTimeoutContinue}), nil)
 	if !res.IsError || !strings.Contains(res.Text, "Cancelled by the client while gathering files") {
 		t.Fatalf("cancel while gathering: %s", res.Text)
 	}
@@ -380,7 +377,7 @@ func TestClientGaveUpAfterSendingContinues(t *testing.T) {
 		}
 		cancel(ErrClientGaveUp)
 	}()
-	res := svc.Consult(ctx, goArgs(sampleTree(t), "timeout", 5, "on_timeout", "continue"), nil)
+	res := svc.Consult(ctx, goReq(Request{Path: sampleTree(t), Timeout: 5 * time.Second, OnTimeout: OnTimeoutContinue}), nil)
 	sum := summaryOf(t, res)
 	if res.IsError || sum.Kind != KindRunning || !strings.Contains(res.Text, "the client cancelled the call") {
 		t.Fatalf("cancel after sending: kind %q\n%s", sum.Kind, res.Text)
@@ -396,7 +393,7 @@ func TestBackgroundLimit(t *testing.T) {
 	svc.Jobs = NewJobs(JobsConfig{Store: results.Open(t.TempDir(), 0, 0, 0), Limit: 1500 * time.Millisecond})
 	t.Cleanup(func() { shutdownNow(svc.Jobs) })
 	srv.Push(fake.Script{Steps: []fake.Step{fake.Text("so far"), fake.Hang()}})
-	id := startRunning(t, svc, sampleTree(t))
+	id := startRunning(t, svc, Request{Path: sampleTree(t)})
 	res := collect(svc, id, 3, nil)
 	if !res.IsError || !strings.Contains(res.Text, "Stopped at the server's background limit (1.5s) while receiving the answer") ||
 		!strings.Contains(res.Text, "Partial answer (cut off at the background limit):\nso far") {
@@ -408,12 +405,12 @@ func TestListWithoutID(t *testing.T) {
 	t.Parallel()
 	srv, svc, store := background(t)
 	srv.Push(fake.Script{Steps: []fake.Step{fake.Think("hmm"), fake.Hang()}})
-	running := startRunning(t, svc, sampleTree(t), "query", "Which  package\nprints hello?")
+	running := startRunning(t, svc, Request{Path: sampleTree(t), Query: "Which  package\nprints hello?"})
 	old := results.NewID(time.Now().Add(-time.Hour))
 	if err := store.Save(results.Record{ID: old, Status: results.Done, Created: time.Now().Add(-time.Hour), Query: "An older question", Text: "old answer"}); err != nil {
 		t.Fatal(err)
 	}
-	res := svc.Collect(context.Background(), map[string]any{}, nil)
+	res := svc.Collect(context.Background(), "", 0, nil)
 	if res.IsError {
 		t.Fatal(res.Text)
 	}
@@ -462,7 +459,7 @@ func TestOtherProcess(t *testing.T) {
 	if err := store.Save(results.Record{ID: lost, Status: results.Running, PID: gone.Process.Pid, Created: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	if res := svc.Cancel(context.Background(), map[string]any{"id": lost}); !res.IsError || !strings.Contains(res.Text, "is not running") {
+	if res := svc.Cancel(context.Background(), lost); !res.IsError || !strings.Contains(res.Text, "is not running") {
 		t.Errorf("cancelling a lost consultation: %s", res.Text)
 	}
 	if res := collect(svc, lost, 1, nil); !res.IsError || !strings.Contains(res.Text, "stopped before finishing") {
@@ -472,11 +469,11 @@ func TestOtherProcess(t *testing.T) {
 
 func TestContinueWithoutJobsRefused(t *testing.T) {
 	_, svc := upstream(t, 0)
-	res := svc.Consult(context.Background(), goArgs(sampleTree(t), "on_timeout", "continue"), nil)
+	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), OnTimeout: OnTimeoutContinue}), nil)
 	if !res.IsError || !strings.Contains(res.Text, "keeps no background consultations") {
 		t.Errorf("continue without jobs: %s", res.Text)
 	}
-	if res := svc.Consult(context.Background(), goArgs(sampleTree(t), "on_timeout", "later"), nil); !res.IsError ||
+	if res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), OnTimeout: "later"}), nil); !res.IsError ||
 		!strings.Contains(res.Text, `on_timeout must be "fail"`) {
 		t.Errorf("bad on_timeout: %s", res.Text)
 	}
@@ -487,7 +484,7 @@ func TestContinueWritesOutputFile(t *testing.T) {
 	srv, svc, store := background(t)
 	srv.Push(fake.Script{Steps: []fake.Step{fake.Sleep(1300 * time.Millisecond), fake.Text("written answer")}})
 	out := filepath.Join(t.TempDir(), "answer.md")
-	id := startRunning(t, svc, sampleTree(t), "output_file", out)
+	id := startRunning(t, svc, Request{Path: sampleTree(t), OutputFile: out})
 	res := collect(svc, id, 5, nil)
 	if res.IsError || !strings.HasPrefix(res.Text, "Answer written to "+out) {
 		t.Fatalf("collected: %s", res.Text)
@@ -529,7 +526,7 @@ func TestUserCancelAfterSendingStops(t *testing.T) {
 					t.Error("the upstream request was not closed")
 				}
 			}()
-			res := svc.Consult(ctx, goArgs(sampleTree(t), "timeout", 5, "on_timeout", "continue"), nil)
+			res := svc.Consult(ctx, goReq(Request{Path: sampleTree(t), Timeout: 5 * time.Second, OnTimeout: OnTimeoutContinue}), nil)
 			if !res.IsError || summaryOf(t, res).Kind != KindError {
 				t.Fatalf("user cancel after sending: %s", res.Text)
 			}
@@ -549,7 +546,7 @@ func TestFirstProgressCarriesID(t *testing.T) {
 	srv.Push(fake.Script{Steps: []fake.Step{fake.Sleep(300 * time.Millisecond), fake.Text("done")}})
 	rec := &recorder{}
 	start := time.Now()
-	res := svc.Consult(context.Background(), goArgs(sampleTree(t), "timeout", 5, "on_timeout", "continue"), rec)
+	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Timeout: 5 * time.Second, OnTimeout: OnTimeoutContinue}), rec)
 	_, msgs, at := rec.snapshot()
 	id := summaryOf(t, res).ID
 	if id == "" || len(msgs) != 1 || !strings.HasSuffix(msgs[0], ", id "+id) || at[0].Sub(start) > 100*time.Millisecond {
@@ -565,8 +562,8 @@ func TestListThisSessionFirst(t *testing.T) {
 	srv, svc, store := background(t)
 	srv.SetDefault(fake.Script{Steps: []fake.Step{fake.Text("x"), fake.Hang()}})
 	a, b := WithSession(context.Background(), "session-a"), WithSession(context.Background(), "session-b")
-	mine := startRunningIn(a, t, svc, sampleTree(t), "query", "mine")
-	theirs := startRunningIn(b, t, svc, sampleTree(t), "query", "theirs")
+	mine := startRunningIn(a, t, svc, Request{Path: sampleTree(t), Query: "mine"})
+	theirs := startRunningIn(b, t, svc, Request{Path: sampleTree(t), Query: "theirs"})
 	elsewhere := results.NewID(time.Now().Add(time.Minute))
 	if err := store.Save(results.Record{ID: elsewhere, Status: results.Done, Created: time.Now().Add(time.Minute), Session: "session-a", Instance: "another-server", Query: "newest, from another server", Text: "x"}); err != nil {
 		t.Fatal(err)
@@ -575,7 +572,7 @@ func TestListThisSessionFirst(t *testing.T) {
 		ctx   context.Context
 		first string
 	}{{a, mine}, {b, theirs}} {
-		res := svc.Collect(tc.ctx, map[string]any{}, nil)
+		res := svc.Collect(tc.ctx, "", 0, nil)
 		sum := summaryOf(t, res)
 		if len(sum.Consultations) != 3 || sum.Consultations[0].ID != tc.first || sum.Consultations[0].OtherSession {
 			t.Fatalf("listing for %s: %+v\n%s", SessionFrom(tc.ctx), sum.Consultations, res.Text)

@@ -21,7 +21,7 @@ func TestRetrySendsTheSameBody(t *testing.T) {
 			srv, svc := upstream(t, i)
 			svc.jitter = noJitter
 			srv.Push(fake.Script{Status: http.StatusServiceUnavailable}, fake.Answer("main prints hello."))
-			res := svc.Consult(context.Background(), goArgs(sampleTree(t)), nil)
+			res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t)}), nil)
 			if res.IsError {
 				t.Fatalf("error result: %s", res.Text)
 			}

@@ -27,38 +27,24 @@ const pollEvery = 250 * time.Millisecond
 
 const noJobs = "This server keeps no background consultations, so there is nothing to collect or cancel."
 
-// parseCollectArgs validates consultation_result's arguments: an optional id and a wait.
-func parseCollectArgs(raw map[string]any) (id string, wait time.Duration, warnings []string, err error) {
-	if err = checkKnown(raw, "consultation_result", []string{ArgID, ArgWait}); err != nil {
-		return "", 0, nil, err
-	}
-	if id, err = optionalString(raw, ArgID); err != nil {
-		return "", 0, nil, err
-	}
+// checkCollect checks consultation_result's id (optional) and wait, setting a zero wait to
+// the default; it returns the warnings the result carries.
+func checkCollect(id string, wait *time.Duration) ([]string, error) {
 	if id != "" {
-		if err = checkID(id); err != nil {
-			return "", 0, nil, err
+		if err := checkID(id); err != nil {
+			return nil, err
 		}
 	}
-	if wait, err = parseSeconds(raw, ArgWait, consult.DefaultWait, consult.MinWait, consult.MaxWait); err != nil {
-		return "", 0, nil, err
+	rule := WaitRule()
+	if *wait == 0 {
+		*wait = rule.Default
+	} else if err := rule.check(*wait); err != nil {
+		return nil, err
 	}
-	if wait >= consult.TimeoutWarnAt {
-		warnings = append(warnings, longWaitWarning(ArgWait, wait, "call again with a shorter wait: the consultation goes on meanwhile"))
+	if *wait >= consult.TimeoutWarnAt {
+		return []string{longWaitWarning(ArgWait, *wait, "call again with a shorter wait: the consultation goes on meanwhile")}, nil
 	}
-	return id, wait, warnings, nil
-}
-
-// parseCancelArgs validates consultation_cancel's only argument, the id.
-func parseCancelArgs(raw map[string]any) (string, error) {
-	if err := checkKnown(raw, "consultation_cancel", []string{ArgID}); err != nil {
-		return "", err
-	}
-	id, err := requiredString(raw, ArgID, `the id a consultation returned with "still running"`)
-	if err != nil {
-		return "", err
-	}
-	return id, checkID(id)
+	return nil, nil
 }
 
 func checkID(id string) error {
@@ -73,10 +59,11 @@ func checkID(id string) error {
 // lists the consultations the server knows. Waiting never affects the consultation: a
 // cancelled wait leaves it running. Only the consultations of the caller's owner (OwnerFrom
 // ctx) are listed or collected: another owner's id is answered as an unknown one.
-func (s *Service) Collect(ctx context.Context, raw map[string]any, r Reporter) Result {
-	id, wait, warnings, err := parseCollectArgs(raw)
+// A zero wait is the default, consult.DefaultWait.
+func (s *Service) Collect(ctx context.Context, id string, wait time.Duration, r Reporter) Result {
+	warnings, err := checkCollect(id, &wait)
 	if err != nil {
-		return failureOf(err)
+		return FailureOf(err)
 	}
 	if s.Jobs == nil {
 		return Failure(ClassInvalidArgument, noJobs)
@@ -183,7 +170,7 @@ func (s *Service) awaitOther(ctx context.Context, rec results.Record, wait time.
 		return Result{
 			Text: fmt.Sprintf("Still running in another consult server (pid %d), started %s ago: id %s. Collect it again with consultation_result, or cancel it through the client connected to that server.",
 				next.PID, time.Since(next.Created).Round(time.Second), next.ID),
-			Structured: &Summary{Kind: KindRunning, ID: next.ID, Model: next.Model, ElapsedSeconds: time.Since(next.Created).Round(time.Millisecond).Seconds()},
+			Summary: &Summary{Kind: KindRunning, ID: next.ID, Model: next.Model, ElapsedSeconds: time.Since(next.Created).Round(time.Millisecond).Seconds()},
 		}
 	default:
 		return runningFromRecord(s.Jobs, next, fmt.Sprintf("not finished within wait %s", formatSeconds(wait)))
@@ -197,18 +184,22 @@ func (s *Service) heartbeat() time.Duration {
 	return consult.DefaultHeartbeat
 }
 
-// fromRecord is the result a saved consultation returns.
+// fromRecord is the result a saved consultation returns: its saved summary, or one made
+// from the record when none was saved (or it cannot be read).
 func fromRecord(rec results.Record) Result {
 	res := Result{Text: rec.Text, IsError: rec.IsError}
 	if len(rec.Summary) > 0 {
-		res.Structured = json.RawMessage(rec.Summary)
-	} else {
-		kind := KindAnswer
-		if rec.IsError {
-			kind = KindError
+		var sum Summary
+		if err := json.Unmarshal(rec.Summary, &sum); err == nil {
+			res.Summary = &sum
+			return res
 		}
-		res.Structured = &Summary{Kind: kind, ID: rec.ID, Model: rec.Model, Answer: rec.Answer}
 	}
+	kind := KindAnswer
+	if rec.IsError {
+		kind = KindError
+	}
+	res.Summary = &Summary{Kind: kind, ID: rec.ID, Model: rec.Model, Answer: rec.Answer}
 	return res
 }
 
@@ -234,28 +225,11 @@ func (s *Service) expired(id string) Result {
 // by another session of the same owner, or before a restart), marked as such: an agent
 // that takes the first entry takes one of its own.
 func (s *Service) list(owner, session string) Result {
-	type entry struct {
-		ListEntry
-		own bool
-	}
 	seen := map[string]bool{}
-	var entries []entry
-	s.Jobs.mu.Lock()
-	for id, jb := range s.Jobs.jobs {
-		if jb.owner != owner {
-			continue
-		}
-		status := "running"
-		if jb.isDone() {
-			if time.Since(jb.ended) > s.Jobs.ttl {
-				continue
-			}
-			status = statusOf(jb.isError)
-		}
-		seen[id] = true
-		entries = append(entries, entry{ListEntry{ID: id, Status: status, Created: jb.created, Query: jb.query}, jb.session == session})
+	entries := s.Jobs.listing(owner, session)
+	for _, e := range entries {
+		seen[e.ID] = true
 	}
-	s.Jobs.mu.Unlock()
 	var listErr error
 	if st := s.Jobs.Store(); st != nil {
 		recs, err := st.List(0)
@@ -272,7 +246,7 @@ func (s *Service) list(owner, session string) Result {
 				}
 			}
 			own := rec.Instance == s.Jobs.instance && rec.Session == session
-			entries = append(entries, entry{ListEntry{ID: rec.ID, Status: status, Created: rec.Created, Query: rec.Query}, own})
+			entries = append(entries, listed{ListEntry{ID: rec.ID, Status: status, Created: rec.Created, Query: rec.Query}, own})
 		}
 	}
 	sort.Slice(entries, func(i, k int) bool {
@@ -305,7 +279,7 @@ func (s *Service) list(owner, session string) Result {
 	if listErr != nil {
 		fmt.Fprintf(&b, "\n(The results directory could not be read: %s)", consult.Printable(listErr.Error()))
 	}
-	return Result{Text: strings.TrimRight(b.String(), "\n"), Structured: &Summary{Kind: KindList, Consultations: out}}
+	return Result{Text: strings.TrimRight(b.String(), "\n"), Summary: &Summary{Kind: KindList, Consultations: out}}
 }
 
 func statusOf(isError bool) string {
@@ -334,10 +308,13 @@ func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 // Cancel is consultation_cancel: it stops the consultation with the given id. What it had
 // received is kept as its result (saved when it runs in the background). Another owner's
 // consultation is answered as an unknown id.
-func (s *Service) Cancel(ctx context.Context, raw map[string]any) Result {
-	id, err := parseCancelArgs(raw)
+func (s *Service) Cancel(ctx context.Context, id string) Result {
+	err := notEmpty(ArgID, id)
+	if err == nil {
+		err = checkID(id)
+	}
 	if err != nil {
-		return failureOf(err)
+		return FailureOf(err)
 	}
 	if s.Jobs == nil {
 		return Failure(ClassInvalidArgument, noJobs)
@@ -391,7 +368,7 @@ func alreadyFinished(id string) Result {
 // It serves reads of the resource consult://results/{id}.
 func (s *Service) Peek(ctx context.Context, id string) (res Result, found bool) {
 	if err := checkID(id); err != nil {
-		return failureOf(err), false
+		return FailureOf(err), false
 	}
 	if s.Jobs == nil {
 		return Failure(ClassInvalidArgument, noJobs), false
@@ -416,7 +393,7 @@ func (s *Service) Peek(ctx context.Context, id string) (res Result, found bool) 
 	case rec.PID == s.Jobs.pid || !s.Jobs.running(rec, 0):
 		return fromRecord(s.Jobs.finishDead(id)), true
 	case !rec.Worker:
-		return Result{Text: fmt.Sprintf("Still running in another consult server (pid %d): id %s.", rec.PID, id), Structured: &Summary{Kind: KindRunning, ID: id, Model: rec.Model}}, true
+		return Result{Text: fmt.Sprintf("Still running in another consult server (pid %d): id %s.", rec.PID, id), Summary: &Summary{Kind: KindRunning, ID: id, Model: rec.Model}}, true
 	default:
 		return runningFromRecord(s.Jobs, rec, "not finished"), true
 	}

@@ -40,15 +40,16 @@ const (
 // ErrCallTimeout is the cause of a call's context when its own deadline passes.
 var ErrCallTimeout = errors.New("consultation deadline passed")
 
-// Result is what a call returns to the caller: text for people and agents, structured
+// Result is what a call returns to the caller: text for people and agents, the same
 // figures for programs, and whether it is a failure.
 type Result struct {
 	// Text is the answer, the dry-run report, or the failure explained.
 	Text string
 	// IsError marks a failed call: bad arguments, timeout, too large, upstream failure.
 	IsError bool
-	// Structured holds the same figures as Text in machine-readable form (may be nil).
-	Structured any
+	// Summary holds the same figures as Text in machine-readable form: kind, id, answer,
+	// usage, report, error details. Nil for a plain acknowledgement (e.g. a cancellation).
+	Summary *Summary
 }
 
 // Service runs consultations. The zero value is not usable: set Counter.
@@ -128,21 +129,21 @@ func arrival(ctx context.Context) time.Time {
 	return time.Now()
 }
 
-// Consult runs one call with raw JSON-decoded arguments. The deadline runs from the moment
-// the request arrived (WithArrival; else now) and covers everything, the time the call waited
-// included; when it passes, work stops at once and the result says what was collected.
-// Bad arguments are refused before any file is read. r receives progress and notable events
-// while the call runs (nil: nobody listens); nothing is sent to it after Consult returns.
-func (s *Service) Consult(ctx context.Context, raw map[string]any, r Reporter) Result {
+// Consult runs one call. The deadline runs from the moment the request arrived (WithArrival;
+// else now) and covers everything, the time the call waited included; when it passes, work
+// stops at once and the result says what was collected. A request that breaks a rule is
+// refused (an *ArgError's message, class invalid_argument) before any file is read. r
+// receives progress and notable events while the call runs (nil: nobody listens); nothing
+// is sent to it after Consult returns.
+func (s *Service) Consult(ctx context.Context, in Request, r Reporter) Result {
 	start := arrival(ctx)
-	req, err := ParseArgs(raw, s.defaultTimeout())
+	req, err := in.validate(s.defaultTimeout())
 	if err == nil {
 		err = checkAllowed(&req, s.AllowRoots)
 	}
 	if err != nil {
 		s.logger().Info("consultation refused", "reason", err.Error())
-		info := errorInfo(err)
-		return Result{Text: err.Error(), IsError: true, Structured: &Summary{Kind: KindError, Error: &info}}
+		return FailureOf(err)
 	}
 	if req.Model.ID == "" && s.DefaultModel != "" {
 		if req.Model, err = models.ParseSpec(s.DefaultModel); err != nil {
@@ -167,7 +168,7 @@ func (s *Service) Consult(ctx context.Context, raw map[string]any, r Reporter) R
 }
 
 // consultWithin runs a call that ends at its timeout (on_timeout "fail").
-func (s *Service) consultWithin(ctx context.Context, req Request, start time.Time, r Reporter) Result {
+func (s *Service) consultWithin(ctx context.Context, req request, start time.Time, r Reporter) Result {
 	ctx, cancel := context.WithDeadlineCause(ctx, start.Add(req.Timeout), ErrCallTimeout)
 	defer cancel()
 	ctx, cancelCause := context.WithCancelCause(ctx)
@@ -254,7 +255,7 @@ func (c *call) fullAnswer() string {
 // call is the state of one consultation.
 type call struct {
 	svc      *Service
-	req      Request
+	req      request
 	start    time.Time
 	phaseV   atomic.Value           // Phase; read by the heartbeat
 	notice   atomic.Pointer[string] // the latest warning, for the next progress report
@@ -352,7 +353,7 @@ func (c *call) run(ctx context.Context) Result {
 	if c.req.DryRun {
 		sum := c.summary(KindDryRun, rep)
 		sum.Report = rep
-		return Result{Text: "Dry run (nothing sent to a model).\n" + rep.Text(), Structured: sum}
+		return Result{Text: "Dry run (nothing sent to a model).\n" + rep.Text(), Summary: sum}
 	}
 	return c.consult(ctx, rep)
 }
@@ -420,7 +421,7 @@ func (c *call) stopped(ctx context.Context) Result {
 	}
 	c.setAnswer(partial)
 	res := c.errorResult(errorInfo(cause), b.String(), rep)
-	res.Structured.(*Summary).Answer = partial
+	res.Summary.Answer = partial
 	return res
 }
 
@@ -513,7 +514,7 @@ func overCap(g *files.Gathered) string {
 		consult.Thousands(int64(tooLarge+overTotal)), plural(tooLarge+overTotal, "was", "were"), consult.MaxFileBytes, consult.Printable(example))
 }
 
-func noMatchHint(req Request) string {
+func noMatchHint(req request) string {
 	return fmt.Sprintf("Check that pattern %q is relative to path (e.g. \"**/*.go\" for every Go file, \"src/**/*.{ts,tsx}\"), and that the files are not listed in .gitignore.", req.Pattern)
 }
 

@@ -61,9 +61,7 @@ func countingGather(n *atomic.Int32) func(context.Context, files.Options) (*file
 func TestDryRunReport(t *testing.T) {
 	dir := sampleTree(t)
 	svc := &Service{Counter: counter}
-	res := svc.Consult(context.Background(), map[string]any{
-		"path": dir, "pattern": "**/*.go", "query": "What is here?", "dry_run": true, "model": "gpt-4.1",
-	}, nil)
+	res := svc.Consult(context.Background(), Request{Path: dir, Pattern: "**/*.go", Query: "What is here?", DryRun: true, Model: "gpt-4.1"}, nil)
 	if res.IsError {
 		t.Fatalf("dry run failed: %s", res.Text)
 	}
@@ -109,9 +107,7 @@ func TestDryRunTooLargeSuggestsExclude(t *testing.T) {
 		"b/small.txt": "small file\n",
 	})
 	svc := &Service{Counter: counter}
-	res := svc.Consult(context.Background(), map[string]any{
-		"path": dir, "pattern": "**/*.txt", "query": "q", "dry_run": true, "model": "gpt-4o",
-	}, nil)
+	res := svc.Consult(context.Background(), Request{Path: dir, Pattern: "**/*.txt", Query: "q", DryRun: true, Model: "gpt-4o"}, nil)
 	rep := reportOf(t, res)
 	if rep.Fits == nil || *rep.Fits {
 		t.Fatalf("fits = %v, want false for %d tokens in a 128k window", rep.Fits, rep.PromptTokens)
@@ -127,7 +123,7 @@ func TestDryRunTooLargeSuggestsExclude(t *testing.T) {
 func TestNoMatchIsError(t *testing.T) {
 	dir := sampleTree(t)
 	svc := &Service{Counter: counter}
-	res := svc.Consult(context.Background(), map[string]any{"path": dir, "pattern": "**/*.rs", "query": "q", "dry_run": true}, nil)
+	res := svc.Consult(context.Background(), Request{Path: dir, Pattern: "**/*.rs", Query: "q", DryRun: true}, nil)
 	if !res.IsError || !strings.Contains(res.Text, "No files matched") {
 		t.Errorf("want a no-match error, got error=%v %q", res.IsError, res.Text)
 	}
@@ -136,7 +132,7 @@ func TestNoMatchIsError(t *testing.T) {
 func TestNoModelRefusesWithReason(t *testing.T) {
 	dir := sampleTree(t)
 	svc := &Service{Counter: counter, NoModel: "no API key: set OPENROUTER_API_KEY"}
-	res := svc.Consult(context.Background(), map[string]any{"path": dir, "pattern": "**/*.go", "query": "q"}, nil)
+	res := svc.Consult(context.Background(), Request{Path: dir, Pattern: "**/*.go", Query: "q"}, nil)
 	if !res.IsError || !strings.Contains(res.Text, "set OPENROUTER_API_KEY") || !strings.Contains(res.Text, "dry_run") {
 		t.Errorf("want an error naming the missing key and the dry-run way out, got error=%v %q", res.IsError, res.Text)
 	}
@@ -146,11 +142,11 @@ func TestBadArgumentsReadNothing(t *testing.T) {
 	dir := sampleTree(t)
 	var calls atomic.Int32
 	svc := &Service{Counter: counter, gather: countingGather(&calls)}
-	for _, args := range []map[string]any{
-		{"path": dir, "pattern": "**/*.go", "query": "q", "timeout": 0.0},
-		{"path": dir, "pattern": "../**", "query": "q"},
-		{"path": "relative", "pattern": "**", "query": "q"},
-		{"path": dir, "pattern": "**", "query": ""},
+	for _, args := range []Request{
+		{Path: dir, Pattern: "**/*.go", Query: "q", Timeout: -time.Second},
+		{Path: dir, Pattern: "../**", Query: "q"},
+		{Path: "relative", Pattern: "**", Query: "q"},
+		{Path: dir, Pattern: "**", Query: ""},
 	} {
 		res := svc.Consult(context.Background(), args, nil)
 		if !res.IsError {
@@ -168,7 +164,7 @@ func TestCancelledBeforeStartDoesNothing(t *testing.T) {
 	svc := &Service{Counter: counter, gather: countingGather(&calls)}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res := svc.Consult(ctx, map[string]any{"path": dir, "pattern": "**/*.go", "query": "q", "dry_run": true}, nil)
+	res := svc.Consult(ctx, Request{Path: dir, Pattern: "**/*.go", Query: "q", DryRun: true}, nil)
 	if !res.IsError || !strings.Contains(res.Text, "Cancelled") {
 		t.Errorf("want a cancelled result, got %q", res.Text)
 	}
@@ -189,7 +185,7 @@ func TestTimeoutWhileGathering(t *testing.T) {
 			return g, ctx.Err()
 		}}
 		start := time.Now()
-		res := svc.Consult(context.Background(), map[string]any{"path": dir, "pattern": "**/*.go", "query": "q", "timeout": 3.0}, nil)
+		res := svc.Consult(context.Background(), Request{Path: dir, Pattern: "**/*.go", Query: "q", Timeout: 3 * time.Second}, nil)
 		if got := time.Since(start); got != 3*time.Second {
 			t.Errorf("returned after %v, want exactly the 3 s deadline", got)
 		}
@@ -212,7 +208,7 @@ func TestTimeoutWarning(t *testing.T) {
 	dir := sampleTree(t)
 	svc := &Service{Counter: counter, Heartbeat: time.Hour}
 	rec := &recorder{}
-	res := svc.Consult(context.Background(), goArgs(dir, "timeout", 30.0), rec)
+	res := svc.Consult(context.Background(), goReq(Request{Path: dir, Timeout: 30 * time.Second}), rec)
 	const warning = "timeout 30 s accepted, but many MCP clients give up"
 	if !strings.Contains(res.Text, "Warning: "+warning) {
 		t.Errorf("result lacks the long-timeout warning:\n%s", res.Text)
@@ -223,7 +219,7 @@ func TestTimeoutWarning(t *testing.T) {
 	if _, msgs, _ := rec.snapshot(); len(msgs) == 0 || !strings.Contains(msgs[0], "warning: "+warning) {
 		t.Errorf("progress = %q, want the warning in the first report", msgs)
 	}
-	for _, args := range []map[string]any{goArgs(dir, "timeout", 120.0, "dry_run", true), goArgs(dir, "dry_run", true)} {
+	for _, args := range []Request{goReq(Request{Path: dir, Timeout: 120 * time.Second, DryRun: true}), goReq(Request{Path: dir, DryRun: true})} {
 		rec := &recorder{}
 		res := (&Service{Counter: counter, DefaultTimeout: time.Minute}).Consult(context.Background(), args, rec)
 		if strings.Contains(res.Text, "Warning: ") || len(rec.logs) > 0 {
@@ -239,7 +235,7 @@ func TestDefaultTimeoutUsed(t *testing.T) {
 			return nil, ctx.Err()
 		}}
 		start := time.Now()
-		res := svc.Consult(context.Background(), map[string]any{"path": t.TempDir(), "pattern": "**", "query": "q"}, nil)
+		res := svc.Consult(context.Background(), Request{Path: t.TempDir(), Pattern: "**", Query: "q"}, nil)
 		if got := time.Since(start); got != 7*time.Second {
 			t.Errorf("deadline after %v, want the service default 7s", got)
 		}
@@ -251,7 +247,7 @@ func TestDefaultTimeoutUsed(t *testing.T) {
 
 func TestBytesInReport(t *testing.T) {
 	dir := writeTree(t, map[string]string{"a.txt": strings.Repeat("x", 2048)})
-	res := (&Service{Counter: counter}).Consult(context.Background(), map[string]any{"path": dir, "pattern": "*.txt", "query": "q", "dry_run": true}, nil)
+	res := (&Service{Counter: counter}).Consult(context.Background(), Request{Path: dir, Pattern: "*.txt", Query: "q", DryRun: true}, nil)
 	rep := reportOf(t, res)
 	if rep.Bytes != consult.Bytes(2048) || !strings.Contains(res.Text, "2.0 KiB") {
 		t.Errorf("bytes = %d, text:\n%s", rep.Bytes, res.Text)
@@ -261,9 +257,8 @@ func TestBytesInReport(t *testing.T) {
 // reportOf returns the size report of a result's structured content.
 func reportOf(t *testing.T, res Result) *Report {
 	t.Helper()
-	sum, ok := res.Structured.(*Summary)
-	if !ok || sum.Report == nil {
-		t.Fatalf("structured = %#v, want a *Summary with a report", res.Structured)
+	if res.Summary == nil || res.Summary.Report == nil {
+		t.Fatalf("summary = %#v, want one with a report", res.Summary)
 	}
-	return sum.Report
+	return res.Summary.Report
 }

@@ -19,7 +19,7 @@ import (
 // otherwise. With a results directory and a Launcher the consultation runs in a worker
 // process instead (consultInWorker); without a results directory it runs in this process
 // and ends with it.
-func (s *Service) consultContinuing(ctx context.Context, req Request, start time.Time, r Reporter) Result {
+func (s *Service) consultContinuing(ctx context.Context, req request, start time.Time, r Reporter) Result {
 	if s.Jobs == nil {
 		return Failure(ClassInvalidArgument, `on_timeout "continue" is not available: this server keeps no background consultations. Call again without on_timeout.`)
 	}
@@ -99,7 +99,7 @@ func (c *call) running(why string, notDurable error) Result {
 	default:
 		fmt.Fprintf(&b, "; its result is kept in memory only, because the results directory %s cannot be written (%v): it is lost if the server stops.", st.Dir(), notDurable)
 	}
-	return Result{Text: b.String(), Structured: sum}
+	return Result{Text: b.String(), Summary: sum}
 }
 
 // progressWithID is the progress message with the id appended, so a client whose call is cut

@@ -96,17 +96,17 @@ func errorInfo(err error) ErrorInfo {
 	return info
 }
 
-// failureOf is the error result for err alone (an argument refused, a store that failed).
-func failureOf(err error) Result {
+// FailureOf is the error result for err alone (an argument refused, a store that failed).
+func FailureOf(err error) Result {
 	info := errorInfo(err)
-	return Result{Text: err.Error(), IsError: true, Structured: &Summary{Kind: KindError, Error: &info}}
+	return Result{Text: err.Error(), IsError: true, Summary: &Summary{Kind: KindError, Error: &info}}
 }
 
 // Failure is an error result of a class, with no report: the Summary holds only the error.
 // A call that failed for want of time or capacity may succeed when made again.
 func Failure(class ErrorClass, text string) Result {
 	info := ErrorInfo{Class: class, Message: firstLine(text), Retryable: retryableClass[class]}
-	return Result{Text: text, IsError: true, Structured: &Summary{Kind: KindError, Error: &info}}
+	return Result{Text: text, IsError: true, Summary: &Summary{Kind: KindError, Error: &info}}
 }
 
 // retryableClass are the classes whose calls may succeed when made again as they are.

@@ -135,7 +135,7 @@ func TestTimeoutWhileQueued(t *testing.T) {
 		defer held.release()
 		rec := &recorder{}
 		start := time.Now()
-		res := svc.Consult(context.Background(), goArgs(dir, "timeout", 3), rec)
+		res := svc.Consult(context.Background(), goReq(Request{Path: dir, Timeout: 3 * time.Second}), rec)
 		if got, want := time.Since(start), 3*time.Second; got != want {
 			t.Errorf("returned after %v, want %v", got, want)
 		}
@@ -182,7 +182,7 @@ func TestQueuedWaitCountsAgainstDeadline(t *testing.T) {
 		}}
 		held := holdAll(t, svc.Inflight)
 		time.AfterFunc(1500*time.Millisecond, held.release)
-		res := svc.Consult(context.Background(), goArgs(dir, "timeout", 3, "dry_run", true), nil)
+		res := svc.Consult(context.Background(), goReq(Request{Path: dir, Timeout: 3 * time.Second, DryRun: true}), nil)
 		if got, want := time.Since(start), 3*time.Second; got != want {
 			t.Errorf("returned after %v, want %v from the start", got, want)
 		}
@@ -204,7 +204,7 @@ func TestCallLargerThanBoundRefused(t *testing.T) {
 	t.Parallel()
 	dir := sampleTree(t)
 	svc := &Service{Counter: counter, Inflight: NewInflight(1 << 10)}
-	res := svc.Consult(context.Background(), goArgs(dir, "dry_run", true), nil)
+	res := svc.Consult(context.Background(), goReq(Request{Path: dir, DryRun: true}), nil)
 	sum := summaryOf(t, res)
 	if !res.IsError || sum.Error == nil || sum.Error.Class != ClassTooLarge {
 		t.Fatalf("result = %+v, want a too_large error:\n%s", sum.Error, res.Text)
@@ -224,20 +224,20 @@ func TestReservationReleasedOnEveryPath(t *testing.T) {
 	dir := sampleTree(t)
 	tests := []struct {
 		name   string
-		args   map[string]any
+		args   Request
 		script fake.Script
 		gather func(context.Context, files.Options) (*files.Gathered, error)
 		cancel time.Duration // cancel the call's context after this long; 0 never
 	}{
-		{name: "answer", args: goArgs(dir), script: fake.Answer("fine")},
-		{name: "dry run", args: goArgs(dir, "dry_run", true)},
-		{name: "upstream failure", args: goArgs(dir), script: fake.Script{Steps: []fake.Step{fake.Fail(400, "bad request")}}},
-		{name: "gathering fails", args: goArgs(dir), gather: func(context.Context, files.Options) (*files.Gathered, error) {
+		{name: "answer", args: goReq(Request{Path: dir}), script: fake.Answer("fine")},
+		{name: "dry run", args: goReq(Request{Path: dir, DryRun: true})},
+		{name: "upstream failure", args: goReq(Request{Path: dir}), script: fake.Script{Steps: []fake.Step{fake.Fail(400, "bad request")}}},
+		{name: "gathering fails", args: goReq(Request{Path: dir}), gather: func(context.Context, files.Options) (*files.Gathered, error) {
 			return nil, errors.New("disk on fire")
 		}},
-		{name: "no files matched", args: goArgs(dir, "pattern", "**/*.nothing")},
-		{name: "timeout while answering", args: goArgs(dir, "timeout", 1), script: fake.Script{Steps: []fake.Step{fake.Hang()}}},
-		{name: "client cancels while answering", args: goArgs(dir), script: fake.Script{Steps: []fake.Step{fake.Hang()}}, cancel: 300 * time.Millisecond},
+		{name: "no files matched", args: goReq(Request{Path: dir, Pattern: "**/*.nothing"})},
+		{name: "timeout while answering", args: goReq(Request{Path: dir, Timeout: 1 * time.Second}), script: fake.Script{Steps: []fake.Step{fake.Hang()}}},
+		{name: "client cancels while answering", args: goReq(Request{Path: dir}), script: fake.Script{Steps: []fake.Step{fake.Hang()}}, cancel: 300 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -274,7 +274,7 @@ func TestBackgroundReleasesReservation(t *testing.T) {
 	t.Cleanup(func() { shutdownNow(svc.Jobs) })
 	svc.Inflight = NewInflight(1 << 30)
 	srv.Push(fake.Script{Steps: []fake.Step{fake.Sleep(1100 * time.Millisecond), fake.Text("done")}})
-	id := startRunning(t, svc, sampleTree(t))
+	id := startRunning(t, svc, Request{Path: sampleTree(t)})
 	if got := svc.Inflight.InUse(); got == 0 {
 		t.Error("a running background consultation holds no reservation")
 	}
@@ -304,14 +304,14 @@ func TestArrivalIsStart(t *testing.T) {
 		}}
 		start := time.Now()
 		ctx := WithArrival(context.Background(), start.Add(-1500*time.Millisecond))
-		svc.Consult(ctx, goArgs(dir, "timeout", 2, "dry_run", true), nil)
+		svc.Consult(ctx, goReq(Request{Path: dir, Timeout: 2 * time.Second, DryRun: true}), nil)
 		if got, want := time.Since(start), 500*time.Millisecond; got != want {
 			t.Errorf("a call that arrived 1.5 s ago with timeout 2 returned after %v, want %v", got, want)
 		}
 
 		start = time.Now()
 		ctx = WithArrival(context.Background(), start.Add(-3*time.Second))
-		res := svc.Consult(ctx, goArgs(dir, "timeout", 2, "dry_run", true), nil)
+		res := svc.Consult(ctx, goReq(Request{Path: dir, Timeout: 2 * time.Second, DryRun: true}), nil)
 		if got := time.Since(start); got != 0 {
 			t.Errorf("a call past its deadline on arrival took %v, want 0", got)
 		}

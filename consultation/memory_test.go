@@ -70,10 +70,10 @@ func TestFinishedJobsHoldNoGatheredFiles(t *testing.T) {
 			var id string
 			if tt.background {
 				srv.Push(fake.Script{Steps: []fake.Step{fake.Sleep(1100 * time.Millisecond), fake.Text("done")}})
-				id = startRunning(t, svc, sampleTree(t))
+				id = startRunning(t, svc, Request{Path: sampleTree(t)})
 			} else {
 				srv.Push(fake.Answer("done"))
-				id = summaryOf(t, svc.Consult(context.Background(), goArgs(sampleTree(t), "timeout", 5, "on_timeout", "continue"), nil)).ID
+				id = summaryOf(t, svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Timeout: 5 * time.Second, OnTimeout: OnTimeoutContinue}), nil)).ID
 			}
 			if res := collect(svc, id, 5, nil); !strings.HasPrefix(res.Text, "done") {
 				t.Fatalf("collected: %s", res.Text)
@@ -101,7 +101,7 @@ func TestSavedResultIsNotKeptInMemory(t *testing.T) {
 	t.Parallel()
 	srv, svc, store := background(t)
 	srv.Push(fake.Script{Steps: []fake.Step{fake.Sleep(1100 * time.Millisecond), fake.Text("saved answer")}})
-	id := startRunning(t, svc, sampleTree(t))
+	id := startRunning(t, svc, Request{Path: sampleTree(t)})
 	if res := collect(svc, id, 5, nil); !strings.HasPrefix(res.Text, "saved answer") {
 		t.Fatalf("collected: %s", res.Text)
 	}
@@ -125,7 +125,7 @@ func TestMemoryOnlyResultsAreBounded(t *testing.T) {
 	var ids []string
 	for range 5 {
 		srv.Push(fake.Answer(answer))
-		res := svc.Consult(context.Background(), goArgs(sampleTree(t), "timeout", 5, "on_timeout", "continue"), nil)
+		res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Timeout: 5 * time.Second, OnTimeout: OnTimeoutContinue}), nil)
 		if res.IsError {
 			t.Fatalf("consultation: %s", res.Text)
 		}
@@ -159,7 +159,7 @@ func TestUnwritableResultsDirPromisesMemoryOnly(t *testing.T) {
 	svc.Jobs = NewJobs(JobsConfig{Store: store})
 	t.Cleanup(func() { shutdownNow(svc.Jobs) })
 	srv.Push(fake.Script{Steps: []fake.Step{fake.Sleep(1100 * time.Millisecond), fake.Text("kept in memory")}})
-	res := svc.Consult(context.Background(), goArgs(sampleTree(t), "timeout", 1, "on_timeout", "continue"), nil)
+	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Timeout: 1 * time.Second, OnTimeout: OnTimeoutContinue}), nil)
 	if strings.Contains(res.Text, "across server restarts") || !strings.Contains(res.Text, "kept in memory only") || !strings.Contains(res.Text, "cannot be written") {
 		t.Errorf("running result with an unwritable results directory:\n%s", res.Text)
 	}

@@ -181,9 +181,9 @@ func (c *call) upstreamFailure(err error, resp *providers.Response, rep *Report,
 		fmt.Fprintf(&b, "\n\nPartial answer (cut off by the failure):\n%s", resp.Text)
 	}
 	res := c.errorResult(errorInfo(err), b.String(), rep)
-	res.Structured.(*Summary).Answer = partialText(resp)
+	res.Summary.Answer = partialText(resp)
 	if resp != nil && resp.Usage != (providers.Usage{}) {
-		res.Structured.(*Summary).Usage = usageOf(resp) // tokens spent are billed, failure or not
+		res.Summary.Usage = usageOf(resp) // tokens spent are billed, failure or not
 	}
 	c.setAnswer(partialText(resp))
 	return res
@@ -244,7 +244,7 @@ func (c *call) stopFailure(resp *providers.Response, rep *Report) (res Result, o
 		fmt.Fprintf(&b, "\n\nPartial answer (%s):\n%s", cut, resp.Text)
 	}
 	res = c.errorResult(info, b.String(), rep)
-	sum := res.Structured.(*Summary)
+	sum := res.Summary
 	sum.Answer, sum.Usage, sum.StopReason = resp.Text, usageOf(resp), resp.StopReason
 	sum.Model = cmp.Or(resp.Model, c.req.Model.ID)
 	c.setAnswer(resp.Text)
@@ -279,7 +279,7 @@ func (c *call) answer(resp *providers.Response, rep *Report) Result {
 				class = ClassPermissionDenied
 			}
 			res := c.errorResult(ErrorInfo{Class: class}, fmt.Sprintf("The answer arrived but could not be written to output_file: %v\n\nAnswer:\n%s", err, resp.Text), rep)
-			res.Structured.(*Summary).Answer = resp.Text
+			res.Summary.Answer = resp.Text
 			return res
 		}
 		sum.OutputFile = written
@@ -303,7 +303,7 @@ func (c *call) answer(resp *providers.Response, rep *Report) Result {
 	}
 	b.WriteString("\n\n")
 	b.WriteString(footer(sum))
-	return Result{Text: b.String(), Structured: sum}
+	return Result{Text: b.String(), Summary: sum}
 }
 
 // footer renders a summary's figures in one short block.

@@ -2,7 +2,6 @@ package consultation
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -39,28 +38,23 @@ func upstream(t *testing.T, i int) (*fake.Server, *Service) {
 	return srv, &Service{Counter: counter, Model: p, DefaultModel: f.model, KeyHint: "OPENROUTER_API_KEY"}
 }
 
-func goArgs(dir string, extra ...any) map[string]any {
-	args := map[string]any{"path": dir, "pattern": "**/*.go", "query": "What does main do?"}
-	for i := 0; i+1 < len(extra); i += 2 {
-		args[extra[i].(string)] = extra[i+1]
+// goReq completes req with the Go files of its path and the question most tests ask.
+func goReq(req Request) Request {
+	if req.Pattern == "" {
+		req.Pattern = "**/*.go"
 	}
-	return args
+	if req.Query == "" {
+		req.Query = "What does main do?"
+	}
+	return req
 }
 
 func summaryOf(t *testing.T, res Result) *Summary {
 	t.Helper()
-	switch st := res.Structured.(type) {
-	case *Summary:
-		return st
-	case json.RawMessage: // read back from the results directory
-		var s Summary
-		if err := json.Unmarshal(st, &s); err != nil {
-			t.Fatalf("saved structured content does not decode: %v", err)
-		}
-		return &s
+	if res.Summary == nil {
+		t.Fatalf("no summary in the result: %s", res.Text)
 	}
-	t.Fatalf("structured = %T, want *Summary", res.Structured)
-	return nil
+	return res.Summary
 }
 
 func TestAnswerEachProvider(t *testing.T) {
@@ -73,7 +67,7 @@ func TestAnswerEachProvider(t *testing.T) {
 				Usage: &fake.Usage{Input: 120, Output: 5, Reasoning: 40, Cached: 100, Cost: 0.0021},
 			})
 			dir := sampleTree(t)
-			res := svc.Consult(context.Background(), goArgs(dir), nil)
+			res := svc.Consult(context.Background(), goReq(Request{Path: dir}), nil)
 			if res.IsError {
 				t.Fatalf("error result: %s", res.Text)
 			}
@@ -135,7 +129,7 @@ func TestDeadlineClosesUpstream(t *testing.T) {
 				srv.Push(tc.script)
 				dir := sampleTree(t)
 				start := time.Now()
-				res := svc.Consult(context.Background(), goArgs(dir, "timeout", 1.0), nil)
+				res := svc.Consult(context.Background(), goReq(Request{Path: dir, Timeout: 1 * time.Second}), nil)
 				deadline := start.Add(time.Second)
 				if !res.IsError {
 					t.Fatalf("want a timeout error, got %s", res.Text)
@@ -178,7 +172,7 @@ func TestDeadlineClosesUpstream(t *testing.T) {
 func TestInBandErrorKeepsPartialAnswer(t *testing.T) {
 	srv, svc := upstream(t, 0)
 	srv.Push(fake.Script{Steps: []fake.Step{fake.Text("Half an answer"), fake.Fail(502, "provider returned error")}})
-	res := svc.Consult(context.Background(), goArgs(sampleTree(t)), nil)
+	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t)}), nil)
 	if !res.IsError {
 		t.Fatalf("want an error, got %s", res.Text)
 	}
@@ -193,7 +187,7 @@ func TestInBandErrorKeepsPartialAnswer(t *testing.T) {
 func TestAuthFailureNamesKeyNotValue(t *testing.T) {
 	srv, svc := upstream(t, 0)
 	srv.Push(fake.Script{Status: 401})
-	res := svc.Consult(context.Background(), goArgs(sampleTree(t)), nil)
+	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t)}), nil)
 	if !res.IsError || !strings.Contains(res.Text, "rejected the API key") || !strings.Contains(res.Text, "OPENROUTER_API_KEY") {
 		t.Errorf("want an auth error naming the variable:\n%s", res.Text)
 	}
@@ -205,7 +199,7 @@ func TestAuthFailureNamesKeyNotValue(t *testing.T) {
 func TestTooLargeIsNotSent(t *testing.T) {
 	srv, svc := upstream(t, 0)
 	dir := writeTree(t, map[string]string{"a/big.txt": strings.Repeat("lorem ipsum dolor ", 500), "b/s.txt": "tiny\n"})
-	res := svc.Consult(context.Background(), map[string]any{"path": dir, "pattern": "**/*.txt", "query": "q", "model": "fake/small"}, nil)
+	res := svc.Consult(context.Background(), Request{Path: dir, Pattern: "**/*.txt", Query: "q", Model: "fake/small"}, nil)
 	if !res.IsError || !strings.Contains(res.Text, "Not sent: the request is too large for fake/small") {
 		t.Fatalf("want a too-large refusal:\n%s", res.Text)
 	}
@@ -219,7 +213,7 @@ func TestTooLargeIsNotSent(t *testing.T) {
 
 func TestUnknownModelRefusedBeforeSending(t *testing.T) {
 	srv, svc := upstream(t, 0)
-	res := svc.Consult(context.Background(), goArgs(sampleTree(t), "model", "nobody/no-such-model"), nil)
+	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Model: "nobody/no-such-model"}), nil)
 	if !res.IsError || !strings.Contains(res.Text, `Model "nobody/no-such-model" is not available`) {
 		t.Fatalf("want an unknown-model error:\n%s", res.Text)
 	}
@@ -233,7 +227,7 @@ func TestOutputFile(t *testing.T) {
 	srv.Push(fake.Answer("The full answer."), fake.Answer("Second answer."))
 	out := filepath.Join(t.TempDir(), "answer.md")
 	dir := sampleTree(t)
-	res := svc.Consult(context.Background(), goArgs(dir, "output_file", out), nil)
+	res := svc.Consult(context.Background(), goReq(Request{Path: dir, OutputFile: out}), nil)
 	if res.IsError {
 		t.Fatal(res.Text)
 	}
@@ -243,7 +237,7 @@ func TestOutputFile(t *testing.T) {
 	if strings.Contains(res.Text, "The full answer.") || !strings.Contains(res.Text, "Answer written to "+out) || !strings.Contains(res.Text, "---\nmodel") {
 		t.Errorf("result should give the path and footer, not the answer:\n%s", res.Text)
 	}
-	res = svc.Consult(context.Background(), goArgs(dir, "output_file", out), nil)
+	res = svc.Consult(context.Background(), goReq(Request{Path: dir, OutputFile: out}), nil)
 	second := strings.TrimSuffix(out, ".md") + "-1.md"
 	if b, _ := os.ReadFile(second); string(b) != "Second answer." || !strings.Contains(res.Text, "already existed") {
 		t.Errorf("second call should write %s and say why:\n%s", second, res.Text)
@@ -256,7 +250,7 @@ func TestOutputFile(t *testing.T) {
 func TestUnknownWindowIsSentWithNote(t *testing.T) {
 	srv, svc := upstream(t, 1) // OpenAI: the table has no entry for this id
 	srv.SetModels(fake.Model{ID: "custom-model"})
-	res := svc.Consult(context.Background(), goArgs(sampleTree(t), "model", "custom-model", "dry_run", true), nil)
+	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Model: "custom-model", DryRun: true}), nil)
 	if res.IsError || !strings.Contains(res.Text, "context window unknown") {
 		t.Errorf("want a dry run that notes the unknown window:\n%s", res.Text)
 	}
@@ -295,7 +289,7 @@ func TestSecretsStayOutAndAreListed(t *testing.T) {
 	if err := os.Symlink(".env", filepath.Join(dir, "notes.txt")); err != nil {
 		t.Skip(err)
 	}
-	res := svc.Consult(context.Background(), map[string]any{"path": dir, "pattern": "**/*", "query": "q"}, nil)
+	res := svc.Consult(context.Background(), Request{Path: dir, Pattern: "**/*", Query: "q"}, nil)
 	if res.IsError {
 		t.Fatalf("error result: %s", res.Text)
 	}

@@ -104,7 +104,7 @@ func TestOutputDirSwappedForLink(t *testing.T) {
 				}
 				return fake.Answer("the answer")
 			})
-			res := svc.Consult(context.Background(), goArgs(tree, "output_file", filepath.Join(outDir, "answer.md")), nil)
+			res := svc.Consult(context.Background(), goReq(Request{Path: tree, OutputFile: filepath.Join(outDir, "answer.md")}), nil)
 			if res.IsError {
 				t.Fatalf("the call failed:\n%s", res.Text)
 			}

@@ -26,7 +26,7 @@ func TestOwnersSeeOnlyTheirConsultations(t *testing.T) {
 	alice := WithOwner(context.Background(), "alice")
 	bob := WithOwner(context.Background(), "bob")
 	srv.Push(fake.Script{Steps: []fake.Step{fake.Text("alice's partial "), fake.Hang()}})
-	id := startRunningIn(alice, t, svc, sampleTree(t), "query", "alice's question")
+	id := startRunningIn(alice, t, svc, Request{Path: sampleTree(t), Query: "alice's question"})
 
 	// checkHidden checks that bob cannot tell id from an unknown id, in svc.
 	checkHidden := func(t *testing.T, svc *Service, when string) {
@@ -37,10 +37,10 @@ func TestOwnersSeeOnlyTheirConsultations(t *testing.T) {
 			call func(ctx context.Context, id string) Result
 		}{
 			{"consultation_result", func(ctx context.Context, id string) Result {
-				return svc.Collect(ctx, map[string]any{"id": id, "wait": 1}, nil)
+				return svc.Collect(ctx, id, time.Second, nil)
 			}},
 			{"consultation_cancel", func(ctx context.Context, id string) Result {
-				return svc.Cancel(ctx, map[string]any{"id": id})
+				return svc.Cancel(ctx, id)
 			}},
 		} {
 			got, want := tool.call(bob, id), tool.call(bob, other)
@@ -48,21 +48,21 @@ func TestOwnersSeeOnlyTheirConsultations(t *testing.T) {
 				t.Errorf("%s: %s by another owner: got %q, want the answer to an unknown id %q", when, tool.name, got.Text, want.Text)
 			}
 		}
-		list := svc.Collect(bob, map[string]any{}, nil)
+		list := svc.Collect(bob, "", 0, nil)
 		if strings.Contains(list.Text, id) || len(summaryOf(t, list).Consultations) != 0 {
 			t.Errorf("%s: another owner's listing shows it:\n%s", when, list.Text)
 		}
 	}
 
 	checkHidden(t, svc, "running")
-	if list := svc.Collect(alice, map[string]any{}, nil); !strings.Contains(list.Text, id) || !strings.Contains(list.Text, "alice's question") {
+	if list := svc.Collect(alice, "", 0, nil); !strings.Contains(list.Text, id) || !strings.Contains(list.Text, "alice's question") {
 		t.Errorf("the owner's listing lacks it:\n%s", list.Text)
 	}
 	if got := svc.Jobs.Running(); got != 1 {
 		t.Fatalf("%d jobs running after another owner's cancel, want 1", got)
 	}
 
-	res := svc.Cancel(alice, map[string]any{"id": id})
+	res := svc.Cancel(alice, id)
 	if res.IsError || !strings.Contains(res.Text, "Cancelled consultation "+id) {
 		t.Fatalf("the owner's cancel: %s", res.Text)
 	}
@@ -75,7 +75,7 @@ func TestOwnersSeeOnlyTheirConsultations(t *testing.T) {
 		Jobs: NewJobs(JobsConfig{Store: results.Open(store.Dir(), 0, 0, 0)})}
 	t.Cleanup(func() { shutdownNow(restarted.Jobs) })
 	checkHidden(t, restarted, "after a restart")
-	if got := restarted.Collect(alice, map[string]any{"id": id}, nil); !strings.Contains(got.Text, "alice's partial") {
+	if got := restarted.Collect(alice, id, 0, nil); !strings.Contains(got.Text, "alice's partial") {
 		t.Errorf("the owner collecting after a restart: got %q", got.Text)
 	}
 	if got := collect(restarted, id, 1, nil); !strings.HasPrefix(got.Text, "Unknown id") {

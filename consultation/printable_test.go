@@ -48,7 +48,7 @@ func TestReportEscapesNames(t *testing.T) {
 	tree[root+"/bin\x1b[2J.go"] = "pack\x00age\n"
 	dir := filepath.Join(writeTree(t, tree), root)
 	svc := &Service{Counter: counter}
-	res := svc.Consult(context.Background(), goArgs(dir, "dry_run", true, "model", "gpt-4.1"), nil)
+	res := svc.Consult(context.Background(), goReq(Request{Path: dir, DryRun: true, Model: "gpt-4.1"}), nil)
 	if res.IsError {
 		t.Fatalf("dry run failed: %s", res.Text)
 	}

@@ -72,7 +72,7 @@ func TestHeartbeatWhileModelThinks(t *testing.T) {
 		rec := &recorder{}
 		svc := &Service{Counter: counter, Model: slowModel{think: 35 * time.Second}, DefaultModel: "m", Heartbeat: 10 * time.Second}
 		start := time.Now()
-		res := svc.Consult(context.Background(), goArgs(dir, "timeout", 60.0), rec)
+		res := svc.Consult(context.Background(), goReq(Request{Path: dir, Timeout: 60 * time.Second}), rec)
 		end := time.Now()
 		if res.IsError {
 			t.Fatal(res.Text)
@@ -107,7 +107,7 @@ func TestNoHeartbeatNearDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
 		svc := &Service{Counter: counter, Model: slowModel{think: time.Hour}, DefaultModel: "m", Heartbeat: 5 * time.Second}
-		res := svc.Consult(context.Background(), goArgs(dir, "timeout", 10.2), rec)
+		res := svc.Consult(context.Background(), goReq(Request{Path: dir, Timeout: 10200 * time.Millisecond}), rec)
 		if !res.IsError || !strings.Contains(res.Text, "Request timed out after 10.2 seconds") {
 			t.Fatalf("want a timeout, got %s", res.Text)
 		}
@@ -155,7 +155,7 @@ func TestIdleTimeout(t *testing.T) {
 	t.Run("keep-alives keep it alive", func(t *testing.T) {
 		srv, svc := newSvc(t)
 		srv.Push(fake.Script{KeepAlive: 200 * time.Millisecond, Steps: []fake.Step{fake.Sleep(2 * time.Second), fake.Text("finally")}})
-		res := svc.Consult(context.Background(), goArgs(dir, "timeout", 10.0), nil)
+		res := svc.Consult(context.Background(), goReq(Request{Path: dir, Timeout: 10 * time.Second}), nil)
 		if res.IsError || !strings.HasPrefix(res.Text, "finally") {
 			t.Errorf("a call with keep-alives was cut: %s", res.Text)
 		}
@@ -164,7 +164,7 @@ func TestIdleTimeout(t *testing.T) {
 		srv, svc := newSvc(t)
 		srv.Push(fake.Script{HeaderDelay: time.Hour})
 		start := time.Now()
-		res := svc.Consult(context.Background(), goArgs(dir, "timeout", 10.0), nil)
+		res := svc.Consult(context.Background(), goReq(Request{Path: dir, Timeout: 10 * time.Second}), nil)
 		el := time.Since(start)
 		if !res.IsError || !strings.Contains(res.Text, "No progress for 800ms (idle timeout) while waiting for the first token") {
 			t.Fatalf("want an idle timeout, got %s", res.Text)
@@ -187,7 +187,7 @@ func TestIdleTimeout(t *testing.T) {
 func TestIdleClampNoticeToClient(t *testing.T) {
 	rec := &recorder{}
 	svc := &Service{Counter: counter, IdleTimeout: time.Minute}
-	res := svc.Consult(context.Background(), goArgs(sampleTree(t), "timeout", 5.0, "dry_run", true), rec)
+	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Timeout: 5 * time.Second, DryRun: true}), rec)
 	if res.IsError {
 		t.Fatal(res.Text)
 	}

@@ -135,8 +135,8 @@ func loadChild(t *testing.T, which string) {
 		t.Fatal(err)
 	}
 	svc := &Service{Counter: counter, Model: p, DefaultModel: f.model}
-	args := func(dir string) map[string]any {
-		return map[string]any{"path": dir, "pattern": "**/*.go", "query": "What does the server do?", "timeout": 30}
+	args := func(dir string) Request {
+		return Request{Path: dir, Pattern: "**/*.go", Query: "What does the server do?", Timeout: 30 * time.Second}
 	}
 
 	// Idle: the server has answered one small call (vocabulary loaded, connection made).
@@ -168,7 +168,7 @@ func loadChild(t *testing.T, which string) {
 				}
 				return
 			}
-			if s, ok := res.Structured.(*Summary); ok {
+			if s := res.Summary; s != nil {
 				fig.Gathered = int64(s.Bytes)
 			}
 		})

@@ -68,7 +68,7 @@ type Report struct {
 
 // buildReport sizes the gathered files. tokens[i] belongs to g.Files[i]; it may be shorter
 // than g.Files when counting stopped early, and then Counted is false.
-func buildReport(req Request, g *files.Gathered, tok []consult.Tokens, overhead consult.Tokens) *Report {
+func buildReport(req request, g *files.Gathered, tok []consult.Tokens, overhead consult.Tokens) *Report {
 	r := &Report{
 		Path: req.Path, Pattern: req.Pattern, Exclude: req.Exclude, Model: req.Model.ID,
 		LargestFiles: []Entry{}, LargestDirs: []Entry{}, Skipped: []Skipped{},

@@ -99,7 +99,7 @@ func TestRetries(t *testing.T) {
 			svc.jitter = noJitter
 			srv.Push(tc.scripts...)
 			start := time.Now()
-			res := svc.Consult(context.Background(), goArgs(sampleTree(t), "timeout", tc.timeout), nil)
+			res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Timeout: time.Duration(tc.timeout) * time.Second}), nil)
 			if el := time.Since(start); el > tc.maxTime {
 				t.Errorf("took %v, want under %v", el, tc.maxTime)
 			}
@@ -138,7 +138,7 @@ func TestRetryNoticeToClient(t *testing.T) {
 	svc.jitter = noJitter
 	srv.Push(fake.Script{Status: 503}, fake.Answer("fine"))
 	rec := &recorder{}
-	res := svc.Consult(context.Background(), goArgs(sampleTree(t)), rec)
+	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t)}), rec)
 	if res.IsError {
 		t.Fatal(res.Text)
 	}
@@ -176,7 +176,7 @@ func TestRateLimitUsesTheBudget(t *testing.T) {
 		svc := &Service{Counter: counter, Model: m, DefaultModel: "gpt-4.1", Heartbeat: time.Second, jitter: noJitter}
 		rec := &recorder{}
 		start := time.Now()
-		res := svc.Consult(context.Background(), goArgs(dir, "timeout", 22), rec)
+		res := svc.Consult(context.Background(), goReq(Request{Path: dir, Timeout: 22 * time.Second}), rec)
 		if !res.IsError {
 			t.Fatalf("want an error, got %s", res.Text)
 		}

@@ -46,7 +46,7 @@ func within(path string, roots []string) bool {
 // output_file will be written in (req.output, closed when the call ends): beneath the
 // allowed root that holds it, following links only within that root, or with no roots the
 // directory as it resolves now (see [outputTarget]).
-func checkAllowed(req *Request, roots []string) error {
+func checkAllowed(req *request, roots []string) error {
 	var outDir string
 	if req.OutputFile != "" {
 		if dir, err := filepath.EvalSymlinks(filepath.Dir(req.OutputFile)); err == nil {

@@ -24,15 +24,15 @@ func TestAllowRoots(t *testing.T) {
 	svc := &Service{Counter: counter, AllowRoots: roots, gather: countingGather(&calls)}
 	for _, tc := range []struct {
 		name string
-		args map[string]any
+		args Request
 		ok   bool
 		want string
 	}{
-		{"inside", goArgs(allowed, "dry_run", true), true, ""},
-		{"subdirectory", goArgs(filepath.Join(allowed, "internal"), "dry_run", true), true, ""},
-		{"outside", goArgs(outside, "dry_run", true), false, "outside the directories this server may read"},
-		{"symlink out", goArgs(link, "dry_run", true), false, "outside the directories this server may read"},
-		{"output outside", goArgs(allowed, "output_file", filepath.Join(outside, "a.md")), false, "outside the directories this server may write"},
+		{"inside", goReq(Request{Path: allowed, DryRun: true}), true, ""},
+		{"subdirectory", goReq(Request{Path: filepath.Join(allowed, "internal"), DryRun: true}), true, ""},
+		{"outside", goReq(Request{Path: outside, DryRun: true}), false, "outside the directories this server may read"},
+		{"symlink out", goReq(Request{Path: link, DryRun: true}), false, "outside the directories this server may read"},
+		{"output outside", goReq(Request{Path: allowed, OutputFile: filepath.Join(outside, "a.md")}), false, "outside the directories this server may write"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := calls.Load()

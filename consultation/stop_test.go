@@ -83,7 +83,7 @@ func TestStopReasons(t *testing.T) {
 			t.Parallel()
 			srv, svc := upstream(t, tc.flavor)
 			srv.Push(fake.Script{Body: tc.body})
-			res := svc.Consult(context.Background(), goArgs(sampleTree(t)), nil)
+			res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t)}), nil)
 			sum := summaryOf(t, res)
 			switch {
 			case tc.class == "" && res.IsError:
@@ -133,7 +133,7 @@ func TestErrorClasses(t *testing.T) {
 			t.Parallel()
 			srv, svc := upstream(t, 1) // OpenAI's wire format
 			srv.SetDefault(tc.sc)
-			res := svc.Consult(context.Background(), goArgs(sampleTree(t)), nil)
+			res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t)}), nil)
 			sum := summaryOf(t, res)
 			e := sum.Error
 			if !res.IsError || e == nil {
@@ -151,7 +151,7 @@ func TestErrorClasses(t *testing.T) {
 		t.Parallel()
 		srv, svc := upstream(t, 1)
 		srv.SetDefault(fake.Script{Status: 429, Header: map[string]string{"Retry-After": "30"}})
-		res := svc.Consult(context.Background(), goArgs(sampleTree(t), "timeout", 3), nil)
+		res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Timeout: 3 * time.Second}), nil)
 		e := summaryOf(t, res).Error
 		if e == nil || e.Class != ClassRateLimited || !e.Retryable || e.HTTPStatus != 429 || e.RetryAfterSeconds != 30 {
 			t.Errorf("error = %+v, want rate_limited, retryable, 429, retry after 30 s:\n%s", e, res.Text)
@@ -168,7 +168,7 @@ func TestAdviceFitsTheCause(t *testing.T) {
 		srv, svc := upstream(t, 1)
 		srv.SetDefault(fake.Script{Status: 400, ErrorCode: "context_length_exceeded",
 			ErrorMessage: "This model's maximum context length is 1047576 tokens. However, your messages resulted in 1200000 tokens."})
-		res := svc.Consult(context.Background(), goArgs(sampleTree(t)), nil)
+		res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t)}), nil)
 		for _, w := range []string{"Too large for gpt-4.1", "More time will not help", "refused this request as larger than its context window", "exclude the largest directories"} {
 			if !strings.Contains(res.Text, w) {
 				t.Errorf("result lacks %q:\n%s", w, res.Text)
@@ -185,7 +185,7 @@ func TestAdviceFitsTheCause(t *testing.T) {
 		srv, svc := upstream(t, 0)
 		svc.IdleTimeout = 300 * time.Millisecond
 		srv.Push(fake.Script{HeaderDelay: time.Hour})
-		res := svc.Consult(context.Background(), goArgs(sampleTree(t), "timeout", 5), nil)
+		res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Timeout: 5 * time.Second}), nil)
 		sum := summaryOf(t, res)
 		if sum.Error == nil || sum.Error.Class != ClassIdleTimeout || !strings.Contains(res.Text, "stuck upstream, not too large") {
 			t.Errorf("error %+v:\n%s", sum.Error, res.Text)
@@ -200,7 +200,7 @@ func TestAdviceFitsTheCause(t *testing.T) {
 		t.Parallel()
 		dir := writeTree(t, map[string]string{"gen/big.go": "package gen\n" + strings.Repeat("// x\n", 300_000)})
 		svc := &Service{Counter: counter}
-		res := svc.Consult(context.Background(), map[string]any{"path": dir, "pattern": "**/*.go", "query": "q", "dry_run": true}, nil)
+		res := svc.Consult(context.Background(), Request{Path: dir, Pattern: "**/*.go", Query: "q", DryRun: true}, nil)
 		sum := summaryOf(t, res)
 		if sum.Error == nil || sum.Error.Class != ClassTooLarge || !strings.Contains(res.Text, "over the per-file cap") || strings.Contains(res.Text, "No files matched") {
 			t.Errorf("error %+v:\n%s", sum.Error, res.Text)
@@ -223,7 +223,7 @@ func TestInBandErrorAfterReasoning(t *testing.T) {
 	srv, svc := upstream(t, 0)
 	svc.jitter = noJitter
 	srv.SetDefault(fake.Script{Body: sse(think("Let me look at the handler first and then at the tests. "), think("The retry loop is in consult, the budget is the deadline, and so on at length."), failure)})
-	res := svc.Consult(context.Background(), goArgs(sampleTree(t), "model", "google/gemini-2.5-pro|thinking"), nil)
+	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Model: "google/gemini-2.5-pro|thinking"}), nil)
 	sum := summaryOf(t, res)
 	if !res.IsError || !strings.Contains(res.Text, "while model thinking (") || strings.Contains(res.Text, "first token") {
 		t.Errorf("result does not name the thinking phase:\n%s", res.Text)

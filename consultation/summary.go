@@ -115,7 +115,7 @@ func (c *call) errorResult(info ErrorInfo, text string, rep *Report) Result {
 		info.Message = firstLine(text)
 	}
 	s.Error = &info
-	return Result{Text: text, IsError: true, Structured: s}
+	return Result{Text: text, IsError: true, Summary: s}
 }
 
 // Values of [Summary.TruncatedBy].

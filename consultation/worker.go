@@ -35,7 +35,7 @@ type WorkerJob struct {
 	// Created is when the call started: the background limit runs from it.
 	Created time.Time `json:"created"`
 	// Request is the validated consultation.
-	Request Request `json:"request"`
+	Request request `json:"request"`
 	// Limit is the background limit.
 	Limit time.Duration `json:"limit"`
 }
@@ -110,7 +110,7 @@ func (j *Jobs) liveWorkers() int {
 // consultInWorker runs a continue-mode call in a worker process and waits for its record
 // until the call's timeout: the answer if it lands first, else "still running" with the
 // id. The first progress notification goes out at once and carries the id.
-func (s *Service) consultInWorker(ctx context.Context, req Request, start time.Time, r Reporter) Result {
+func (s *Service) consultInWorker(ctx context.Context, req request, start time.Time, r Reporter) Result {
 	j := s.Jobs
 	id := results.NewID(start)
 	if n := j.liveWorkers(); n >= j.maxWorkers {
@@ -323,7 +323,7 @@ func runningFromRecord(j *Jobs, rec results.Record, why string) Result {
 		rec.ID, consult.DefaultWait.Seconds(), consult.MaxWait.Seconds())
 	fmt.Fprintf(&b, "It may run until %s (background limit %s) in a worker process of its own; its result is kept for %s, across server restarts.",
 		rec.Created.Add(j.limit).UTC().Format("15:04:05 UTC"), j.limit, j.store.TTL())
-	return Result{Text: b.String(), Structured: sum}
+	return Result{Text: b.String(), Summary: sum}
 }
 
 // RunWorker is the body of a worker process: it runs job's consultation under the
@@ -388,8 +388,8 @@ func (s *Service) RunWorker(ctx context.Context, job WorkerJob) error {
 	wg.Wait()
 	rec := base
 	rec.Status, rec.Text, rec.IsError, rec.Answer = results.Done, res.Text, res.IsError, c.fullAnswer()
-	if res.Structured != nil {
-		rec.Summary, _ = json.Marshal(res.Structured)
+	if res.Summary != nil {
+		rec.Summary, _ = json.Marshal(res.Summary)
 	}
 	if cause := context.Cause(ctx); ctx.Err() != nil && (errors.Is(cause, ErrCancelledByTool) || errors.Is(cause, ErrUserCancelled)) {
 		rec.Note = "cancelled"

@@ -121,7 +121,7 @@ func TestWorkerRelaysProgress(t *testing.T) {
 	srv.Push(fake.Script{Steps: []fake.Step{fake.Think("let me think about this"), fake.Sleep(3 * time.Second), fake.Text("the answer")}})
 	rec := &recorder{}
 	start := time.Now()
-	res := svc.Consult(context.Background(), goArgs(sampleTree(t), "timeout", 1, "on_timeout", "continue"), rec)
+	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Timeout: 1 * time.Second, OnTimeout: OnTimeoutContinue}), rec)
 	sum := summaryOf(t, res)
 	if res.IsError || sum.Kind != KindRunning || !idPattern.MatchString(sum.ID) {
 		t.Fatalf("want still running with an id: %s", res.Text)
@@ -176,7 +176,7 @@ func TestWorkerCancelCauses(t *testing.T) {
 				time.Sleep(150 * time.Millisecond)
 				cancel(tc.cause)
 			}()
-			res := svc.Consult(ctx, goArgs(sampleTree(t), "timeout", 10, "on_timeout", "continue"), nil)
+			res := svc.Consult(ctx, goReq(Request{Path: sampleTree(t), Timeout: 10 * time.Second, OnTimeout: OnTimeoutContinue}), nil)
 			sum := summaryOf(t, res)
 			req := completionRequest(t, srv)
 			if !tc.stops {
@@ -209,11 +209,11 @@ func TestWorkerLimit(t *testing.T) {
 	t.Parallel()
 	srv, svc, _ := workers(t, 1)
 	srv.SetDefault(fake.Script{Steps: []fake.Step{fake.Text("so far"), fake.Hang()}})
-	first := svc.Consult(context.Background(), goArgs(sampleTree(t), "timeout", 1, "on_timeout", "continue"), nil)
+	first := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Timeout: 1 * time.Second, OnTimeout: OnTimeoutContinue}), nil)
 	if summaryOf(t, first).Kind != KindRunning {
 		t.Fatalf("first: %s", first.Text)
 	}
-	second := svc.Consult(context.Background(), goArgs(sampleTree(t), "timeout", 1, "on_timeout", "continue"), nil)
+	second := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Timeout: 1 * time.Second, OnTimeout: OnTimeoutContinue}), nil)
 	if !second.IsError || !strings.Contains(second.Text, "--background-workers") {
 		t.Errorf("second over the limit: %s", second.Text)
 	}
@@ -264,10 +264,10 @@ func TestWatchFinishedAnnounces(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go svc.Jobs.WatchFinished(ctx, 50*time.Millisecond, func(r results.Record) { ready <- r })
-	if res := svc.Consult(context.Background(), goArgs(sampleTree(t), "timeout", 10, "on_timeout", "continue"), nil); res.IsError || !strings.HasPrefix(res.Text, "in band") {
+	if res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Timeout: 10 * time.Second, OnTimeout: OnTimeoutContinue}), nil); res.IsError || !strings.HasPrefix(res.Text, "in band") {
 		t.Fatalf("in band: %s", res.Text)
 	}
-	res := svc.Consult(context.Background(), goArgs(sampleTree(t), "timeout", 2, "on_timeout", "continue"), nil)
+	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Timeout: 2 * time.Second, OnTimeout: OnTimeoutContinue}), nil)
 	id := summaryOf(t, res).ID
 	select {
 	case r := <-ready:

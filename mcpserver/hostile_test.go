@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"math"
 	"net/http"
 	"os"
@@ -271,7 +272,7 @@ func TestHostileInputs(t *testing.T) {
 		t.Cleanup(func() { os.Chmod(locked, 0o755) })
 	}
 
-	const symlinkBypass = "ParseArgs checks path for /, /proc, /sys and /dev lexically, but Gather resolves symlinks: a symlink to one of them is accepted and walked (see report)"
+	const symlinkBypass = "validation checks path for /, /proc, /sys and /dev lexically, but Gather resolves symlinks: a symlink to one of them is accepted and walked (see report)"
 	const echoes = "path and output_file messages quote the value in full (%q, no length cap): a 1 MB value makes a 1 MB error result (see report)"
 	const outputPseudo = "checkOutputFile does not refuse pseudo-filesystems or non-regular files: the answer is fetched, then the write fails (or lands in /dev) (see report)"
 
@@ -633,7 +634,8 @@ func shorten(s string, n int) string {
 
 // TestHostileInputsDirect covers what JSON cannot carry through an MCP client: NaN and
 // infinite numbers (encoding/json refuses them) and invalid UTF-8 (the encoder replaces it
-// with U+FFFD). It calls Service.Consult with the same upstream wiring.
+// with U+FFFD). It calls the tool's handler on the argument map, with the same upstream
+// wiring.
 func TestHostileInputsDirect(t *testing.T) {
 	srv := fake.New(t, fake.OpenRouter)
 	tr := http.DefaultTransport.(*http.Transport).Clone()
@@ -644,6 +646,7 @@ func TestHostileInputsDirect(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc := &consultation.Service{Counter: tokens.NewCounter(), Model: p, DefaultModel: "google/gemini-2.5-pro"}
+	h := &handler{svc: svc, log: slog.New(slog.DiscardHandler)}
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -676,7 +679,7 @@ func TestHostileInputsDirect(t *testing.T) {
 		{"model invalid UTF-8", args("model", "acme/\xffmodel"), []string{"model"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res := svc.Consult(context.Background(), tc.args, nil)
+			res := h.consultCall(context.Background(), tc.args, nil)
 			if !res.IsError {
 				t.Fatalf("want isError, got %s", res.Text)
 			}
@@ -690,7 +693,7 @@ func TestHostileInputsDirect(t *testing.T) {
 			}
 		})
 	}
-	if res := svc.Consult(context.Background(), map[string]any{"path": dir, "pattern": "**/*.go", "query": "q", "dry_run": true}, nil); res.IsError {
+	if res := h.consultCall(context.Background(), map[string]any{"path": dir, "pattern": "**/*.go", "query": "q", "dry_run": true}, nil); res.IsError {
 		t.Errorf("control dry run failed: %s", res.Text)
 	}
 }

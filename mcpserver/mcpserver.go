@@ -126,17 +126,48 @@ func (l *levelChoices) chosen(ctx context.Context) bool {
 }
 
 func (h *handler) consultation(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	return h.run(ctx, req, "a JSON object with path, pattern and query", h.svc.Consult)
+	return h.run(ctx, req, "a JSON object with path, pattern and query", h.consultCall)
 }
 
 func (h *handler) result(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	return h.run(ctx, req, "a JSON object with id and wait", h.svc.Collect)
+	return h.run(ctx, req, "a JSON object with id and wait", h.resultCall)
 }
 
 func (h *handler) cancel(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	return h.run(ctx, req, "a JSON object with id", func(ctx context.Context, args map[string]any, _ consultation.Reporter) consultation.Result {
-		return h.svc.Cancel(ctx, args)
-	})
+	return h.run(ctx, req, "a JSON object with id", h.cancelCall)
+}
+
+// consultCall is the consultation tool on its decoded arguments.
+func (h *handler) consultCall(ctx context.Context, args map[string]any, rep consultation.Reporter) consultation.Result {
+	in, err := consultationRequest(args, h.svc.TimeoutRule())
+	if err != nil {
+		return h.refuse(err)
+	}
+	return h.svc.Consult(ctx, in, rep)
+}
+
+// resultCall is consultation_result on its decoded arguments.
+func (h *handler) resultCall(ctx context.Context, args map[string]any, rep consultation.Reporter) consultation.Result {
+	id, wait, err := resultRequest(args)
+	if err != nil {
+		return h.refuse(err)
+	}
+	return h.svc.Collect(ctx, id, wait, rep)
+}
+
+// cancelCall is consultation_cancel on its decoded argument.
+func (h *handler) cancelCall(ctx context.Context, args map[string]any, _ consultation.Reporter) consultation.Result {
+	id, err := cancelRequest(args)
+	if err != nil {
+		return h.refuse(err)
+	}
+	return h.svc.Cancel(ctx, id)
+}
+
+// refuse is the result of a call whose arguments could not be decoded.
+func (h *handler) refuse(err error) consultation.Result {
+	h.log.Info("tool call refused", "reason", err.Error())
+	return consultation.FailureOf(err)
 }
 
 // run decodes a tool call's arguments, runs the use case with a reporter for the caller and
@@ -242,8 +273,8 @@ func (r *reporter) settle() {
 // toMCP converts a consultation result to an MCP tool result.
 func toMCP(r consultation.Result) *mcp.CallToolResult {
 	var res *mcp.CallToolResult
-	if r.Structured != nil {
-		res = mcp.NewToolResultStructured(r.Structured, r.Text)
+	if r.Summary != nil {
+		res = mcp.NewToolResultStructured(r.Summary, r.Text)
 	} else {
 		res = mcp.NewToolResultText(r.Text)
 	}

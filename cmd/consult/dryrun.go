@@ -36,19 +36,12 @@ func runDryRun(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	svc := &consultation.Service{Counter: tokens.NewCounter()}
 	tokens.Preload() // while the files are gathered
-	raw := map[string]any{
-		consultation.ArgPath: *path, consultation.ArgPattern: *pattern, consultation.ArgQuery: *query,
-		consultation.ArgDryRun: true, consultation.ArgTimeout: timeout.Seconds(),
-	}
-	if *exclude != "" {
-		raw[consultation.ArgExclude] = *exclude
-	}
-	if *model != "" {
-		raw[consultation.ArgModel] = *model
-	}
-	res := svc.Consult(ctx, raw, nil)
-	if *asJSON && res.Structured != nil {
-		out, err := json.MarshalIndent(res.Structured, "", "  ")
+	res := svc.Consult(ctx, consultation.Request{
+		Path: *path, Pattern: *pattern, Exclude: *exclude, Query: *query, Model: *model,
+		Timeout: timeout, DryRun: true,
+	}, nil)
+	if *asJSON && res.Summary != nil {
+		out, err := json.MarshalIndent(res.Summary, "", "  ")
 		if err != nil {
 			return err
 		}

@@ -27,10 +27,7 @@ func runSelfTest(ctx context.Context, cfg config, svc *consultation.Service, std
 		return err
 	}
 	start := time.Now()
-	res := svc.Consult(ctx, map[string]any{
-		consultation.ArgPath: dir, consultation.ArgPattern: "probe.txt", consultation.ArgQuery: selfTestQuery,
-		consultation.ArgTimeout: cfg.defaultTimeout.Seconds(),
-	}, nil)
+	res := svc.Consult(ctx, consultation.Request{Path: dir, Pattern: "probe.txt", Query: selfTestQuery, Timeout: cfg.defaultTimeout}, nil)
 	elapsed := time.Since(start).Round(time.Millisecond)
 	if res.IsError {
 		fmt.Fprintf(stderr, "consult %s --test failed after %s:\n%s\n", cfg.provider, elapsed, res.Text)

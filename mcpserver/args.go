@@ -1,0 +1,228 @@
+package mcpserver
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/tooldefs"
+)
+
+// The tools' arguments arrive as a JSON-decoded map from a client that may send anything.
+// Decoding it is this package's: names the tool does not take, values of the wrong type,
+// required arguments missing, numbers that are not numbers are refused here, each with an
+// *consultation.ArgError naming the argument. What the values mean (a path that exists, a
+// glob, a timeout in range) the consultation package checks, for every caller alike.
+
+// The argument names each tool takes, in the order it declares them: the json names of its
+// argument type, from which its input schema is derived too.
+var (
+	consultationArgs = argNames[tooldefs.ConsultationArgs]()
+	resultArgs       = argNames[tooldefs.ResultArgs]()
+	cancelArgs       = argNames[tooldefs.CancelArgs]()
+)
+
+// argNames returns the json names of T's fields, in field order.
+func argNames[T any]() []string {
+	t := reflect.TypeFor[T]()
+	var names []string
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" && t.Field(i).IsExported() {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// consultationRequest decodes the consultation tool's arguments into the request they ask
+// for; timeout is the rule its timeout is checked against (the server's default in it).
+func consultationRequest(raw map[string]any, timeout consultation.SecondsRule) (consultation.Request, error) {
+	var a tooldefs.ConsultationArgs
+	d := decoder{raw: raw}
+	d.known(tooldefs.ConsultationName, consultationArgs)
+	d.required(consultation.ArgPath, &a.Path)
+	d.required(consultation.ArgPattern, &a.Pattern)
+	d.required(consultation.ArgQuery, &a.Query)
+	d.optional(consultation.ArgModel, &a.Model)
+	d.optional(consultation.ArgExclude, &a.Exclude)
+	d.optional(consultation.ArgOutputFile, &a.OutputFile)
+	d.flag(consultation.ArgDryRun, &a.DryRun)
+	limit := d.seconds(timeout, &a.Timeout)
+	d.optional(consultation.ArgOnTimeout, &a.OnTimeout)
+	if d.err != nil {
+		return consultation.Request{}, d.err
+	}
+	return consultation.Request{
+		Path: a.Path, Pattern: a.Pattern, Exclude: a.Exclude, Query: a.Query, Model: a.Model,
+		Timeout: limit, OutputFile: a.OutputFile, DryRun: a.DryRun, OnTimeout: consultation.OnTimeout(a.OnTimeout),
+	}, nil
+}
+
+// resultRequest decodes consultation_result's arguments: an optional id, and the wait
+// (0 when not given: the default).
+func resultRequest(raw map[string]any) (id string, wait time.Duration, err error) {
+	var a tooldefs.ResultArgs
+	d := decoder{raw: raw}
+	d.known(tooldefs.ResultName, resultArgs)
+	d.optional(consultation.ArgID, &a.ID)
+	wait = d.seconds(consultation.WaitRule(), &a.Wait)
+	return a.ID, wait, d.err
+}
+
+// cancelRequest decodes consultation_cancel's argument, the id.
+func cancelRequest(raw map[string]any) (string, error) {
+	var a tooldefs.CancelArgs
+	d := decoder{raw: raw}
+	d.known(tooldefs.CancelName, cancelArgs)
+	d.required(consultation.ArgID, &a.ID)
+	return a.ID, d.err
+}
+
+// decoder reads a tool's arguments one by one; the first refusal is kept and the reads
+// after it do nothing.
+type decoder struct {
+	raw map[string]any
+	err error
+}
+
+func (d *decoder) refuse(name, format string, a ...any) {
+	d.err = &consultation.ArgError{Arg: name, Msg: fmt.Sprintf(format, a...)}
+}
+
+// known refuses arguments the tool does not take, naming the ones it does.
+func (d *decoder) known(tool string, names []string) {
+	var unknown []string
+	for k := range d.raw {
+		if !slices.Contains(names, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) == 0 || d.err != nil {
+		return
+	}
+	sort.Strings(unknown)
+	d.refuse(unknown[0], "unknown argument %s: %s takes %s", quoteList(unknown), tool, strings.Join(names, ", "))
+}
+
+// value returns the argument name, or false when it is absent or null.
+func (d *decoder) value(name string) (any, bool) {
+	if d.err != nil {
+		return nil, false
+	}
+	v, ok := d.raw[name]
+	return v, ok && v != nil
+}
+
+// required reads a string the tool cannot do without. An empty one is the consultation
+// package's to refuse, with what the argument is for.
+func (d *decoder) required(name string, dst *string) {
+	if d.err != nil {
+		return
+	}
+	v, ok := d.value(name)
+	if !ok {
+		d.refuse(name, "missing required argument %q: give %s", name, consultation.Wanted(name))
+		return
+	}
+	s, ok := v.(string)
+	if !ok {
+		d.refuse(name, "argument %q must be a string (%s); got %s", name, consultation.Wanted(name), describe(v))
+		return
+	}
+	*dst = s
+}
+
+// optional reads a string that may be absent.
+func (d *decoder) optional(name string, dst *string) {
+	v, ok := d.value(name)
+	if !ok {
+		return
+	}
+	s, ok := v.(string)
+	if !ok {
+		d.refuse(name, "argument %q must be a string; got %s", name, describe(v))
+		return
+	}
+	*dst = s
+}
+
+// flag reads a boolean that may be absent.
+func (d *decoder) flag(name string, dst *bool) {
+	v, ok := d.value(name)
+	if !ok {
+		return
+	}
+	b, ok := v.(bool)
+	if !ok {
+		d.refuse(name, "argument %q must be true or false; got %s", name, describe(v))
+		return
+	}
+	*dst = b
+}
+
+// seconds reads a number of seconds that may be absent, and returns it as a duration
+// checked against rule (0 when absent: the default applies).
+func (d *decoder) seconds(rule consultation.SecondsRule, dst *float64) time.Duration {
+	v, ok := d.value(rule.Arg)
+	if !ok {
+		return 0
+	}
+	var f float64
+	switch n := v.(type) {
+	case float64:
+		f = n
+	case float32:
+		f = float64(n)
+	case int:
+		f = float64(n)
+	case int64:
+		f = float64(n)
+	default:
+		d.err = rule.Refuse(describe(v))
+		return 0
+	}
+	dur, err := rule.FromSeconds(f)
+	if err != nil {
+		d.err = rule.Refuse(describe(v)) // the value as given, not as converted
+		return 0
+	}
+	*dst = f
+	return dur
+}
+
+// describe renders a JSON-decoded value for an error message: its type and a short form.
+func describe(v any) string {
+	switch x := v.(type) {
+	case string:
+		if len(x) > 40 {
+			x = x[:40] + "…"
+		}
+		return fmt.Sprintf("the string %q", x)
+	case bool:
+		return fmt.Sprintf("the boolean %v", x)
+	case float64:
+		return fmt.Sprintf("%g", x)
+	case float32, int, int64:
+		return fmt.Sprintf("%v", x)
+	case nil:
+		return "null"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("a %T", v)
+}
+
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}

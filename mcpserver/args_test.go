@@ -1,0 +1,262 @@
+package mcpserver
+
+import (
+	"errors"
+	"maps"
+	"math"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	consult "github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/tooldefs"
+)
+
+// toolArgs is, for each tool, a valid argument map with every argument given, and the
+// decoding of it into the value the use case takes.
+func toolArgs(dir string) []struct {
+	tool   mcp.Tool
+	names  []string
+	full   map[string]any
+	decode func(map[string]any) (any, error)
+} {
+	return []struct {
+		tool   mcp.Tool
+		names  []string
+		full   map[string]any
+		decode func(map[string]any) (any, error)
+	}{
+		{tooldefs.Consultation(tooldefs.Server{}), consultationArgs, map[string]any{
+			"path": dir, "pattern": "**/*.go", "query": "q", "model": "o3|thinking", "exclude_pattern": "vendor/**",
+			"timeout": 30.0, "output_file": dir + "/a.md", "dry_run": true, "on_timeout": "continue",
+		}, func(raw map[string]any) (any, error) {
+			return consultationRequest(raw, consultation.SecondsRule{Arg: "timeout", Min: time.Second, Max: 600 * time.Second, Default: 22 * time.Second})
+		}},
+		{tooldefs.Result(), resultArgs, map[string]any{"id": "20260101-000000-aaaaaaaaaaaaaaaaaaaaaaaaaa", "wait": 5.0},
+			func(raw map[string]any) (any, error) {
+				id, wait, err := resultRequest(raw)
+				return struct {
+					ID   string
+					Wait time.Duration
+				}{id, wait}, err
+			}},
+		{tooldefs.Cancel(), cancelArgs, map[string]any{"id": "20260101-000000-aaaaaaaaaaaaaaaaaaaaaaaaaa"},
+			func(raw map[string]any) (any, error) {
+				id, err := cancelRequest(raw)
+				return struct{ ID string }{id}, err
+			}},
+	}
+}
+
+// TestDecodedNamesAreTheSchemas holds the decoding of each tool's arguments to the schema
+// the tool declares: the names it takes are exactly the schema's properties, each one is
+// read (a wrong type given to it is refused under its name) and carried into the request.
+func TestDecodedNamesAreTheSchemas(t *testing.T) {
+	t.Parallel()
+	for _, tc := range toolArgs(t.TempDir()) {
+		t.Run(tc.tool.Name, func(t *testing.T) {
+			t.Parallel()
+			var declared []string
+			for name := range tc.tool.InputSchema.Properties {
+				declared = append(declared, name)
+			}
+			sort.Strings(declared)
+			got := slices.Sorted(slices.Values(tc.names))
+			if !slices.Equal(got, declared) {
+				t.Fatalf("decoded names %q, declared %q", got, declared)
+			}
+			if got, want := slices.Sorted(maps.Keys(tc.full)), declared; !slices.Equal(got, want) {
+				t.Fatalf("test map gives %q, want every declared argument %q", got, want)
+			}
+			v, err := tc.decode(tc.full)
+			if err != nil {
+				t.Fatalf("decoding every argument: %v", err)
+			}
+			rv := reflect.ValueOf(v)
+			for i := range rv.NumField() {
+				if rv.Field(i).IsZero() {
+					t.Errorf("%s is not carried into the request (%+v)", rv.Type().Field(i).Name, v)
+				}
+			}
+			for _, name := range tc.names {
+				bad := maps.Clone(tc.full)
+				bad[name] = []any{"x"}
+				_, err := tc.decode(bad)
+				var ae *consultation.ArgError
+				if !errors.As(err, &ae) || ae.Arg != name || !strings.Contains(ae.Msg, "a list") {
+					t.Errorf("%s given a list: error %v, want one naming it", name, err)
+				}
+			}
+		})
+	}
+}
+
+// TestDecodeRefuses checks the refusals decoding makes, with their whole messages: the
+// hostile-input battery checks them through a client, this at the lowest layer.
+func TestDecodeRefuses(t *testing.T) {
+	t.Parallel()
+	rule := consultation.SecondsRule{Arg: "timeout", Min: consult.MinTimeout, Max: consult.MaxTimeout, Default: 22 * time.Second}
+	ok := map[string]any{"path": "/p", "pattern": "**/*.go", "query": "q"}
+	with := func(k string, v any) map[string]any {
+		m := maps.Clone(ok)
+		if v == nil {
+			delete(m, k)
+		} else {
+			m[k] = v
+		}
+		return m
+	}
+	consultationCall := func(raw map[string]any) error { _, err := consultationRequest(raw, rule); return err }
+	resultCall := func(raw map[string]any) error { _, _, err := resultRequest(raw); return err }
+	cancelCall := func(raw map[string]any) error { _, err := cancelRequest(raw); return err }
+	for _, tc := range []struct {
+		name string
+		call func(map[string]any) error
+		raw  map[string]any
+		arg  string
+		want string
+	}{
+		{"missing path", consultationCall, with("path", nil), "path", `missing required argument "path": give the absolute directory to gather files from, e.g. "/home/me/project"`},
+		{"missing pattern", consultationCall, with("pattern", nil), "pattern", `missing required argument "pattern": give a glob relative to path, e.g. "**/*.go"`},
+		{"null query", consultationCall, map[string]any{"path": "/p", "pattern": "*", "query": nil}, "query", `missing required argument "query": give the question to ask about the files`},
+		{"path not a string", consultationCall, with("path", 42.0), "path", `argument "path" must be a string (the absolute directory to gather files from, e.g. "/home/me/project"); got 42`},
+		{"model not a string", consultationCall, with("model", true), "model", `argument "model" must be a string; got the boolean true`},
+		{"long string shown short", consultationCall, with("exclude_pattern", 1.5), "exclude_pattern", `argument "exclude_pattern" must be a string; got 1.5`},
+		{"dry_run a string", consultationCall, with("dry_run", "yes"), "dry_run", `argument "dry_run" must be true or false; got the string "yes"`},
+		{"timeout a string", consultationCall, with("timeout", "30"), "timeout", `timeout must be a number of seconds from 1 to 600 (default 22 s); got the string "30"`},
+		{"timeout an object", consultationCall, with("timeout", map[string]any{"s": 1}), "timeout", `timeout must be a number of seconds from 1 to 600 (default 22 s); got an object`},
+		{"timeout zero", consultationCall, with("timeout", 0.0), "timeout", `timeout must be a number of seconds from 1 to 600 (default 22 s); got 0`},
+		{"timeout int zero", consultationCall, with("timeout", 0), "timeout", `timeout must be a number of seconds from 1 to 600 (default 22 s); got 0`},
+		{"timeout 1e308", consultationCall, with("timeout", 1e308), "timeout", `timeout must be a number of seconds from 1 to 600 (default 22 s); got 1e+308`},
+		{"timeout smallest denormal", consultationCall, with("timeout", 5e-324), "timeout", `got 5e-324`},
+		{"timeout NaN", consultationCall, with("timeout", math.NaN()), "timeout", `got NaN`},
+		{"timeout float32", consultationCall, with("timeout", float32(0.1)), "timeout", `got 0.1`},
+		{"on_timeout a list", consultationCall, with("on_timeout", []any{"continue"}), "on_timeout", `argument "on_timeout" must be a string; got a list`},
+		{"unknown names", consultationCall, with("timeout_seconds", 30.0), "timeout_seconds", `unknown argument "timeout_seconds": consultation takes path, pattern, query, model, exclude_pattern, timeout, output_file, dry_run, on_timeout`},
+		{"unknown before missing", consultationCall, map[string]any{"b": 1, "a": 2}, "a", `unknown argument "a", "b": consultation takes`},
+		{"result id a number", resultCall, map[string]any{"id": 12}, "id", `argument "id" must be a string; got 12`},
+		{"result wait a string", resultCall, map[string]any{"wait": "soon"}, "wait", `wait must be a number of seconds from 1 to 600 (default 20 s); got the string "soon"`},
+		{"result wait 601", resultCall, map[string]any{"wait": 601}, "wait", `wait must be a number of seconds from 1 to 600 (default 20 s); got 601`},
+		{"result unknown name", resultCall, map[string]any{"timeout": 5}, "timeout", `unknown argument "timeout": consultation_result takes id, wait`},
+		{"cancel without id", cancelCall, map[string]any{}, "id", `missing required argument "id": give the id a consultation returned with "still running"`},
+		{"cancel unknown name", cancelCall, map[string]any{"id": "x", "wait": 3}, "wait", `unknown argument "wait": consultation_cancel takes id`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := tc.call(tc.raw)
+			var ae *consultation.ArgError
+			if !errors.As(err, &ae) || !errors.Is(err, consultation.ErrInvalidArgument) {
+				t.Fatalf("error = %v, want an *ArgError", err)
+			}
+			if got, want := ae.Arg, tc.arg; got != want {
+				t.Errorf("names %q, want %q", got, want)
+			}
+			if got, want := ae.Msg, tc.want; !strings.HasPrefix(got, want) && !strings.HasSuffix(got, want) {
+				t.Errorf("message %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// TestDecodeCarries checks what decoding makes of values that are accepted.
+func TestDecodeCarries(t *testing.T) {
+	t.Parallel()
+	rule := consultation.SecondsRule{Arg: "timeout", Min: consult.MinTimeout, Max: consult.MaxTimeout, Default: 22 * time.Second}
+	for _, tc := range []struct {
+		name string
+		raw  map[string]any
+		want consultation.Request
+	}{
+		{"absent optionals", map[string]any{"path": "/p", "pattern": "*", "query": "q"}, consultation.Request{Path: "/p", Pattern: "*", Query: "q"}},
+		{"null optionals", map[string]any{"path": "/p", "pattern": "*", "query": "q", "timeout": nil, "model": nil, "dry_run": nil},
+			consultation.Request{Path: "/p", Pattern: "*", Query: "q"}},
+		{"empty strings are left to the use case", map[string]any{"path": "", "pattern": " ", "query": "q", "on_timeout": ""},
+			consultation.Request{Path: "", Pattern: " ", Query: "q"}},
+		{"fractional timeout", map[string]any{"path": "/p", "pattern": "*", "query": "q", "timeout": 2.5},
+			consultation.Request{Path: "/p", Pattern: "*", Query: "q", Timeout: 2500 * time.Millisecond}},
+		{"int timeout", map[string]any{"path": "/p", "pattern": "*", "query": "q", "timeout": int64(600), "on_timeout": "fail"},
+			consultation.Request{Path: "/p", Pattern: "*", Query: "q", Timeout: 600 * time.Second, OnTimeout: consultation.OnTimeoutFail}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := consultationRequest(tc.raw, rule)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzDecode builds the consultation tool's argument map from fuzzed values, each argument
+// of the JSON type the bits of kinds choose (its own, another, null or absent), and checks
+// that decoding never panics, that every refusal is an *ArgError naming a declared argument
+// or the unknown one sent, and that what it accepts is carried over unchanged. Run with
+//
+//	go test ./mcpserver -run '^$' -fuzz '^FuzzDecode$' -fuzztime 30s
+func FuzzDecode(f *testing.F) {
+	f.Add("/p", "q", 30.0, uint8(0), "")
+	f.Add("/p", "q", math.NaN(), uint8(0), "")
+	f.Add("/p", "q", 1e308, uint8(0), "timeout_seconds")
+	f.Add("", "", 0.0, uint8(0xff), "path")
+	f.Add("/p", "\xff", 5e-324, uint8(0x55), "x")
+	rule := consultation.SecondsRule{Arg: "timeout", Min: consult.MinTimeout, Max: consult.MaxTimeout, Default: 22 * time.Second}
+	f.Fuzz(func(t *testing.T, s, query string, sec float64, kinds uint8, extra string) {
+		pick := func(bits uint8, own any) any {
+			switch bits & 3 {
+			case 0:
+				return own
+			case 1:
+				return sec
+			case 2:
+				return nil
+			}
+			return s
+		}
+		raw := map[string]any{}
+		for i, a := range []struct {
+			name string
+			own  any
+		}{{"path", s}, {"query", query}, {"timeout", sec}, {"dry_run", kinds&1 == 0}} {
+			if v := pick(kinds>>(2*i), a.own); v != nil || kinds&(1<<i) != 0 {
+				raw[a.name] = v
+			}
+		}
+		raw["pattern"] = "*"
+		unknown := extra != "" && !slices.Contains(consultationArgs, extra)
+		if extra != "" {
+			raw[extra] = s
+		}
+		req, err := consultationRequest(raw, rule)
+		if err != nil {
+			var ae *consultation.ArgError
+			if !errors.As(err, &ae) || strings.TrimSpace(ae.Msg) == "" {
+				t.Fatalf("refusal %T %v is not an *ArgError with a message", err, err)
+			}
+			if unknown && ae.Arg != extra || !unknown && !slices.Contains(consultationArgs, ae.Arg) {
+				t.Fatalf("refusal names %q (unknown sent: %q): %s", ae.Arg, extra, ae.Msg)
+			}
+			return
+		}
+		if unknown {
+			t.Fatalf("accepted the unknown argument %q", extra)
+		}
+		if p, _ := raw["path"].(string); req.Path != p {
+			t.Fatalf("path %q became %q", p, req.Path)
+		}
+		if req.Timeout != 0 && (req.Timeout < consult.MinTimeout || req.Timeout > consult.MaxTimeout) {
+			t.Fatalf("accepted timeout %v", req.Timeout)
+		}
+		if _, given := raw["timeout"]; !given && req.Timeout != 0 {
+			t.Fatalf("timeout not given became %v", req.Timeout)
+		}
+	})
+}
