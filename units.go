@@ -3,6 +3,7 @@ package consult
 import (
 	"fmt"
 	"strconv"
+	"time"
 )
 
 // Bytes is a size in bytes. It prints as a short human figure ("12.3 KiB").
@@ -48,4 +49,29 @@ func Thousands(n int64) string {
 		out = append(out, s[i])
 	}
 	return string(out)
+}
+
+// FormatDuration says a duration the one way every message of consult does: in seconds up
+// to ten minutes, the unit callers give timeouts in ("1 second", "22 seconds", "0.2 seconds",
+// "10.5 seconds": tenths below a minute, whole seconds from a minute on), then in whole
+// minutes ("45 minutes") up to two hours, then in whole hours ("26 hours").
+func FormatDuration(d time.Duration) string {
+	switch {
+	case d >= 2*time.Hour:
+		return plural(d.Round(time.Hour).Hours(), "hour")
+	case d > 10*time.Minute:
+		return plural(d.Round(time.Minute).Minutes(), "minute")
+	case d >= time.Minute:
+		d = d.Round(time.Second)
+	default:
+		d = d.Round(100 * time.Millisecond)
+	}
+	return plural(d.Seconds(), "second")
+}
+
+func plural(n float64, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return strconv.FormatFloat(n, 'f', -1, 64) + " " + unit + "s"
 }

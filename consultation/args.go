@@ -220,7 +220,7 @@ func WaitRule() SecondsRule {
 // got describes the value as the caller gave it ("0.5", "the string \"30\"").
 func (r SecondsRule) Refuse(got string) error {
 	return argErr(r.Arg, "%s must be a number of seconds from %g to %g (default %s); got %s",
-		r.Arg, r.Min.Seconds(), r.Max.Seconds(), formatSeconds(r.Default), got)
+		r.Arg, r.Min.Seconds(), r.Max.Seconds(), consult.FormatDuration(r.Default), got)
 }
 
 // FromSeconds is the duration of sec seconds, refused (NaN and infinities too) when it
@@ -242,8 +242,8 @@ func (r SecondsRule) check(d time.Duration) error {
 
 // longWaitWarning is the note on a wait (timeout, wait) long enough for clients to give up.
 func longWaitWarning(arg string, d time.Duration, fix string) string {
-	return fmt.Sprintf("%s %s accepted, but many MCP clients give up on a tool call after about 25-60 s unless they reset their clock on progress notifications; if this call is cut off, %s",
-		arg, formatSeconds(d), fix)
+	return fmt.Sprintf("%s %s accepted, but many MCP clients give up on a tool call after about 25-60 seconds unless they reset their clock on progress notifications; if this call is cut off, %s",
+		arg, consult.FormatDuration(d), fix)
 }
 
 func checkQuery(q string) error {
@@ -364,6 +364,3 @@ func unwrapPathError(err error) error {
 	return err
 }
 
-func formatSeconds(d time.Duration) string {
-	return fmt.Sprintf("%g s", d.Seconds())
-}

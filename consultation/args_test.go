@@ -47,7 +47,7 @@ func TestValidateRefuses(t *testing.T) {
 		{"root", edit(ok, func(r *Request) { r.Path = "/" }), "path", []string{"filesystem root"}},
 		{"proc", edit(ok, func(r *Request) { r.Path = "/proc" }), "path", []string{"pseudo-filesystem"}},
 		{"proc child", edit(ok, func(r *Request) { r.Path = "/proc/self" }), "path", []string{"pseudo-filesystem"}},
-		{"timeout negative", edit(ok, func(r *Request) { r.Timeout = -time.Second }), "timeout", []string{"from 1 to 600 (default 22 s)", "got -1"}},
+		{"timeout negative", edit(ok, func(r *Request) { r.Timeout = -time.Second }), "timeout", []string{"from 1 to 600 (default 22 seconds)", "got -1"}},
 		{"timeout just below one", edit(ok, func(r *Request) { r.Timeout = 999 * time.Millisecond }), "timeout", []string{"got 0.999"}},
 		{"timeout 601", edit(ok, func(r *Request) { r.Timeout = 601 * time.Second }), "timeout", []string{"from 1 to 600", "got 601"}},
 		{"on_timeout other word", edit(ok, func(r *Request) { r.OnTimeout = "background" }), "on_timeout", []string{`"background"`, `"continue"`}},
@@ -170,7 +170,7 @@ func TestSecondsRule(t *testing.T) {
 		switch {
 		case tc.got == "" && (err != nil || d != tc.want):
 			t.Errorf("FromSeconds(%g) = %v, %v; want %v", tc.sec, d, err, tc.want)
-		case tc.got != "" && (err == nil || !strings.Contains(err.Error(), "timeout must be a number of seconds from 1 to 600 (default 22 s); "+tc.got)):
+		case tc.got != "" && (err == nil || !strings.Contains(err.Error(), "timeout must be a number of seconds from 1 to 600 (default 22 seconds); "+tc.got)):
 			t.Errorf("FromSeconds(%g) error = %v, want one ending %q", tc.sec, err, tc.got)
 		}
 	}

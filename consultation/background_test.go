@@ -62,7 +62,7 @@ func startRunningIn(ctx context.Context, t *testing.T, svc *Service, req Request
 	if sum.Kind != KindRunning || !idPattern.MatchString(sum.ID) {
 		t.Fatalf("kind %q id %q, want running with an id; text:\n%s", sum.Kind, sum.ID, res.Text)
 	}
-	for _, want := range []string{"Still running in the background (timeout 1 s reached)", "id " + sum.ID, "consultation_result", "consultation_cancel", "So far: "} {
+	for _, want := range []string{"Still running in the background (timeout 1 second reached)", "id " + sum.ID, "consultation_result", "consultation_cancel", "So far: "} {
 		if !strings.Contains(res.Text, want) {
 			t.Errorf("running result lacks %q:\n%s", want, res.Text)
 		}
@@ -150,7 +150,7 @@ func TestCollectWhileRunningSendsHeartbeats(t *testing.T) {
 	if res.IsError || sum.Kind != KindRunning || sum.ID != id {
 		t.Fatalf("kind %q error %v:\n%s", sum.Kind, res.IsError, res.Text)
 	}
-	if !strings.Contains(res.Text, "not finished within wait 2 s") || sum.Streamed == nil || sum.Streamed.Reasoning == 0 || sum.Files != 3 {
+	if !strings.Contains(res.Text, "not finished within wait 2 seconds") || sum.Streamed == nil || sum.Streamed.Reasoning == 0 || sum.Files != 3 {
 		t.Errorf("running result should say why and what it has: streamed %+v files %d\n%s", sum.Streamed, sum.Files, res.Text)
 	}
 	progress, messages, at := rec.snapshot()
@@ -265,7 +265,7 @@ func TestExpiry(t *testing.T) {
 	time.Sleep(1100 * time.Millisecond)
 	for name, svc := range map[string]*Service{"same server": svc, "new server": {Counter: counter, Jobs: NewJobs(JobsConfig{Store: store})}} {
 		res := collect(svc, id, 1, nil)
-		if !res.IsError || !strings.Contains(res.Text, "has expired: results are kept for 1s") {
+		if !res.IsError || !strings.Contains(res.Text, "has expired: results are kept for 1 second") {
 			t.Errorf("%s: collecting an expired result: %s", name, res.Text)
 		}
 	}
@@ -283,7 +283,7 @@ func TestUnknownAndBadIDs(t *testing.T) {
 		{"unknown", results.NewID(time.Now()), 0, "Unknown id: this server has no consultation"},
 		{"older than any result", results.NewID(time.Now().Add(-72 * time.Hour)), 0, "has expired"},
 		{"malformed", "../../etc/passwd", 0, `id "../../etc/passwd" is not a consultation id`},
-		{"wait too long", results.NewID(time.Now()), 601 * time.Second, "wait must be a number of seconds from 1 to 600 (default 20 s); got 601"},
+		{"wait too long", results.NewID(time.Now()), 601 * time.Second, "wait must be a number of seconds from 1 to 600 (default 20 seconds); got 601"},
 		{"wait negative", "", -time.Second, "wait must be a number of seconds from 1 to 600"},
 	}
 	for _, tc := range cases {
@@ -395,7 +395,7 @@ func TestBackgroundLimit(t *testing.T) {
 	srv.Push(fake.Script{Steps: []fake.Step{fake.Text("so far"), fake.Hang()}})
 	id := startRunning(t, svc, Request{Path: sampleTree(t)})
 	res := collect(svc, id, 3, nil)
-	if !res.IsError || !strings.Contains(res.Text, "Stopped at the server's background limit (1.5s) while receiving the answer") ||
+	if !res.IsError || !strings.Contains(res.Text, "Stopped at the server's background limit (1.5 seconds) while receiving the answer") ||
 		!strings.Contains(res.Text, "Partial answer (cut off at the background limit):\nso far") {
 		t.Errorf("past the background limit:\n%s", res.Text)
 	}
@@ -416,7 +416,7 @@ func TestListWithoutID(t *testing.T) {
 	}
 	lines := strings.Split(res.Text, "\n")
 	if len(lines) != 3 || !strings.Contains(lines[1], running+" · running · ") || !strings.HasSuffix(lines[1], "Which package prints hello?") ||
-		!strings.Contains(lines[2], old+" · finished · started by another session · started 1h0m0s ago · An older question") {
+		!strings.Contains(lines[2], old+" · finished · started by another session · started 60 minutes ago · An older question") {
 		t.Errorf("listing:\n%s", res.Text)
 	}
 	if sum := summaryOf(t, res); sum.Kind != KindList || len(sum.Consultations) != 2 || sum.Consultations[0].ID != running ||

@@ -147,7 +147,7 @@ func (s *Service) awaitJob(ctx context.Context, jb *job, wait time.Duration, r R
 	if ctx.Err() != nil {
 		return Failure(ClassCancelled, fmt.Sprintf("Stopped waiting for %s because the call was cancelled; the consultation goes on.", jb.id))
 	}
-	return c.running(fmt.Sprintf("not finished within wait %s", formatSeconds(wait)), jb.durable())
+	return c.running(fmt.Sprintf("not finished within wait %s", consult.FormatDuration(wait)), jb.durable())
 }
 
 // awaitOther waits for a consultation recorded as running in a worker process or in another
@@ -169,11 +169,11 @@ func (s *Service) awaitOther(ctx context.Context, rec results.Record, wait time.
 	case !next.Worker:
 		return Result{
 			Text: fmt.Sprintf("Still running in another consult server (pid %d), started %s ago: id %s. Collect it again with consultation_result, or cancel it through the client connected to that server.",
-				next.PID, time.Since(next.Created).Round(time.Second), next.ID),
+				next.PID, consult.FormatDuration(time.Since(next.Created)), next.ID),
 			Summary: &Summary{Kind: KindRunning, ID: next.ID, Model: next.Model, ElapsedSeconds: time.Since(next.Created).Round(time.Millisecond).Seconds()},
 		}
 	default:
-		return runningFromRecord(s.Jobs, next, fmt.Sprintf("not finished within wait %s", formatSeconds(wait)))
+		return runningFromRecord(s.Jobs, next, fmt.Sprintf("not finished within wait %s", consult.FormatDuration(wait)))
 	}
 }
 
@@ -217,7 +217,7 @@ func (s *Service) notFound(id string) Result {
 }
 
 func (s *Service) expired(id string) Result {
-	return Failure(ClassNotFound, fmt.Sprintf("The result of consultation %s has expired: results are kept for %s after they finish. Run the consultation again.", id, s.Jobs.ttl))
+	return Failure(ClassNotFound, fmt.Sprintf("The result of consultation %s has expired: results are kept for %s after they finish. Run the consultation again.", id, consult.FormatDuration(s.Jobs.ttl)))
 }
 
 // list is consultation_result without an id: owner's consultations, this process's and the
@@ -273,7 +273,7 @@ func (s *Service) list(owner, session string) Result {
 		if e.OtherSession {
 			other = " · started by another session"
 		}
-		fmt.Fprintf(&b, "- %s · %s%s · started %s ago · %s\n", e.ID, e.Status, other, time.Since(e.Created).Round(time.Second), consult.Printable(e.Query))
+		fmt.Fprintf(&b, "- %s · %s%s · started %s ago · %s\n", e.ID, e.Status, other, consult.FormatDuration(time.Since(e.Created)), consult.Printable(e.Query))
 		out[i] = *e
 	}
 	if listErr != nil {

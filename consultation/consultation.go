@@ -151,7 +151,7 @@ func (s *Service) Consult(ctx context.Context, in Request, r Reporter) Result {
 		}
 	}
 	if !req.Continue && s.IdleTimeout > req.Timeout {
-		req.Warnings = append(req.Warnings, fmt.Sprintf("the server's idle timeout (%s) is longer than this call's timeout; it is clamped to %s", s.IdleTimeout, formatWhole(req.Timeout)))
+		req.Warnings = append(req.Warnings, fmt.Sprintf("the server's idle timeout (%s) is longer than this call's timeout; it is clamped to %s", consult.FormatDuration(s.IdleTimeout), consult.FormatDuration(req.Timeout)))
 	}
 	var res Result
 	if req.Continue {
@@ -371,21 +371,21 @@ func (c *call) report() *Report {
 func (c *call) stopped(ctx context.Context) Result {
 	rep := c.report()
 	cause := context.Cause(ctx)
-	phase, elapsed := c.phaseNow(), time.Since(c.start).Round(100*time.Millisecond)
+	phase, elapsed := c.phaseNow(), consult.FormatDuration(time.Since(c.start))
 	var b strings.Builder
 	var advice string
 	partialWhy := "cut off at the deadline"
 	switch {
 	case errors.Is(cause, ErrIdleTimeout):
-		fmt.Fprintf(&b, "No progress for %s (idle timeout) while %s; the call was stopped after %s.\n", c.idle, phase, elapsed)
-		advice = fmt.Sprintf("The provider sent nothing at all for %s (not even a keep-alive): the request is stuck upstream, not too large. Call again, or try another model; a model that streams nothing while it thinks (OpenAI's reasoning models) needs a longer --idle-timeout on the server.\n", c.idle)
+		fmt.Fprintf(&b, "No progress for %s (idle timeout) while %s; the call was stopped after %s.\n", consult.FormatDuration(c.idle), phase, elapsed)
+		advice = fmt.Sprintf("The provider sent nothing at all for %s (not even a keep-alive): the request is stuck upstream, not too large. Call again, or try another model; a model that streams nothing while it thinks (OpenAI's reasoning models) needs a longer --idle-timeout on the server.\n", consult.FormatDuration(c.idle))
 	case errors.Is(cause, ErrCallTimeout):
-		fmt.Fprintf(&b, "Request timed out after %s while %s.\n", formatWhole(c.req.Timeout), phase)
+		fmt.Fprintf(&b, "Request timed out after %s while %s.\n", consult.FormatDuration(c.req.Timeout), phase)
 		advice = c.timeoutAdvice(rep)
 	case errors.Is(cause, ErrBackgroundLimit):
-		fmt.Fprintf(&b, "Stopped at the server's background limit (%s) while %s.\n", c.svc.Jobs.Limit(), phase)
+		fmt.Fprintf(&b, "Stopped at the server's background limit (%s) while %s.\n", consult.FormatDuration(c.svc.Jobs.Limit()), phase)
 		partialWhy = "cut off at the background limit"
-		advice = fmt.Sprintf("The limit is the server's --background-limit (now %s): raise it where the server is started, or make the request smaller: %s.\n", c.svc.Jobs.Limit(), sizeTips(rep))
+		advice = fmt.Sprintf("The limit is the server's --background-limit (now %s): raise it where the server is started, or make the request smaller: %s.\n", consult.FormatDuration(c.svc.Jobs.Limit()), sizeTips(rep))
 	case errors.Is(cause, ErrShutdown):
 		fmt.Fprintf(&b, "The server shut down while %s, after %s; the consultation was stopped and what it had is kept here. Run it again for a full answer.\n", phase, elapsed)
 		partialWhy = "cut off by the shutdown"
@@ -396,7 +396,7 @@ func (c *call) stopped(ctx context.Context) Result {
 		fmt.Fprintf(&b, "Cancelled by the client (the user stopped the call) while %s, after %s.\n", phase, elapsed)
 		partialWhy = "cut off by the cancellation"
 	default:
-		return c.errorResult(ErrorInfo{Class: ClassCancelled}, fmt.Sprintf("Cancelled by the client while %s after %s.", phase, time.Since(c.start).Round(time.Millisecond)), rep)
+		return c.errorResult(ErrorInfo{Class: ClassCancelled}, fmt.Sprintf("Cancelled by the client while %s after %s.", phase, consult.FormatDuration(time.Since(c.start))), rep)
 	}
 	if c.gathered == nil {
 		b.WriteString("Nothing had been gathered yet.\n")
@@ -451,7 +451,7 @@ const smallRequest consult.Tokens = 20_000
 func (c *call) timeoutAdvice(rep *Report) string {
 	more := ""
 	if c.req.Timeout < consult.MaxTimeout {
-		more = fmt.Sprintf("raise timeout (now %s, at most %s)", formatWhole(c.req.Timeout), formatWhole(consult.MaxTimeout))
+		more = fmt.Sprintf("raise timeout (now %s, at most %s)", consult.FormatDuration(c.req.Timeout), consult.FormatDuration(consult.MaxTimeout))
 	}
 	slowModel := `pass on_timeout "continue" to let it finish in the background and collect it with consultation_result`
 	if more != "" {
@@ -528,11 +528,3 @@ func headersOnly(fs []files.File) []files.File {
 	return out
 }
 
-// formatWhole prints a duration in seconds the way a person says it: "22 seconds", "1.5 seconds".
-func formatWhole(d time.Duration) string {
-	s := d.Seconds()
-	if s == 1 {
-		return "1 second"
-	}
-	return fmt.Sprintf("%g seconds", s)
-}

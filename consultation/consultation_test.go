@@ -209,7 +209,7 @@ func TestTimeoutWarning(t *testing.T) {
 	svc := &Service{Counter: counter, Heartbeat: time.Hour}
 	rec := &recorder{}
 	res := svc.Consult(context.Background(), goReq(Request{Path: dir, Timeout: 30 * time.Second}), rec)
-	const warning = "timeout 30 s accepted, but many MCP clients give up"
+	const warning = "timeout 30 seconds accepted, but many MCP clients give up"
 	if !strings.Contains(res.Text, "Warning: "+warning) {
 		t.Errorf("result lacks the long-timeout warning:\n%s", res.Text)
 	}

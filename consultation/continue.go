@@ -58,7 +58,7 @@ func (s *Service) consultContinuing(ctx context.Context, req request, start time
 	if !s.Jobs.detach(jb) {
 		return s.Jobs.result(jb)
 	}
-	why := fmt.Sprintf("timeout %s reached", formatSeconds(req.Timeout))
+	why := fmt.Sprintf("timeout %s reached", consult.FormatDuration(req.Timeout))
 	if ctx.Err() != nil {
 		why = "the client cancelled the call"
 	}
@@ -88,14 +88,14 @@ func (c *call) running(why string, notDurable error) Result {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Still running in the background (%s): id %s.\n", why, c.id)
 	fmt.Fprintf(&b, "So far: %s%s%s.\n", c.progressMessage(now), sizes, streamed)
-	fmt.Fprintf(&b, `Collect it with consultation_result {"id": %q} (waits up to %g s per call; set "wait" up to %g); stop it with consultation_cancel. `,
-		c.id, consult.DefaultWait.Seconds(), consult.MaxWait.Seconds())
-	fmt.Fprintf(&b, "It may run until %s (background limit %s)", c.start.Add(limit).UTC().Format("15:04:05 UTC"), limit)
+	fmt.Fprintf(&b, `Collect it with consultation_result {"id": %q} (waits up to %s per call; set "wait" up to %g); stop it with consultation_cancel. `,
+		c.id, consult.FormatDuration(consult.DefaultWait), consult.MaxWait.Seconds())
+	fmt.Fprintf(&b, "It may run until %s (background limit %s)", c.start.Add(limit).UTC().Format("15:04:05 UTC"), consult.FormatDuration(limit))
 	switch st := c.svc.Jobs.Store(); {
 	case st == nil || errors.Is(notDurable, errNoStore):
 		b.WriteString("; its result is kept in memory only: it is lost if the server stops.")
 	case notDurable == nil:
-		fmt.Fprintf(&b, "; its result is kept for %s, across server restarts.", st.TTL())
+		fmt.Fprintf(&b, "; its result is kept for %s, across server restarts.", consult.FormatDuration(st.TTL()))
 	default:
 		fmt.Fprintf(&b, "; its result is kept in memory only, because the results directory %s cannot be written (%v): it is lost if the server stops.", st.Dir(), notDurable)
 	}

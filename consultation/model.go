@@ -156,7 +156,7 @@ func (c *call) upstreamFailure(err error, resp *providers.Response, rep *Report,
 	switch {
 	case gaveUp != "":
 		fmt.Fprintf(&b, "The model call failed while %s: %s, %s in all. Attempts:%s",
-			c.phaseNow(), gaveUp, formatDuration(time.Since(c.start)), describeAttempts(c.failed))
+			c.phaseNow(), gaveUp, consult.FormatDuration(time.Since(c.start)), describeAttempts(c.failed))
 	case errors.Is(err, providers.ContextLength):
 		window := "window unknown"
 		if rep.ContextWindow > 0 {

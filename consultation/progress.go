@@ -204,7 +204,7 @@ func (c *call) phaseNow() string {
 // progressMessage says what the call is doing, e.g.
 // "model thinking, 40s, 1,200 reasoning tokens" or "queued behind 1.2 GiB in flight, 3s" — at most consult.MaxProgressMessage chars.
 func (c *call) progressMessage(now time.Time) string {
-	elapsed := now.Sub(c.start).Truncate(time.Second)
+	elapsed := consult.FormatDuration(now.Sub(c.start).Truncate(time.Second))
 	phase := c.currentPhase()
 	var b strings.Builder
 	live := c.liveStream()

@@ -96,7 +96,7 @@ func TestHeartbeatWhileModelThinks(t *testing.T) {
 				t.Errorf("heartbeat %d sent after the result", i)
 			}
 		}
-		if want := "model thinking, 20s, 600 reasoning tokens"; !strings.HasPrefix(msgs[2], want) {
+		if want := "model thinking, 20 seconds, 600 reasoning tokens"; !strings.HasPrefix(msgs[2], want) {
 			t.Errorf("third message = %q, want it to start %q", msgs[2], want)
 		}
 	})
@@ -166,7 +166,7 @@ func TestIdleTimeout(t *testing.T) {
 		start := time.Now()
 		res := svc.Consult(context.Background(), goReq(Request{Path: dir, Timeout: 10 * time.Second}), nil)
 		el := time.Since(start)
-		if !res.IsError || !strings.Contains(res.Text, "No progress for 800ms (idle timeout) while waiting for the first token") {
+		if !res.IsError || !strings.Contains(res.Text, "No progress for 0.8 seconds (idle timeout) while waiting for the first token") {
 			t.Fatalf("want an idle timeout, got %s", res.Text)
 		}
 		if el < 800*time.Millisecond || el > 2*time.Second {
@@ -191,7 +191,7 @@ func TestIdleClampNoticeToClient(t *testing.T) {
 	if res.IsError {
 		t.Fatal(res.Text)
 	}
-	if len(rec.logs) != 1 || !strings.Contains(rec.logs[0], "idle timeout (1m0s) is longer than this call's timeout; it is clamped to 5 seconds") {
+	if len(rec.logs) != 1 || !strings.Contains(rec.logs[0], "idle timeout (60 seconds) is longer than this call's timeout; it is clamped to 5 seconds") {
 		t.Errorf("client log = %q, want the idle clamp notice", rec.logs)
 	}
 }

@@ -89,9 +89,9 @@ func (c *call) streamWithRetries(ctx context.Context, preq providers.Request) (*
 		left := b.left()
 		wait := backoff(n, err, left, rnd)
 		if !b.roomForAttempt(wait) {
-			why := fmt.Sprintf("gave up after %d %s: %s left before the deadline", n, plural(n, "attempt", "attempts"), left.Round(100*time.Millisecond))
+			why := fmt.Sprintf("gave up after %d %s: %s left before the deadline", n, plural(n, "attempt", "attempts"), consult.FormatDuration(left))
 			if ra := retryAfterOf(err); ra > 0 {
-				why += fmt.Sprintf(", and the provider asked to wait %s", ra.Round(100*time.Millisecond))
+				why += fmt.Sprintf(", and the provider asked to wait %s", consult.FormatDuration(ra))
 			}
 			why += fmt.Sprintf("; another attempt needs at least %s", consult.MinAttemptTime)
 			return resp, err, failed, why
@@ -99,8 +99,8 @@ func (c *call) streamWithRetries(ctx context.Context, preq providers.Request) (*
 		failed[len(failed)-1].wait = wait
 		// The phase first: the notice below sends a progress report at once, which must say so.
 		c.setLiveStream(nil) // the failed attempt's stream says nothing of the wait
-		c.setPhase(Phase(fmt.Sprintf("waiting to retry (attempt %d of %d in %s)", n+1, consult.MaxAttempts, formatDuration(wait))))
-		c.log(LevelWarning, fmt.Sprintf("attempt %d of %d failed (%v); retrying in %s", n, consult.MaxAttempts, err, formatDuration(wait)))
+		c.setPhase(Phase(fmt.Sprintf("waiting to retry (attempt %d of %d in %s)", n+1, consult.MaxAttempts, consult.FormatDuration(wait))))
+		c.log(LevelWarning, fmt.Sprintf("attempt %d of %d failed (%v); retrying in %s", n, consult.MaxAttempts, err, consult.FormatDuration(wait)))
 		c.alive.pause()
 		select {
 		case <-ctx.Done():
@@ -123,20 +123,11 @@ func describeAttempts(failed []attemptRecord) string {
 		} else {
 			seen[cause] = i + 1
 		}
-		fmt.Fprintf(&b, "\n  %d) %s after %s", i+1, cause, formatDuration(a.elapsed))
+		fmt.Fprintf(&b, "\n  %d) %s after %s", i+1, cause, consult.FormatDuration(a.elapsed))
 		if a.wait > 0 {
-			fmt.Fprintf(&b, "; waited %s", formatDuration(a.wait))
+			fmt.Fprintf(&b, "; waited %s", consult.FormatDuration(a.wait))
 		}
 	}
 	return b.String()
 }
 
-// formatDuration says a duration the one way every message does: "0.2 s", "6.1 s", "45 s".
-func formatDuration(d time.Duration) string {
-	switch {
-	case d < 10*time.Second:
-		return fmt.Sprintf("%.1f s", d.Seconds())
-	default:
-		return fmt.Sprintf("%.0f s", d.Seconds())
-	}
-}

@@ -89,7 +89,7 @@ func TestRetries(t *testing.T) {
 			10, true, 1, []string{"Partial answer (cut off by the failure):\nhalf"}, 3 * time.Second},
 		{"retry-after beyond the deadline gives up at once",
 			[]fake.Script{{Status: 429, Header: map[string]string{"Retry-After": "30"}}, fake.Answer("never")},
-			5, true, 1, []string{"gave up after 1 attempt", "provider asked to wait 30s", "Attempts:\n  1) ", "rate limited"}, 2 * time.Second},
+			5, true, 1, []string{"gave up after 1 attempt", "provider asked to wait 30 seconds", "Attempts:\n  1) ", "rate limited"}, 2 * time.Second},
 		{"at most MaxAttempts",
 			[]fake.Script{{Status: 500}, {Status: 500}, {Status: 500}, {Status: 500}, fake.Answer("never")},
 			20, true, consult.MaxAttempts, []string{"gave up after 4 attempts", "  4) "}, 5 * time.Second},

@@ -141,7 +141,7 @@ func (s *Service) consultInWorker(ctx context.Context, req request, start time.T
 	}
 	if ctx.Err() == nil {
 		j.markDetached(id)
-		return runningFromRecord(j, rec, fmt.Sprintf("timeout %s reached", formatSeconds(req.Timeout)))
+		return runningFromRecord(j, rec, fmt.Sprintf("timeout %s reached", consult.FormatDuration(req.Timeout)))
 	}
 	if !userStopped(ctx) {
 		j.markDetached(id)
@@ -225,7 +225,7 @@ func (j *Jobs) finishDead(id string) results.Record {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Consultation %s stopped before finishing: the process running it (pid %d) ended without saving a result (it was killed or crashed, or the machine restarted).", id, rec.PID)
 	if p := rec.Progress; p != nil {
-		fmt.Fprintf(&b, " It had run %s, %s", (time.Duration(p.ElapsedSeconds * float64(time.Second))).Round(time.Second), p.Phase)
+		fmt.Fprintf(&b, " It had run %s, %s", consult.FormatDuration(time.Duration(p.ElapsedSeconds*float64(time.Second))), p.Phase)
 		if p.Files > 0 {
 			fmt.Fprintf(&b, "; %s %s, %s, %s prompt tokens", consult.Thousands(int64(p.Files)), plural(p.Files, "file", "files"), p.Bytes, p.PromptTokens)
 		}
@@ -284,7 +284,7 @@ func progressLine(rec results.Record) string {
 	if p := rec.Progress; p != nil && p.Message != "" {
 		return p.Message
 	}
-	return fmt.Sprintf("starting, %s", time.Since(rec.Created).Truncate(time.Second))
+	return fmt.Sprintf("starting, %s", consult.FormatDuration(time.Since(rec.Created).Truncate(time.Second)))
 }
 
 // jobRecord is the running record of a worker's job, before its progress.
@@ -319,10 +319,10 @@ func runningFromRecord(j *Jobs, rec results.Record, why string) Result {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Still running in the background (%s): id %s.\n", why, rec.ID)
 	fmt.Fprintf(&b, "So far: %s%s%s.\n", progressLine(rec), sizes, streamed)
-	fmt.Fprintf(&b, `Collect it with consultation_result {"id": %q} (waits up to %g s per call; set "wait" up to %g); stop it with consultation_cancel. `,
-		rec.ID, consult.DefaultWait.Seconds(), consult.MaxWait.Seconds())
+	fmt.Fprintf(&b, `Collect it with consultation_result {"id": %q} (waits up to %s per call; set "wait" up to %g); stop it with consultation_cancel. `,
+		rec.ID, consult.FormatDuration(consult.DefaultWait), consult.MaxWait.Seconds())
 	fmt.Fprintf(&b, "It may run until %s (background limit %s) in a worker process of its own; its result is kept for %s, across server restarts.",
-		rec.Created.Add(j.limit).UTC().Format("15:04:05 UTC"), j.limit, j.store.TTL())
+		rec.Created.Add(j.limit).UTC().Format("15:04:05 UTC"), consult.FormatDuration(j.limit), consult.FormatDuration(j.store.TTL()))
 	return Result{Text: b.String(), Summary: sum}
 }
 

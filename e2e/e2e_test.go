@@ -634,7 +634,7 @@ func TestIdleTimeout(t *testing.T) {
 				if !res.IsError {
 					t.Errorf("result is not an error after %dms:\n%s", out.ElapsedMs, res.Text)
 				}
-				if want := "No progress for 2s (idle timeout)"; !strings.Contains(res.Text, want) {
+				if want := "No progress for 2 seconds (idle timeout)"; !strings.Contains(res.Text, want) {
 					t.Errorf("result text lacks %q:\n%s", want, res.Text)
 				}
 				if out.ElapsedMs < 2000 || out.ElapsedMs > 3000 {
@@ -804,7 +804,7 @@ func TestLongTimeoutWarnedBeforeClientGivesUp(t *testing.T) {
 		if out.OK {
 			t.Fatalf("call succeeded after %dms, want the SDK's request timeout at 2.5s", out.ElapsedMs)
 		}
-		const warning = "timeout 30 s accepted"
+		const warning = "timeout 30 seconds accepted"
 		if len(out.Progress) == 0 || !strings.Contains(out.Progress[0].Message, warning) || out.Progress[0].At > 1000 {
 			t.Errorf("progress = %+v, want the warning in the first notification, at once", out.Progress)
 		}

@@ -207,7 +207,7 @@ func TestWarningReachesClientWithoutSetLevel(t *testing.T) {
 			time.Sleep(50 * time.Millisecond) // notifications travel apart from results
 			mu.Lock()
 			defer mu.Unlock()
-			got := len(warnings) > 0 && strings.HasPrefix(warnings[0], "warning: timeout 30 s accepted")
+			got := len(warnings) > 0 && strings.HasPrefix(warnings[0], "warning: timeout 30 seconds accepted")
 			if got != tc.want {
 				t.Errorf("warnings received: %q; want the timeout warning: %v", warnings, tc.want)
 			}

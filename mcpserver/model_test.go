@@ -226,7 +226,7 @@ func TestIdleTimeoutThroughClient(t *testing.T) {
 	if el := time.Since(start); el > 2*time.Second {
 		t.Errorf("idle call cut after %v, want about 500ms", el)
 	}
-	if got := text(res); !res.IsError || !strings.Contains(got, "No progress for 500ms (idle timeout) while receiving the answer") || !strings.Contains(got, "start") {
+	if got := text(res); !res.IsError || !strings.Contains(got, "No progress for 0.5 seconds (idle timeout) while receiving the answer") || !strings.Contains(got, "start") {
 		t.Errorf("want an idle timeout keeping the partial answer:\n%s", got)
 	}
 }

@@ -108,7 +108,7 @@ func (e *Error) Error() string {
 		b.WriteString(" (after part of the answer had arrived)")
 	}
 	if e.RetryAfter > 0 {
-		fmt.Fprintf(&b, "; retry after %s", e.RetryAfter)
+		fmt.Fprintf(&b, "; retry after %s", consult.FormatDuration(e.RetryAfter))
 	}
 	if e.Kind == Auth {
 		fmt.Fprintf(&b, "; check the API key (the key argument or %s)", keyEnv(e.Provider))

@@ -229,7 +229,7 @@ func TestErrorMessage(t *testing.T) {
 		want string
 	}{
 		{&Error{Provider: "openai", Kind: RateLimited, Status: 429, Code: "rate_limit_exceeded", Message: "slow down", RetryAfter: 2 * time.Second},
-			"openai: rate limited (HTTP 429, rate_limit_exceeded): slow down; retry after 2s"},
+			"openai: rate limited (HTTP 429, rate_limit_exceeded): slow down; retry after 2 seconds"},
 		{&Error{Provider: "openrouter", Kind: Server, Code: "502", InBand: true, Message: "Provider disconnected", Partial: true},
 			"openrouter: server error (502) in the stream: Provider disconnected (after part of the answer had arrived)"},
 		{&Error{Provider: "gemini", Kind: Auth, Status: 400, Code: "INVALID_ARGUMENT", Message: "API key not valid."},

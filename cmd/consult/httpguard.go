@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/consultation"
 )
 
@@ -228,7 +229,7 @@ func (g *httpGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case errors.As(err, &tooBig):
 			http.Error(w, fmt.Sprintf("consult: request body over %d bytes", g.maxBody), http.StatusRequestEntityTooLarge)
 		case errors.Is(err, os.ErrDeadlineExceeded):
-			http.Error(w, fmt.Sprintf("consult: request body not received within %s", g.bodyTimeout), http.StatusRequestTimeout)
+			http.Error(w, fmt.Sprintf("consult: request body not received within %s", consult.FormatDuration(g.bodyTimeout)), http.StatusRequestTimeout)
 		default:
 			http.Error(w, "consult: reading the request body: "+err.Error(), http.StatusBadRequest)
 		}

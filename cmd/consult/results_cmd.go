@@ -81,7 +81,7 @@ func runResults(_ context.Context, args []string, getenv func(string) string, st
 		return nil
 	}
 	for _, e := range entries {
-		fmt.Fprintf(stdout, "%s  %-24s  %8s ago  %s  %s\n", e.ID, e.State, time.Since(e.Created).Round(time.Second), e.Model, oneLine(e.Query))
+		fmt.Fprintf(stdout, "%s  %-24s  %12s ago  %s  %s\n", e.ID, e.State, consult.FormatDuration(time.Since(e.Created)), e.Model, oneLine(e.Query))
 	}
 	return nil
 }

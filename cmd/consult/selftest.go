@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/consultation"
 )
 
@@ -28,12 +29,12 @@ func runSelfTest(ctx context.Context, cfg config, svc *consultation.Service, std
 	}
 	start := time.Now()
 	res := svc.Consult(ctx, consultation.Request{Path: dir, Pattern: "probe.txt", Query: selfTestQuery, Timeout: cfg.defaultTimeout}, nil)
-	elapsed := time.Since(start).Round(time.Millisecond)
+	elapsed := time.Since(start)
 	if res.IsError {
-		fmt.Fprintf(stderr, "consult %s --test failed after %s:\n%s\n", cfg.provider, elapsed, res.Text)
+		fmt.Fprintf(stderr, "consult %s --test failed after %s:\n%s\n", cfg.provider, consult.FormatDuration(elapsed), res.Text)
 		return exitCode(1)
 	}
-	fmt.Fprintf(stdout, "consult %s --test: OK in %s (provider %s, endpoint %s)\n%s\n", cfg.provider, elapsed, cfg.provider, endpoint(cfg), res.Text)
+	fmt.Fprintf(stdout, "consult %s --test: OK in %s (provider %s, endpoint %s)\n%s\n", cfg.provider, consult.FormatDuration(elapsed), cfg.provider, endpoint(cfg), res.Text)
 	return nil
 }
 

@@ -122,7 +122,7 @@ func runServe(ctx context.Context, provider string, args []string, getenv func(s
 	s := mcpserver.New(mcpserver.Config{Service: svc, Provider: provider, Logger: logger})
 	if cfg.defaultTimeout >= consult.TimeoutWarnAt {
 		// Once here, not on every call that leaves the timeout to the server.
-		logger.Warn("the default timeout is long enough for many MCP clients to give up on a call first (they wait about 25-60 s unless progress resets their clock); calls that need longer can pass on_timeout \"continue\"",
+		logger.Warn("the default timeout is long enough for many MCP clients to give up on a call first (they wait about 25-60 seconds unless progress resets their clock); calls that need longer can pass on_timeout \"continue\"",
 			"default_timeout", cfg.defaultTimeout)
 	}
 	logger.Info("consult serving", "provider", provider, "model", cfg.model, "transport", transportName(cfg),
