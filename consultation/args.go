@@ -363,4 +363,3 @@ func unwrapPathError(err error) error {
 	}
 	return err
 }
-

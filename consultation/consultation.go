@@ -527,4 +527,3 @@ func headersOnly(fs []files.File) []files.File {
 	}
 	return out
 }
-

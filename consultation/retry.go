@@ -130,4 +130,3 @@ func describeAttempts(failed []attemptRecord) string {
 	}
 	return b.String()
 }
-
