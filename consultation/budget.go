@@ -53,3 +53,30 @@ func (b budget) lookup() time.Duration {
 func (b budget) roomForAttempt(w time.Duration) bool {
 	return w+consult.MinAttemptTime <= b.left()
 }
+
+// liveRules are a call's idle timeout and heartbeat interval.
+type liveRules struct {
+	idle     time.Duration // 0: off
+	interval time.Duration
+	clamped  bool // the server's idle timeout was longer than the call's time, and cut to it
+}
+
+// liveRules returns the rules for a call that may run for d (its timeout, or the background
+// limit; 0 for a wait that has no idle rule): the server's idle timeout, clamped to d; the
+// heartbeat (consult.DefaultHeartbeat unless set), clamped to at most half the idle timeout.
+func (s *Service) liveRules(d time.Duration) liveRules {
+	l := liveRules{idle: max(s.IdleTimeout, 0), interval: s.Heartbeat}
+	if d > 0 && l.idle > d {
+		l.idle, l.clamped = d, true
+	}
+	if l.interval <= 0 {
+		l.interval = consult.DefaultHeartbeat
+	}
+	if l.idle > 0 {
+		l.interval = min(l.interval, l.idle/2)
+	}
+	return l
+}
+
+// rules returns the idle timeout and the heartbeat interval.
+func (l liveRules) rules() (idle, interval time.Duration) { return l.idle, l.interval }

@@ -178,10 +178,7 @@ func (s *Service) awaitOther(ctx context.Context, rec results.Record, wait time.
 }
 
 func (s *Service) heartbeat() time.Duration {
-	if s.Heartbeat > 0 {
-		return s.Heartbeat
-	}
-	return consult.DefaultHeartbeat
+	return s.liveRules(0).interval
 }
 
 // fromRecord is the result a saved consultation returns: its saved summary, or one made

@@ -150,7 +150,7 @@ func (s *Service) Consult(ctx context.Context, in Request, r Reporter) Result {
 			return Failure(ClassInternal, "the server's default model is invalid: "+err.Error())
 		}
 	}
-	if !req.Continue && s.IdleTimeout > req.Timeout {
+	if l := s.liveRules(req.Timeout); !req.Continue && l.clamped {
 		req.Warnings = append(req.Warnings, fmt.Sprintf("the server's idle timeout (%s) is longer than this call's timeout; it is clamped to %s", consult.FormatDuration(s.IdleTimeout), consult.FormatDuration(req.Timeout)))
 	}
 	var res Result
@@ -175,7 +175,11 @@ func (s *Service) consultWithin(ctx context.Context, req request, start time.Tim
 	defer cancelCause(nil)
 	c := &call{svc: s, req: req, start: start, reporter: r, cancel: cancelCause}
 	c.setPhase(PhaseQueued)
-	c.idle, c.interval = s.liveness(req.Timeout)
+	l := s.liveRules(req.Timeout)
+	if l.clamped {
+		s.logger().Warn("idle timeout longer than the call's timeout: clamped", "idle_timeout", s.IdleTimeout, "timeout", req.Timeout)
+	}
+	c.idle, c.interval = l.rules()
 	for _, w := range c.req.Warnings {
 		c.log(LevelWarning, w)
 	}
@@ -184,24 +188,6 @@ func (s *Service) consultWithin(ctx context.Context, req request, start time.Tim
 	res := c.run(ctx)
 	hb.halt()
 	return res
-}
-
-// liveness returns the idle timeout and heartbeat interval for a call with this timeout:
-// the idle timeout clamped to the timeout (with a log line), the heartbeat to half of it.
-func (s *Service) liveness(timeout time.Duration) (idle, interval time.Duration) {
-	idle = max(s.IdleTimeout, 0)
-	if idle > timeout {
-		s.logger().Warn("idle timeout longer than the call's timeout: clamped", "idle_timeout", idle, "timeout", timeout)
-		idle = timeout
-	}
-	interval = s.Heartbeat
-	if interval <= 0 {
-		interval = consult.DefaultHeartbeat
-	}
-	if idle > 0 {
-		interval = min(interval, idle/2)
-	}
-	return idle, interval
 }
 
 // log sends a notable event to the client (while one listens) and the server log.

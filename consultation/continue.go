@@ -30,7 +30,7 @@ func (s *Service) consultContinuing(ctx context.Context, req request, start time
 		return s.consultInWorker(ctx, req, start, r)
 	}
 	c := &call{svc: s, req: req, start: start, reporter: r, id: results.NewID(start)}
-	c.idle, c.interval = s.liveness(s.Jobs.Limit())
+	c.idle, c.interval = s.liveRules(s.Jobs.Limit()).rules()
 	for _, w := range req.Warnings {
 		c.log(LevelWarning, w)
 	}

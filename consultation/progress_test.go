@@ -131,7 +131,11 @@ func TestLivenessClamps(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			svc := &Service{Heartbeat: tc.heartbeat, IdleTimeout: tc.idle}
-			idle, hb := svc.liveness(tc.timeout)
+			l := svc.liveRules(tc.timeout)
+			idle, hb := l.rules()
+			if l.clamped != (tc.idle > tc.timeout) {
+				t.Errorf("clamped = %v, want %v", l.clamped, tc.idle > tc.timeout)
+			}
 			if idle != tc.wantIdle || hb != tc.wantHeartbeat {
 				t.Errorf("liveness = idle %v heartbeat %v, want %v %v", idle, hb, tc.wantIdle, tc.wantHeartbeat)
 			}

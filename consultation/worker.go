@@ -352,7 +352,7 @@ func (s *Service) RunWorker(ctx context.Context, job WorkerJob) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	c := &call{svc: s, req: job.Request, start: job.Created, id: job.ID, cancel: cancel}
-	c.idle, c.interval = s.liveness(job.Limit)
+	c.idle, c.interval = s.liveRules(job.Limit).rules()
 	base := jobRecord(job)
 	base.PID = os.Getpid()
 	base.PIDStart = processStart(base.PID)
