@@ -49,8 +49,6 @@ const (
 	// SkipExamples is how many example paths the report lists for each reason a file was
 	// left out: enough to recognise the pattern, short enough to read.
 	SkipExamples = 3
-	// ReportTop is how many of the largest files and directories a report lists.
-	ReportTop = 5
 )
 
 // Argument limits.
@@ -58,16 +56,6 @@ const (
 	// MaxPatternLength is the longest glob accepted, in bytes: real patterns are tens of
 	// characters; a longer one is a mistake or an attack on the matcher.
 	MaxPatternLength = 1024
-	// MaxQueryBytes is the longest question accepted: 256 KiB of question is already a
-	// document; put documents in files and gather them.
-	MaxQueryBytes Bytes = 256 << 10
-)
-
-// Model limits.
-const (
-	// AnswerReserve is the part of a context window kept free for the answer and any
-	// reasoning when deciding whether a request fits: most answers are well under 16k tokens.
-	AnswerReserve Tokens = 16_000
 )
 
 // Background consultations (on_timeout "continue").
@@ -90,18 +78,4 @@ const (
 	// MinWait and MaxWait bound consultation_result's wait, like a call's timeout.
 	MinWait = 1 * time.Second
 	MaxWait = 600 * time.Second
-)
-
-// Retries.
-const (
-	// MaxAttempts bounds the requests one call sends: beyond four, a failing provider is
-	// down, and the caller is better told so than kept waiting.
-	MaxAttempts = 4
-	// RetryBase and RetryCap shape the full-jitter exponential backoff between attempts:
-	// the n-th wait is uniform in [0, min(RetryCap, RetryBase·2^n)).
-	RetryBase = 500 * time.Millisecond
-	RetryCap  = 8 * time.Second
-	// MinAttemptTime is the least time left that makes another attempt worth sending: a
-	// large prompt takes seconds just to upload and prefill.
-	MinAttemptTime = 2 * time.Second
 )

@@ -15,6 +15,10 @@ import (
 	"github.com/consultmcp/consult/models"
 )
 
+// MaxQueryBytes is the longest question accepted: 256 KiB of question is already a
+// document; put documents in files and gather them.
+const MaxQueryBytes consult.Bytes = 256 << 10
+
 // ErrInvalidArgument is wrapped by every refusal of a caller's arguments (see ArgError):
 // they break a rule, and nothing was read or sent.
 var ErrInvalidArgument = errors.New("invalid argument")
@@ -250,8 +254,8 @@ func checkQuery(q string) error {
 	if !utf8.ValidString(q) {
 		return argErr(ArgQuery, "query is not valid UTF-8 text: send the question as plain text")
 	}
-	if n := consult.Bytes(len(q)); n > consult.MaxQueryBytes {
-		return argErr(ArgQuery, "query is %s; the limit is %s: put long material in a file under path and gather it with pattern instead", n, consult.MaxQueryBytes)
+	if n := consult.Bytes(len(q)); n > MaxQueryBytes {
+		return argErr(ArgQuery, "query is %s; the limit is %s: put long material in a file under path and gather it with pattern instead", n, MaxQueryBytes)
 	}
 	return nil
 }

@@ -53,7 +53,7 @@ func TestValidateRefuses(t *testing.T) {
 		{"on_timeout other word", edit(ok, func(r *Request) { r.OnTimeout = "background" }), "on_timeout", []string{`"background"`, `"continue"`}},
 		{"on_timeout upper case", edit(ok, func(r *Request) { r.OnTimeout = "CONTINUE" }), "on_timeout", []string{`"CONTINUE"`}},
 		{"invalid utf8 query", edit(ok, func(r *Request) { r.Query = "why\xff?" }), "query", []string{"UTF-8"}},
-		{"huge query", edit(ok, func(r *Request) { r.Query = strings.Repeat("q", int(consult.MaxQueryBytes)+1) }), "query", []string{"limit"}},
+		{"huge query", edit(ok, func(r *Request) { r.Query = strings.Repeat("q", int(MaxQueryBytes)+1) }), "query", []string{"limit"}},
 		{"bad model suffix", edit(ok, func(r *Request) { r.Model = "o3|fast" }), "model", []string{"|thinking"}},
 		{"escaping pattern", edit(ok, func(r *Request) { r.Pattern = "../*.go" }), "pattern", []string{`"../*.go"`}},
 		{"absolute pattern", edit(ok, func(r *Request) { r.Pattern = "/etc/*" }), "pattern", []string{`"/etc/*"`}},

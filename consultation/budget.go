@@ -49,9 +49,9 @@ func (b budget) lookup() time.Duration {
 }
 
 // roomForAttempt reports whether an attempt after a wait of w still has the least time an
-// attempt needs (consult.MinAttemptTime) before the deadline.
+// attempt needs (minAttemptTime) before the deadline.
 func (b budget) roomForAttempt(w time.Duration) bool {
-	return w+consult.MinAttemptTime <= b.left()
+	return w+minAttemptTime <= b.left()
 }
 
 // liveRules are a call's idle timeout and heartbeat interval.

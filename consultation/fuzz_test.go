@@ -117,7 +117,7 @@ func FuzzValidate(f *testing.F) {
 			}
 		}
 		// query: non-blank UTF-8 within the limit, unchanged.
-		if req.Query != query || !utf8.ValidString(req.Query) || strings.TrimSpace(req.Query) == "" || consult.Bytes(len(req.Query)) > consult.MaxQueryBytes {
+		if req.Query != query || !utf8.ValidString(req.Query) || strings.TrimSpace(req.Query) == "" || consult.Bytes(len(req.Query)) > MaxQueryBytes {
 			t.Fatalf("accepted query %q", shortFuzz(query))
 		}
 		// model: exactly what ParseSpec makes of it.

@@ -10,6 +10,14 @@ import (
 	"github.com/consultmcp/consult/files"
 )
 
+const (
+	// reportTop is how many of the largest files and directories a report lists.
+	reportTop = 5
+	// maxAnswerReserve is the part of a context window kept free for the answer and any
+	// reasoning when deciding whether a request fits: most answers are well under 16k tokens.
+	maxAnswerReserve consult.Tokens = 16_000
+)
+
 // Entry is one file or directory in a size report.
 type Entry struct {
 	// Path is relative to the consulted directory; directories end in "/".
@@ -90,14 +98,14 @@ func buildReport(req request, g *files.Gathered, tok []consult.Tokens, overhead 
 	entries, dirs, total := sizes(g, tok)
 	r.Tokens = total
 	r.PromptTokens = r.Tokens + overhead
-	r.LargestFiles = top(entries, consult.ReportTop)
+	r.LargestFiles = top(entries, reportTop)
 	dirList := make([]Entry, 0, len(dirs))
 	for _, e := range dirs {
 		if e.Files < r.Files || len(dirs) == 1 { // a directory holding everything says nothing
 			dirList = append(dirList, *e)
 		}
 	}
-	r.LargestDirs = top(dirList, consult.ReportTop)
+	r.LargestDirs = top(dirList, reportTop)
 	return r
 }
 
@@ -147,10 +155,10 @@ func top(list []Entry, n int) []Entry {
 	return sorted
 }
 
-// answerReserve is the room kept for the answer in a window: consult.AnswerReserve, or a
+// answerReserve is the room kept for the answer in a window: maxAnswerReserve, or a
 // tenth of a small window.
 func answerReserve(window consult.Tokens) consult.Tokens {
-	return min(consult.AnswerReserve, window/10)
+	return min(maxAnswerReserve, window/10)
 }
 
 // setWindow records the model's context window and whether the request fits it, and

@@ -12,6 +12,20 @@ import (
 	"github.com/consultmcp/consult/providers"
 )
 
+// Retries.
+const (
+	// maxAttempts bounds the requests one call sends: beyond four, a failing provider is
+	// down, and the caller is better told so than kept waiting.
+	maxAttempts = 4
+	// retryBase and retryCap shape the full-jitter exponential backoff between attempts:
+	// the n-th wait is uniform in [0, min(retryCap, retryBase·2^n)).
+	retryBase = 500 * time.Millisecond
+	retryCap  = 8 * time.Second
+	// minAttemptTime is the least time left that makes another attempt worth sending: a
+	// large prompt takes seconds just to upload and prefill.
+	minAttemptTime = 2 * time.Second
+)
+
 // attemptRecord is one failed attempt, for the final message.
 type attemptRecord struct {
 	err     error
@@ -31,9 +45,9 @@ func backoff(n int, err error, left time.Duration, rnd func(time.Duration) time.
 	if ra := retryAfterOf(err); ra > 0 {
 		return ra
 	}
-	ceiling := min(consult.RetryCap, consult.RetryBase<<(n-1))
-	if errors.Is(err, providers.RateLimited) && n < consult.MaxAttempts {
-		w := (left - consult.MinAttemptTime) / time.Duration(consult.MaxAttempts-n)
+	ceiling := min(retryCap, retryBase<<(n-1))
+	if errors.Is(err, providers.RateLimited) && n < maxAttempts {
+		w := (left - minAttemptTime) / time.Duration(maxAttempts-n)
 		if w > ceiling {
 			return w/2 + rnd(w/2)
 		}
@@ -82,7 +96,7 @@ func (c *call) streamWithRetries(ctx context.Context, preq providers.Request) (*
 			return resp, err, failed, ""
 		}
 		failed = append(failed, attemptRecord{err: err, elapsed: time.Since(t0)})
-		if n >= consult.MaxAttempts {
+		if n >= maxAttempts {
 			return resp, err, failed, fmt.Sprintf("gave up after %d attempts, the most one call makes", n)
 		}
 		b := budgetOf(ctx)
@@ -93,14 +107,14 @@ func (c *call) streamWithRetries(ctx context.Context, preq providers.Request) (*
 			if ra := retryAfterOf(err); ra > 0 {
 				why += fmt.Sprintf(", and the provider asked to wait %s", consult.FormatDuration(ra))
 			}
-			why += fmt.Sprintf("; another attempt needs at least %s", consult.MinAttemptTime)
+			why += fmt.Sprintf("; another attempt needs at least %s", minAttemptTime)
 			return resp, err, failed, why
 		}
 		failed[len(failed)-1].wait = wait
 		// The phase first: the notice below sends a progress report at once, which must say so.
 		c.setLiveStream(nil) // the failed attempt's stream says nothing of the wait
-		c.setPhase(Phase(fmt.Sprintf("waiting to retry (attempt %d of %d in %s)", n+1, consult.MaxAttempts, consult.FormatDuration(wait))))
-		c.log(LevelWarning, fmt.Sprintf("attempt %d of %d failed (%v); retrying in %s", n, consult.MaxAttempts, err, consult.FormatDuration(wait)))
+		c.setPhase(Phase(fmt.Sprintf("waiting to retry (attempt %d of %d in %s)", n+1, maxAttempts, consult.FormatDuration(wait))))
+		c.log(LevelWarning, fmt.Sprintf("attempt %d of %d failed (%v); retrying in %s", n, maxAttempts, err, consult.FormatDuration(wait)))
 		c.alive.pause()
 		select {
 		case <-ctx.Done():

@@ -28,9 +28,9 @@ func TestBackoff(t *testing.T) {
 		rnd  func(time.Duration) time.Duration
 		want time.Duration
 	}{
-		{1, server, 20 * time.Second, full, consult.RetryBase - 1},
-		{2, server, 20 * time.Second, full, 2*consult.RetryBase - 1},
-		{10, server, 20 * time.Second, full, consult.RetryCap - 1},
+		{1, server, 20 * time.Second, full, retryBase - 1},
+		{2, server, 20 * time.Second, full, 2*retryBase - 1},
+		{10, server, 20 * time.Second, full, retryCap - 1},
 		{1, server, 20 * time.Second, noJitter, 0},
 		{1, told, 20 * time.Second, noJitter, 3 * time.Second},
 		{3, told, 20 * time.Second, full, 3 * time.Second},
@@ -40,7 +40,7 @@ func TestBackoff(t *testing.T) {
 		{1, limited, 22 * time.Second, noJitter, 10 * time.Second / 3},
 		{3, limited, 10 * time.Second, full, 8*time.Second - 1},
 		// Little time left: no less than the exponential step.
-		{1, limited, 3 * time.Second, full, consult.RetryBase - 1},
+		{1, limited, 3 * time.Second, full, retryBase - 1},
 	} {
 		if got := backoff(tc.n, tc.err, tc.left, tc.rnd); got != tc.want {
 			t.Errorf("backoff(%d, %v, %v) = %v, want %v", tc.n, tc.err, tc.left, got, tc.want)
@@ -92,7 +92,7 @@ func TestRetries(t *testing.T) {
 			5, true, 1, []string{"gave up after 1 attempt", "provider asked to wait 30 seconds", "Attempts:\n  1) ", "rate limited"}, 2 * time.Second},
 		{"at most MaxAttempts",
 			[]fake.Script{{Status: 500}, {Status: 500}, {Status: 500}, {Status: 500}, fake.Answer("never")},
-			20, true, consult.MaxAttempts, []string{"gave up after 4 attempts", "  4) "}, 5 * time.Second},
+			20, true, maxAttempts, []string{"gave up after 4 attempts", "  4) "}, 5 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, svc := upstream(t, 0)
@@ -180,8 +180,8 @@ func TestRateLimitUsesTheBudget(t *testing.T) {
 		if !res.IsError {
 			t.Fatalf("want an error, got %s", res.Text)
 		}
-		if len(m.sent) != consult.MaxAttempts {
-			t.Fatalf("%d attempts, want %d", len(m.sent), consult.MaxAttempts)
+		if len(m.sent) != maxAttempts {
+			t.Fatalf("%d attempts, want %d", len(m.sent), maxAttempts)
 		}
 		if last := m.sent[len(m.sent)-1].Sub(start); last < 12*time.Second {
 			t.Errorf("the last attempt went at %v: the attempts did not use the 22 s budget", last)
