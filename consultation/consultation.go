@@ -199,63 +199,61 @@ func (c *call) log(level Level, msg string) {
 	if level == LevelWarning || level == LevelError {
 		c.notice.Store(&msg)
 	}
-	c.repMu.Lock()
+	c.mu.Lock()
 	if c.reporter != nil {
 		c.reporter.Log(level, msg)
 	}
-	c.repMu.Unlock()
-	c.hbMu.Lock()
 	c.hb.poke()
-	c.hbMu.Unlock()
+	c.mu.Unlock()
 }
 
 // setHeartbeat records the heartbeat that log pokes.
 func (c *call) setHeartbeat(hb *heartbeat) {
-	c.hbMu.Lock()
+	c.mu.Lock()
 	c.hb = hb
-	c.hbMu.Unlock()
+	c.mu.Unlock()
 }
 
 // setReporter changes who hears the call's notices; it waits for a notice being sent, so
 // none reaches the old reporter afterwards.
 func (c *call) setReporter(r Reporter) {
-	c.repMu.Lock()
+	c.mu.Lock()
 	c.reporter = r
-	c.repMu.Unlock()
+	c.mu.Unlock()
 }
 
 // setAnswer keeps the answer text (whole or partial) for the results directory.
 func (c *call) setAnswer(text string) {
-	c.answerMu.Lock()
+	c.mu.Lock()
 	c.answerTxt = text
-	c.answerMu.Unlock()
+	c.mu.Unlock()
 }
 
 // fullAnswer is the answer kept by setAnswer.
 func (c *call) fullAnswer() string {
-	c.answerMu.Lock()
-	defer c.answerMu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return c.answerTxt
 }
 
 // call is the state of one consultation.
 type call struct {
-	svc      *Service
-	req      request
-	start    time.Time
-	phaseV   atomic.Value           // Phase; read by the heartbeat
-	notice   atomic.Pointer[string] // the latest warning, for the next progress report
-	hbMu     sync.Mutex
+	svc    *Service
+	req    request
+	start  time.Time
+	phaseV atomic.Value           // Phase; read by the heartbeat
+	notice atomic.Pointer[string] // the latest warning, for the next progress report
+	// mu guards hb, reporter, live and answerTxt: what the call's goroutine, its heartbeat
+	// and a caller that collects or leaves share.
+	mu       sync.Mutex
 	hb       *heartbeat // poked when there is news; nil before it starts
-	repMu    sync.Mutex // guards reporter: a background call drops it when its caller leaves
-	reporter Reporter
+	reporter Reporter   // dropped (nil) when a background call's caller leaves
 	cancel   context.CancelCauseFunc
 	id       string                 // set for on_timeout "continue": the id to collect the result with
 	queuedOn atomic.Pointer[waiter] // its place in line for admission while it waits
 	idle     time.Duration
 	interval time.Duration
 	alive    liveness
-	liveMu   sync.Mutex
 
 	gathered  *files.Gathered
 	counts    []consult.Tokens
@@ -265,8 +263,7 @@ type call struct {
 	attempts  atomic.Int32   // model requests sent; read by the heartbeat
 	failed    []attemptRecord
 	sized     atomic.Pointer[Report] // the size report once counted; read by "still running"
-	answerMu  sync.Mutex
-	answerTxt string // the full (or partial) answer once the call ends, for the results directory
+	answerTxt string                 // the full (or partial) answer once the call ends, for the results directory
 }
 
 func (c *call) run(ctx context.Context) Result {

@@ -231,9 +231,9 @@ func (c *call) admit(ctx context.Context) (*reservation, error) {
 	r, err := f.reserve(ctx, need, func(w *waiter) {
 		c.queuedOn.Store(w)
 		c.svc.logger().Info("call queued behind the bytes in flight", "ahead", f.ahead(w), "bound", f.Limit())
-		c.hbMu.Lock()
+		c.mu.Lock()
 		c.hb.poke() // the client hears at once that it waits
-		c.hbMu.Unlock()
+		c.mu.Unlock()
 	})
 	c.queuedOn.Store(nil)
 	return r, err

@@ -245,15 +245,15 @@ func (c *call) progressMessage(now time.Time) string {
 }
 
 func (c *call) liveStream() *stream {
-	c.liveMu.Lock()
-	defer c.liveMu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return c.live
 }
 
 func (c *call) setLiveStream(s *stream) {
-	c.liveMu.Lock()
+	c.mu.Lock()
 	c.live = s
-	c.liveMu.Unlock()
+	c.mu.Unlock()
 }
 
 // withActivity arranges for upstream reads of this call to be noted.
