@@ -120,10 +120,10 @@ func (j *Jobs) Store() *results.Store { return j.store }
 // results directory (saved) or, when it could not be saved, in res.
 type job struct {
 	id      string
-	owner   string // who started it: only the same owner may list, collect or cancel it
-	session string // the client session that started it
-	query   string // the head of the question, for listings
-	cancel  context.CancelCauseFunc
+	owner   string                  // who started it: only the same owner may list, collect or cancel it
+	session string                  // the client session that started it
+	query   string                  // the head of the question, for listings
+	cancel  context.CancelCauseFunc // the call's (kept once the call is dropped)
 	created time.Time
 
 	mu        sync.Mutex
@@ -176,10 +176,9 @@ func (j *Jobs) start(c *call, owner, session string) (*job, error) {
 	if j.closing.Load() {
 		return nil, ErrShutdown
 	}
-	ctx, cancel := context.WithCancelCause(j.base)
+	ctx := c.cancellable(j.base)
 	ctx, stop := context.WithDeadlineCause(ctx, c.start.Add(j.limit), ErrBackgroundLimit)
-	c.cancel = cancel
-	jb := &job{id: c.id, owner: owner, session: session, query: shortQuery(c.req.Query), c: c, cancel: cancel, created: c.start, finished: make(chan struct{})}
+	jb := &job{id: c.id, owner: owner, session: session, query: shortQuery(c.req.Query), c: c, cancel: c.cancel, created: c.start, finished: make(chan struct{})}
 	j.mu.Lock()
 	j.jobs[jb.id] = jb
 	j.mu.Unlock()
@@ -187,7 +186,7 @@ func (j *Jobs) start(c *call, owner, session string) (*job, error) {
 	go func() {
 		defer j.wg.Done()
 		defer stop()
-		defer cancel(nil)
+		defer c.cancel(nil)
 		res := c.run(ctx)
 		var cause error
 		if ctx.Err() != nil {

@@ -171,9 +171,9 @@ func (s *Service) Consult(ctx context.Context, in Request, r Reporter) Result {
 func (s *Service) consultWithin(ctx context.Context, req request, start time.Time, r Reporter) Result {
 	ctx, cancel := context.WithDeadlineCause(ctx, start.Add(req.Timeout), ErrCallTimeout)
 	defer cancel()
-	ctx, cancelCause := context.WithCancelCause(ctx)
-	defer cancelCause(nil)
-	c := &call{svc: s, req: req, start: start, reporter: r, cancel: cancelCause}
+	c := &call{svc: s, req: req, start: start, reporter: r}
+	ctx = c.cancellable(ctx)
+	defer c.cancel(nil)
 	c.setPhase(PhaseQueued)
 	l := s.liveRules(req.Timeout)
 	if l.clamped {
@@ -248,7 +248,7 @@ type call struct {
 	mu       sync.Mutex
 	hb       *heartbeat // poked when there is news; nil before it starts
 	reporter Reporter   // dropped (nil) when a background call's caller leaves
-	cancel   context.CancelCauseFunc
+	cancel   context.CancelCauseFunc // set by cancellable only
 	id       string                 // set for on_timeout "continue": the id to collect the result with
 	queuedOn atomic.Pointer[waiter] // its place in line for admission while it waits
 	idle     time.Duration
@@ -264,6 +264,14 @@ type call struct {
 	failed    []attemptRecord
 	sized     atomic.Pointer[Report] // the size report once counted; read by "still running"
 	answerTxt string                 // the full (or partial) answer once the call ends, for the results directory
+}
+
+// cancellable derives the call's context from parent and keeps its cancel function, which
+// the idle watch and consultation_cancel use: the one place it is set.
+func (c *call) cancellable(parent context.Context) context.Context {
+	ctx, cancel := context.WithCancelCause(parent)
+	c.cancel = cancel
+	return ctx
 }
 
 func (c *call) run(ctx context.Context) Result {

@@ -349,9 +349,9 @@ func (s *Service) RunWorker(ctx context.Context, job WorkerJob) error {
 	}()
 	ctx, stop := context.WithDeadlineCause(ctx, job.Created.Add(job.Limit), ErrBackgroundLimit)
 	defer stop()
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	c := &call{svc: s, req: job.Request, start: job.Created, id: job.ID, cancel: cancel}
+	c := &call{svc: s, req: job.Request, start: job.Created, id: job.ID}
+	ctx = c.cancellable(ctx)
+	defer c.cancel(nil)
 	c.idle, c.interval = s.liveRules(job.Limit).rules()
 	base := jobRecord(job)
 	base.PID = os.Getpid()
