@@ -69,40 +69,63 @@ func (f *firstAnswer) Answer(string) {
 	}
 }
 
+// TestActivityTransportSeesKeepAlives: upstream life is seen, keep-alive comments
+// included, whether the caller's client wraps its transport already or not at all (the
+// providers wrap it then, once: a byte is reported once).
 func TestActivityTransportSeesKeepAlives(t *testing.T) {
 	for _, fc := range flavors {
-		t.Run(fc.name, func(t *testing.T) {
-			srv := fake.New(t, fc.flavor)
-			// Nothing but keep-alive comments for 250 ms, then the answer.
-			srv.Push(fake.Script{KeepAlive: 25 * time.Millisecond,
-				Steps: []fake.Step{fake.Sleep(250 * time.Millisecond), fake.Text("done")}})
-			hc := &http.Client{Transport: ActivityTransport(nil)}
-			p := newProviderFor(t, fc, srv.BaseURL(), hc)
+		for _, client := range []struct {
+			name string
+			hc   *http.Client
+		}{{"wrapped", &http.Client{Transport: ActivityTransport(nil)}}, {"plain", nil}} {
+			t.Run(fc.name+"/"+client.name, func(t *testing.T) {
+				t.Parallel()
+				activitySeesKeepAlives(t, fc, client.hc)
+			})
+		}
+	}
+}
 
-			var act activityLog
-			obs := &firstAnswer{}
-			ctx := WithActivity(context.Background(), act.note)
-			resp, err := p.Stream(ctx, Request{Model: fc.model, Prompt: "q"}, obs)
-			if err != nil {
-				t.Fatalf("Stream: %v", err)
-			}
-			if resp.Text != "done" {
-				t.Errorf("Text = %q, want done", resp.Text)
-			}
-			if obs.reasoning != 0 {
-				t.Errorf("the observer saw %d reasoning events, want none (only comments were sent)", obs.reasoning)
-			}
-			reads, n := act.before(obs.at)
-			if reads < 4 || n < 4*len(": keep-alive\n\n") {
-				t.Errorf("before the first answer the transport saw %d reads, %d bytes; want the keep-alive comments (>= 4)", reads, n)
-			}
-			act.mu.Lock()
-			first := act.events[0]
-			act.mu.Unlock()
-			if first.n != 0 {
-				t.Errorf("first activity event n = %d, want 0 for the response headers", first.n)
-			}
-		})
+func activitySeesKeepAlives(t *testing.T, fc flavorCase, hc *http.Client) {
+	srv := fake.New(t, fc.flavor)
+	// Nothing but keep-alive comments for 250 ms, then the answer.
+	srv.Push(fake.Script{KeepAlive: 25 * time.Millisecond,
+		Steps: []fake.Step{fake.Sleep(250 * time.Millisecond), fake.Text("done")}})
+	p := newProviderFor(t, fc, srv.BaseURL(), hc)
+
+	var act activityLog
+	obs := &firstAnswer{}
+	ctx := WithActivity(context.Background(), act.note)
+	resp, err := p.Stream(ctx, Request{Model: fc.model, Prompt: "q"}, obs)
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	if resp.Text != "done" {
+		t.Errorf("Text = %q, want done", resp.Text)
+	}
+	if obs.reasoning != 0 {
+		t.Errorf("the observer saw %d reasoning events, want none (only comments were sent)", obs.reasoning)
+	}
+	reads, n := act.before(obs.at)
+	if reads < 4 || n < 4*len(": keep-alive\n\n") {
+		t.Errorf("before the first answer the transport saw %d reads, %d bytes; want the keep-alive comments (>= 4)", reads, n)
+	}
+	act.mu.Lock()
+	first := act.events[0]
+	act.mu.Unlock()
+	if first.n != 0 {
+		t.Errorf("first activity event n = %d, want 0 for the response headers", first.n)
+	}
+	heads := 0
+	act.mu.Lock()
+	for _, e := range act.events {
+		if e.n == 0 {
+			heads++
+		}
+	}
+	act.mu.Unlock()
+	if heads != 1 {
+		t.Errorf("the response headers were reported %d times, want once (one wrapping)", heads)
 	}
 }
 

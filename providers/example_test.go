@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/consultmcp/consult/providers"
@@ -24,9 +23,8 @@ func Example() {
 	})
 
 	p, err := providers.NewOpenRouter(providers.Config{
-		APIKey:     "sk-or-example",
-		BaseURL:    srv.BaseURL(),
-		HTTPClient: &http.Client{Transport: providers.ActivityTransport(nil)},
+		APIKey:  "sk-or-example",
+		BaseURL: srv.BaseURL(),
 	})
 	if err != nil {
 		panic(err)

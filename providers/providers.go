@@ -148,8 +148,9 @@ type Config struct {
 	// fake. Empty uses the provider's public endpoint.
 	BaseURL string
 	// HTTPClient is the client to send requests with; nil uses a new client on
-	// http.DefaultTransport. Wrap its transport with [ActivityTransport] to observe
-	// upstream liveness. It should have no Timeout: the request context bounds each call.
+	// http.DefaultTransport. Its transport is wrapped with [ActivityTransport] (unless it
+	// already is one), so upstream liveness is observed whatever the caller passes. It
+	// should have no Timeout: the request context bounds each call.
 	HTTPClient *http.Client
 	// Logger receives debug records (never the key, never the prompt). Nil discards them.
 	Logger *slog.Logger
@@ -162,11 +163,18 @@ func (c Config) logger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
+// httpClient returns a copy of the client to send with, its transport reporting upstream
+// activity (see [WithActivity]).
 func (c Config) httpClient() *http.Client {
+	hc := &http.Client{}
 	if c.HTTPClient != nil {
-		return c.HTTPClient
+		cp := *c.HTTPClient
+		hc = &cp
 	}
-	return &http.Client{}
+	if _, ok := hc.Transport.(*activityTransport); !ok {
+		hc.Transport = ActivityTransport(hc.Transport)
+	}
+	return hc
 }
 
 // nopObserver is used when Stream gets a nil Observer.

@@ -78,7 +78,6 @@ func newService(cfg config, logger *slog.Logger) (*consultation.Service, error) 
 	p, err := spec.New(providers.Config{
 		APIKey:     cfg.apiKey,
 		BaseURL:    cfg.baseURL,
-		HTTPClient: &http.Client{Transport: providers.ActivityTransport(nil)},
 		Logger:     logger,
 	})
 	if err != nil {
