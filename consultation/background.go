@@ -177,7 +177,7 @@ func (j *Jobs) start(c *call, owner, session string) (*job, error) {
 		return nil, ErrShutdown
 	}
 	ctx := c.cancellable(j.base)
-	ctx, stop := context.WithDeadlineCause(ctx, c.start.Add(j.limit), ErrBackgroundLimit)
+	ctx, stop := withBackgroundLimit(ctx, c.start, j.limit)
 	jb := &job{id: c.id, owner: owner, session: session, query: shortQuery(c.req.Query), c: c, cancel: c.cancel, created: c.start, finished: make(chan struct{})}
 	j.mu.Lock()
 	j.jobs[jb.id] = jb

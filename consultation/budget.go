@@ -22,6 +22,18 @@ type budget struct {
 	deadline time.Time // zero: none
 }
 
+// withCallDeadline bounds ctx by a call's timeout, counted from its arrival at start; past
+// it, the cause is ErrCallTimeout.
+func withCallDeadline(ctx context.Context, start time.Time, timeout time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithDeadlineCause(ctx, start.Add(timeout), ErrCallTimeout)
+}
+
+// withBackgroundLimit bounds ctx by the server's background limit, counted from the
+// consultation's start; past it, the cause is ErrBackgroundLimit.
+func withBackgroundLimit(ctx context.Context, start time.Time, limit time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithDeadlineCause(ctx, start.Add(limit), ErrBackgroundLimit)
+}
+
 // budgetOf reads ctx's deadline.
 func budgetOf(ctx context.Context) budget {
 	dl, _ := ctx.Deadline()
@@ -40,6 +52,15 @@ func (b budget) left() time.Duration {
 // sent any more.
 func (b budget) quiet(now time.Time) bool {
 	return !b.deadline.IsZero() && b.deadline.Sub(now) < quietBeforeEnd
+}
+
+// quietFrom is when the quiet before the deadline begins (the zero time when there is no
+// deadline).
+func (b budget) quietFrom() time.Time {
+	if b.deadline.IsZero() {
+		return b.deadline
+	}
+	return b.deadline.Add(-quietBeforeEnd)
 }
 
 // lookup is how long the model look-up may take: a quarter of what is left, at most

@@ -169,7 +169,7 @@ func (s *Service) Consult(ctx context.Context, in Request, r Reporter) Result {
 
 // consultWithin runs a call that ends at its timeout (on_timeout "fail").
 func (s *Service) consultWithin(ctx context.Context, req request, start time.Time, r Reporter) Result {
-	ctx, cancel := context.WithDeadlineCause(ctx, start.Add(req.Timeout), ErrCallTimeout)
+	ctx, cancel := withCallDeadline(ctx, start, req.Timeout)
 	defer cancel()
 	c := &call{svc: s, req: req, start: start, reporter: r}
 	ctx = c.cancellable(ctx)

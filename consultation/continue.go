@@ -41,7 +41,7 @@ func (s *Service) consultContinuing(ctx context.Context, req request, start time
 	if err != nil {
 		return Failure(ClassOverloaded, "The server is shutting down and starts no new background consultations; call again once it has restarted.")
 	}
-	fg, cancel := context.WithDeadline(ctx, start.Add(req.Timeout))
+	fg, cancel := withCallDeadline(ctx, start, req.Timeout)
 	defer cancel()
 	hb := startHeartbeatNow(fg, r, c.interval, c.progressWithID) // the id reaches the client at once
 	select {

@@ -132,10 +132,9 @@ func (s *Service) consultInWorker(ctx context.Context, req request, start time.T
 		return Failure(ClassInternal, rec.Text)
 	}
 	j.logger.Info("background worker started", "id", id, "pid", pid)
-	end := start.Add(req.Timeout)
-	fg, cancel := context.WithDeadline(ctx, end)
+	fg, cancel := withCallDeadline(ctx, start, req.Timeout)
 	defer cancel()
-	rec, done := j.follow(fg, id, pid, s.heartbeat(), end.Add(-quietBeforeEnd), rel)
+	rec, done := j.follow(fg, id, pid, s.heartbeat(), budgetOf(fg).quietFrom(), rel)
 	if done {
 		return fromRecord(rec)
 	}
@@ -347,7 +346,7 @@ func (s *Service) RunWorker(ctx context.Context, job WorkerJob) error {
 		_ = os.Remove(st.LockPath(job.ID))
 		lock.Close()
 	}()
-	ctx, stop := context.WithDeadlineCause(ctx, job.Created.Add(job.Limit), ErrBackgroundLimit)
+	ctx, stop := withBackgroundLimit(ctx, job.Created, job.Limit)
 	defer stop()
 	c := &call{svc: s, req: job.Request, start: job.Created, id: job.ID}
 	ctx = c.cancellable(ctx)
