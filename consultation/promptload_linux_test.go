@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,6 +34,7 @@ const (
 	loadMaxWall    = 1500 * time.Millisecond
 	loadMaxPerCall = 2.5 // peak RSS over idle per call, in gathered bytes
 	loadChildEnv   = "CONSULT_PROMPT_LOAD"
+	loadProfileEnv = "CONSULT_PROMPT_LOAD_CPUPROFILE" // a file name: the child profiles the calls' CPU into name.<provider>
 )
 
 // loadFigures is what the child process measures and prints.
@@ -155,6 +157,10 @@ func loadChild(t *testing.T, which string) {
 	fig := loadFigures{Provider: f.flavor.String(), Calls: loadCalls, Idle: idle}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	if name := os.Getenv(loadProfileEnv); name != "" {
+		stop := cpuProfile(t, name+"."+f.flavor.String())
+		defer stop()
+	}
 	start, cpu, faults := time.Now(), cputime.Now(), minorFaults(t)
 	for range loadCalls {
 		wg.Go(func() {
@@ -181,6 +187,24 @@ func loadChild(t *testing.T, which string) {
 	fig.Peak = statusBytes(t, "VmHWM:")
 	line, _ := json.Marshal(fig)
 	fmt.Printf("LOAD %s\n", line)
+}
+
+// cpuProfile starts a CPU profile written to name and returns what stops it.
+func cpuProfile(t *testing.T, name string) (stop func()) {
+	t.Helper()
+	out, err := os.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(out); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := out.Close(); err != nil {
+			t.Error(err)
+		}
+	}
 }
 
 // statusBytes reads a memory line of /proc/self/status ("VmRSS:", "VmHWM:"), in bytes.
