@@ -7,6 +7,8 @@ import (
 	"math/bits"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/consultmcp/consult/internal/prefault"
 )
 
 // Body is a request encoded for one provider: the JSON the provider receives, built once
@@ -60,6 +62,7 @@ func spliceMessage(name string, envelope []byte, req Request) (*Body, error) {
 	}
 	raw, escaped := messageLen(req)
 	data := make([]byte, len(envelope)-len(promptMark)+escaped)
+	prefault.Buffer(data)
 	n := copy(data, envelope[:i+1])
 	if req.Text != nil {
 		for piece := range req.Text {
