@@ -192,6 +192,14 @@ func escapeTo(dst, s []byte) int {
 			n += k
 			i += k
 		}
+		// A tab, a newline or a quote, most of what source code escapes, at once; the rest
+		// one by one.
+		if c := s[i]; c < utf8.RuneSelf && asciiLen[c] == 2 {
+			dst[n], dst[n+1] = '\\', shortEscape[c]
+			n += 2
+			i++
+			continue
+		}
 		n, i = escapeOne(dst, n, s, i)
 	}
 	return n
