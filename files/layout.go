@@ -1,6 +1,7 @@
 package files
 
 import (
+	"bytes"
 	"cmp"
 	"path"
 	"slices"
@@ -135,16 +136,19 @@ func needsNewline(content []byte) bool {
 }
 
 func longestBacktickRun(b []byte) int {
-	longest, run := 0, 0
-	for _, c := range b {
-		if c == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
+	longest := 0
+	for {
+		i := bytes.IndexByte(b, '`')
+		if i < 0 {
+			return longest
 		}
+		run := 1
+		for i+run < len(b) && b[i+run] == '`' {
+			run++
+		}
+		longest = max(longest, run)
+		b = b[i+run:]
 	}
-	return longest
 }
 
 func headerPath(p string) string {

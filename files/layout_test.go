@@ -66,7 +66,7 @@ func TestLayoutDeterministicAndQueryLast(t *testing.T) {
 }
 
 func TestLongestBacktickRun(t *testing.T) {
-	for in, want := range map[string]int{"": 0, "a`b": 1, "``x```": 3, "````": 4} {
+	for in, want := range map[string]int{"": 0, "a`b": 1, "``x```": 3, "````": 4, "`a``b```c": 3, "x``": 2} {
 		if got := longestBacktickRun([]byte(in)); got != want {
 			t.Errorf("longestBacktickRun(%q) = %d, want %d", in, got, want)
 		}

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/internal/prefault"
 	"github.com/consultmcp/consult/secrets"
 )
 
@@ -45,10 +46,12 @@ func readAll(f fileReader, size, limit int64, scratch []byte) (content []byte, r
 			return scan(b)
 		}
 		buf = make([]byte, n, size+1)
+		prefault.Buffer(buf)
 		copy(buf, scratch)
 		sniffed = true
 	case size > 0:
 		buf = make([]byte, 0, size+1)
+		prefault.Buffer(buf)
 	default:
 		buf = make([]byte, 0, 512)
 	}

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/consultmcp/consult/internal/prefault"
 )
 
 // Body is a request encoded for one provider: the JSON the provider receives, built once
@@ -59,6 +62,7 @@ func spliceMessage(name string, envelope []byte, req Request) (*Body, error) {
 	}
 	raw, escaped := messageLen(req)
 	data := make([]byte, len(envelope)-len(promptMark)+escaped)
+	prefault.Buffer(data)
 	n := copy(data, envelope[:i+1])
 	if req.Text != nil {
 		for piece := range req.Text {
@@ -115,42 +119,50 @@ const (
 	msb = 0x8080808080808080
 )
 
-// plainWord reports whether the 8 bytes of w are all ASCII a JSON string holds as they
-// are: none is a control character, '"', '\\' or above 0x7f. (x-lsb)&^x has a byte's top bit
-// set where x has a zero byte, exactly whenever it has one; so does (w-0x20*lsb)&^w for
-// a byte under 0x20 when no byte is above 0x7f, the case w's own top bits cover.
-func plainWord(w uint64) bool {
+// specialBytes returns w, 8 bytes read little-endian, with the top bit set of the first byte
+// a JSON string cannot hold as it is (a control character, '"', '\\' or a byte above 0x7f),
+// and 0 when there is none: bits.TrailingZeros64 of it, over 8, is that byte's index. Bits
+// above the first set one may be wrong (a borrow runs upward), the first is exact: (x-lsb)&^x
+// sets the top bit of a zero byte of x, and of no byte below the first zero; so does
+// (w-0x20*lsb)&^w for a byte under 0x20 when no byte below it is above 0x7f, which w's own
+// top bits mark.
+func specialBytes(w uint64) uint64 {
 	q := w ^ ('"' * lsb)
 	b := w ^ ('\\' * lsb)
-	return (w|(w-0x20*lsb)&^w|(q-lsb)&^q|(b-lsb)&^b)&msb == 0
+	return (w | (w-0x20*lsb)&^w | (q-lsb)&^q | (b-lsb)&^b) & msb
 }
 
-// escapedLen is the length of s as a JSON string's content: what escapeTo writes.
+// escapedLen is the length of s as a JSON string's content: what escapeTo writes. It
+// takes 8 bytes at a time up to the first that needs escaping.
 func escapedLen(s []byte) int {
 	n := 0
 	for i := 0; i < len(s); {
-		if i+8 <= len(s) && plainWord(binary.LittleEndian.Uint64(s[i:])) {
-			n += 8
-			i += 8
-			continue
-		}
-		// A word that needs escaping: its bytes one by one (a rune may run past it).
-		for end := min(i+8, len(s)); i < end; {
-			c := s[i]
-			if c < utf8.RuneSelf {
-				n += int(asciiLen[c])
-				i++
+		if i+8 <= len(s) {
+			m := specialBytes(binary.LittleEndian.Uint64(s[i:]))
+			if m == 0 {
+				n += 8
+				i += 8
 				continue
 			}
-			r, size := utf8.DecodeRune(s[i:])
-			switch {
-			case r == utf8.RuneError && size == 1, r == '\u2028', r == '\u2029':
-				n += 6 // \ufffd, \u2028, \u2029
-			default:
-				n += size
-			}
-			i += size
+			k := bits.TrailingZeros64(m) >> 3
+			n += k
+			i += k
 		}
+		// The byte or rune at i, which may run past the word.
+		c := s[i]
+		if c < utf8.RuneSelf {
+			n += int(asciiLen[c])
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1, r == '\u2028', r == '\u2029':
+			n += 6 // \ufffd, \u2028, \u2029
+		default:
+			n += size
+		}
+		i += size
 	}
 	return n
 }
@@ -159,21 +171,36 @@ func escapedLen(s []byte) int {
 // encoding/json does without its HTML escaping (which JSON does not need): quote,
 // backslash and control characters escaped, invalid UTF-8 replaced by U+FFFD, U+2028 and
 // U+2029 escaped. dst must have room for escapedLen(s) bytes; it returns that length.
+//
+// It copies 8 bytes at a time and then escapes the first byte of them that needs it. The
+// word is stored whole even when only its first bytes are plain: at least 8 bytes of s are
+// left and each is written as one byte or more, so the store stays within escapedLen(s) of
+// n, and what follows overwrites the bytes past the plain ones.
 func escapeTo(dst, s []byte) int {
 	n := 0
 	for i := 0; i < len(s); {
 		if i+8 <= len(s) {
-			if w := binary.LittleEndian.Uint64(s[i:]); plainWord(w) {
-				binary.LittleEndian.PutUint64(dst[n:], w)
+			w := binary.LittleEndian.Uint64(s[i:])
+			binary.LittleEndian.PutUint64(dst[n:], w)
+			m := specialBytes(w)
+			if m == 0 {
 				n += 8
 				i += 8
 				continue
 			}
+			k := bits.TrailingZeros64(m) >> 3
+			n += k
+			i += k
 		}
-		// A word that needs escaping: its bytes one by one (a rune may run past it).
-		for end := min(i+8, len(s)); i < end; {
-			n, i = escapeOne(dst, n, s, i)
+		// A tab, a newline or a quote, most of what source code escapes, at once; the rest
+		// one by one.
+		if c := s[i]; c < utf8.RuneSelf && asciiLen[c] == 2 {
+			dst[n], dst[n+1] = '\\', shortEscape[c]
+			n += 2
+			i++
+			continue
 		}
+		n, i = escapeOne(dst, n, s, i)
 	}
 	return n
 }

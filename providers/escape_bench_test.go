@@ -1,0 +1,30 @@
+package providers
+
+import (
+	"testing"
+
+	"github.com/consultmcp/consult/files"
+)
+
+// BenchmarkEscapeNetHTTP sizes and escapes GOROOT/src/net/http's prompt into a buffer
+// reused from one iteration to the next: the escaping's own speed, without first touches
+// of new memory.
+func BenchmarkEscapeNetHTTP(b *testing.B) {
+	g := gatherNetHTTP(b)
+	var prompt []byte
+	for piece := range files.NewPrompt(g.Files, "Why?").Pieces {
+		prompt = append(prompt, piece...)
+	}
+	dst := make([]byte, escapedLen(prompt))
+	b.SetBytes(int64(len(prompt)))
+	b.Run("len", func(b *testing.B) {
+		for b.Loop() {
+			escapedLen(prompt)
+		}
+	})
+	b.Run("escape", func(b *testing.B) {
+		for b.Loop() {
+			escapeTo(dst, prompt)
+		}
+	})
+}
