@@ -43,19 +43,6 @@ const (
 	// MaxFiles is the cap on the number of gathered files: beyond 20,000 the per-file headers
 	// alone crowd the context and the pattern is almost certainly too broad.
 	MaxFiles = 20000
-	// SniffBytes is how much of a file is inspected for a NUL byte (binary) or a private key
-	// block (secret): git uses the same 8 KiB window to decide a file is binary.
-	SniffBytes = 8 << 10
-	// SkipExamples is how many example paths the report lists for each reason a file was
-	// left out: enough to recognise the pattern, short enough to read.
-	SkipExamples = 3
-)
-
-// Argument limits.
-const (
-	// MaxPatternLength is the longest glob accepted, in bytes: real patterns are tens of
-	// characters; a longer one is a mistake or an attack on the matcher.
-	MaxPatternLength = 1024
 )
 
 // Background consultations (on_timeout "continue").

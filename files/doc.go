@@ -104,7 +104,7 @@
 // shard.lock Manifest.toml renv.lock: generated pins and checksums, long and of no use to a
 // model.
 //
-// Binaries (Binary): a NUL byte in the first consult.SniffBytes bytes, git's test.
+// Binaries (Binary): a NUL byte in the first SniffBytes bytes, git's test.
 //
 // Secrets (Secret). Whatever is gathered is sent to a model provider, so anything that may
 // hold a credential stays out, even at the cost of an occasional harmless file, and is listed

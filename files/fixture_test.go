@@ -200,7 +200,7 @@ func checkInvariants(t *testing.T, got *Gathered) {
 		if i > 0 && got.Skipped[i-1].Reason >= s.Reason {
 			t.Errorf("skips not in Reason order: %v", got.Skipped)
 		}
-		if s.Count <= 0 || len(s.Examples) > consult.SkipExamples || len(s.Examples) > s.Count ||
+		if s.Count <= 0 || len(s.Examples) > SkipExamples || len(s.Examples) > s.Count ||
 			!slices.IsSorted(s.Examples) {
 			t.Errorf("bad skip %+v", s)
 		}

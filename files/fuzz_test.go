@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
-
-	"github.com/consultmcp/consult"
 )
 
 // Fuzz targets for pattern handling. Seeds are in testdata/fuzz/FuzzCheckPattern; run with
@@ -77,8 +75,8 @@ func FuzzCheckPattern(f *testing.F) {
 		if (err == nil) != (exErr == nil) {
 			t.Fatalf("CheckPattern and CheckExclude disagree on %q: %v / %v", pattern, err, exErr)
 		}
-		if len(pattern) > consult.MaxPatternLength && err == nil {
-			t.Fatalf("a %d-byte pattern was accepted; the limit is %d", len(pattern), consult.MaxPatternLength)
+		if len(pattern) > MaxPatternLength && err == nil {
+			t.Fatalf("a %d-byte pattern was accepted; the limit is %d", len(pattern), MaxPatternLength)
 		}
 		if err != nil {
 			if !errors.Is(err, ErrBadPattern) {
@@ -88,7 +86,7 @@ func FuzzCheckPattern(f *testing.F) {
 				t.Fatalf("messages must name the argument: %q / %q", err, exErr)
 			}
 			// Messages quote the pattern (%q: up to 4 bytes per byte), at most twice.
-			if len(err.Error()) > 8*consult.MaxPatternLength+500 {
+			if len(err.Error()) > 8*MaxPatternLength+500 {
 				t.Fatalf("message is %d bytes long: it echoes more than the pattern", len(err.Error()))
 			}
 			return

@@ -260,7 +260,7 @@ func readers() int { return min(max(2*runtime.GOMAXPROCS(0), 4), 16) }
 
 // read reads and classifies the files of the jobs until they run out.
 func (g *gatherer) read(results chan<- result) {
-	scratch := make([]byte, consult.SniffBytes)
+	scratch := make([]byte, SniffBytes)
 	for j := range g.jobs {
 		r := result{seq: j.seq, rel: j.rel}
 		if g.ctx.Err() != nil || g.capped.Load() {

@@ -115,11 +115,11 @@ func TestProcFiles(t *testing.T) {
 }
 
 func TestBinary(t *testing.T) {
-	text := strings.Repeat("x", consult.SniffBytes)
+	text := strings.Repeat("x", SniffBytes)
 	root := writeTree(t, map[string]string{
 		"nul-first.dat":    "\x00abc",
 		"big-binary.dat":   "\x00" + strings.Repeat("b", 100_000), // refused after sniffing 8 KiB
-		"nul-in-sniff.dat": text[:consult.SniffBytes-1] + "\x00",
+		"nul-in-sniff.dat": text[:SniffBytes-1] + "\x00",
 		"nul-after.dat":    text + "\x00", // outside the sniffed window: text, as git decides
 		"utf8.txt":         "héllo wörld ✓",
 		"empty.txt":        "",
@@ -151,7 +151,7 @@ func TestPrivateKeyContent(t *testing.T) {
 		"sa.json":              string(serviceAccount), // newlines escaped as \n
 		"public.txt":           pemPub,
 		"parser.go":            "package pem\n\nconst begin = \"-----BEGIN RSA PRIVATE KEY-----\"\n\nfunc parsePrivateKeyFromBlockWithAVeryLongNameIndeed() {}\n",
-		"after-the-window.txt": strings.Repeat("x\n", consult.SniffBytes) + pemKey,
+		"after-the-window.txt": strings.Repeat("x\n", SniffBytes) + pemKey,
 	})
 	got := gather(t, Options{Root: root, Pattern: "**"})
 	// A key anywhere in a file holds it back, not only in its first 8 KiB.

@@ -11,6 +11,10 @@ import (
 	"github.com/consultmcp/consult"
 )
 
+// MaxPatternLength is the longest glob accepted, in bytes: real patterns are tens of
+// characters; a longer one is a mistake or an attack on the matcher.
+const MaxPatternLength = 1024
+
 // ErrBadPattern is wrapped by every error CheckPattern, CheckExclude and Gather return for a
 // pattern they refuse. Test for it with errors.Is.
 var ErrBadPattern = errors.New("bad pattern")
@@ -20,7 +24,7 @@ var ErrBadPattern = errors.New("bad pattern")
 const maxAlternatives = 10_000
 
 // CheckPattern validates a user-supplied `pattern` argument: it must be non-empty, at most
-// consult.MaxPatternLength bytes, a valid doublestar glob, relative, and it may not leave the
+// MaxPatternLength bytes, a valid doublestar glob, relative, and it may not leave the
 // directory (no ".." segment in any brace alternative). The error wraps ErrBadPattern and its
 // message names the value and the rule it breaks.
 func CheckPattern(pattern string) error { return checkPattern("pattern", pattern) }
@@ -37,9 +41,9 @@ func checkPattern(name, p string) error {
 	switch {
 	case p == "":
 		return badPattern(`%s is empty: give a glob relative to path, such as "**/*.go"`, name)
-	case len(p) > consult.MaxPatternLength:
+	case len(p) > MaxPatternLength:
 		return badPattern("%s is %s bytes long: the limit is %s bytes",
-			name, consult.Thousands(int64(len(p))), consult.Thousands(consult.MaxPatternLength))
+			name, consult.Thousands(int64(len(p))), consult.Thousands(MaxPatternLength))
 	case !doublestar.ValidatePattern(p):
 		return badPattern("%s %q is not a valid glob: check that every [ and { is closed and that it does not end in a lone \\", name, p)
 	case isAbsolute(p):

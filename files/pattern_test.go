@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/consultmcp/consult"
 )
 
 func TestCheckPattern(t *testing.T) {
@@ -30,8 +28,8 @@ func TestCheckPattern(t *testing.T) {
 		{"foo../*.go", ""},
 		{"[.][.]/x", ""}, // a class, not "..": matches nothing outside
 		{"", "is empty"},
-		{strings.Repeat("a", consult.MaxPatternLength+1), "the limit is 1,024 bytes"},
-		{strings.Repeat("a", consult.MaxPatternLength), ""},
+		{strings.Repeat("a", MaxPatternLength+1), "the limit is 1,024 bytes"},
+		{strings.Repeat("a", MaxPatternLength), ""},
 		{"src/[a-", "not a valid glob"},
 		{"src/{a,b", "not a valid glob"},
 		{`src\`, "not a valid glob"},

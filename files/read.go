@@ -4,10 +4,13 @@ import (
 	"errors"
 	"io"
 
-	"github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/internal/prefault"
 	"github.com/consultmcp/consult/secrets"
 )
+
+// SniffBytes is how much of a file is inspected for a NUL byte (binary) or a private key
+// block (secret): git uses the same 8 KiB window to decide a file is binary.
+const SniffBytes = 8 << 10
 
 // fileReader is the little a read needs from an open file.
 type fileReader interface {
@@ -15,7 +18,7 @@ type fileReader interface {
 }
 
 // readAll reads a regular file whose stat size is size and classifies it: the content, or
-// TooLarge if it holds more than limit bytes, Binary by its first consult.SniffBytes bytes,
+// TooLarge if it holds more than limit bytes, Binary by its first SniffBytes bytes,
 // Secret when it holds a private key anywhere, Unreadable on an I/O error. High-confidence
 // tokens in the content are replaced by "[REDACTED <kind>]" and their kinds returned.
 //
@@ -32,15 +35,15 @@ func readAll(f fileReader, size, limit int64, scratch []byte) (content []byte, r
 	var buf []byte
 	sniffed := false
 	switch {
-	case size > consult.SniffBytes:
-		n, err := io.ReadFull(f, scratch[:consult.SniffBytes])
+	case size > SniffBytes:
+		n, err := io.ReadFull(f, scratch[:SniffBytes])
 		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 			return nil, nil, Unreadable
 		}
 		if isBinary(scratch[:n]) {
 			return nil, nil, Binary
 		}
-		if n < consult.SniffBytes { // it shrank
+		if n < SniffBytes { // it shrank
 			b := make([]byte, n)
 			copy(b, scratch)
 			return scan(b)
@@ -62,7 +65,7 @@ func readAll(f fileReader, size, limit int64, scratch []byte) (content []byte, r
 	case err != nil:
 		return nil, nil, Unreadable
 	}
-	if !sniffed && isBinary(buf[:min(len(buf), consult.SniffBytes)]) {
+	if !sniffed && isBinary(buf[:min(len(buf), SniffBytes)]) {
 		return nil, nil, Binary
 	}
 	return scan(buf[:len(buf):len(buf)])

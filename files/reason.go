@@ -3,9 +3,11 @@ package files
 import (
 	"fmt"
 	"slices"
-
-	"github.com/consultmcp/consult"
 )
+
+// SkipExamples is how many example paths the report lists for each reason a file was
+// left out: enough to recognise the pattern, short enough to read.
+const SkipExamples = 3
 
 // Reason says why a file or directory matching the pattern was left out.
 type Reason int
@@ -19,7 +21,7 @@ const (
 	DefaultExcluded
 	// LockFile: a dependency lock file such as go.sum or package-lock.json.
 	LockFile
-	// Binary: a NUL byte in the first consult.SniffBytes bytes.
+	// Binary: a NUL byte in the first SniffBytes bytes.
 	Binary
 	// Secret: a file that may hold a credential, by name (.env, *.pem, id_rsa…) or by
 	// content (a PEM private key block).
@@ -72,7 +74,7 @@ type Skip struct {
 	Reason Reason
 	// Count is how many: files, plus pruned directories counted once each.
 	Count int
-	// Examples holds up to consult.SkipExamples of their paths, relative to the root and
+	// Examples holds up to SkipExamples of their paths, relative to the root and
 	// sorted, directories with a trailing "/".
 	Examples []string
 }
@@ -87,13 +89,13 @@ type skipCounter struct {
 func (s *skipCounter) add(r Reason, path string) {
 	s.count[r]++
 	ex := s.examples[r]
-	if len(ex) == consult.SkipExamples && path >= ex[len(ex)-1] {
+	if len(ex) == SkipExamples && path >= ex[len(ex)-1] {
 		return
 	}
 	i, _ := slices.BinarySearch(ex, path)
 	ex = slices.Insert(ex, i, path)
-	if len(ex) > consult.SkipExamples {
-		ex = ex[:consult.SkipExamples]
+	if len(ex) > SkipExamples {
+		ex = ex[:SkipExamples]
 	}
 	s.examples[r] = ex
 }
