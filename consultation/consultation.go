@@ -246,11 +246,11 @@ type call struct {
 	// mu guards hb, reporter, live and answerTxt: what the call's goroutine, its heartbeat
 	// and a caller that collects or leaves share.
 	mu       sync.Mutex
-	hb       *heartbeat // poked when there is news; nil before it starts
-	reporter Reporter   // dropped (nil) when a background call's caller leaves
+	hb       *heartbeat              // poked when there is news; nil before it starts
+	reporter Reporter                // dropped (nil) when a background call's caller leaves
 	cancel   context.CancelCauseFunc // set by cancellable only
-	id       string                 // set for on_timeout "continue": the id to collect the result with
-	queuedOn atomic.Pointer[waiter] // its place in line for admission while it waits
+	id       string                  // set for on_timeout "continue": the id to collect the result with
+	queuedOn atomic.Pointer[waiter]  // its place in line for admission while it waits
 	idle     time.Duration
 	interval time.Duration
 	alive    liveness

@@ -76,9 +76,9 @@ func newService(cfg config, logger *slog.Logger) (*consultation.Service, error) 
 		return svc, nil
 	}
 	p, err := spec.New(providers.Config{
-		APIKey:     cfg.apiKey,
-		BaseURL:    cfg.baseURL,
-		Logger:     logger,
+		APIKey:  cfg.apiKey,
+		BaseURL: cfg.baseURL,
+		Logger:  logger,
 	})
 	if err != nil {
 		return nil, err
