@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/providers/fake"
 )
 
@@ -67,7 +68,7 @@ func checkRunning(t *testing.T, call callOutcome, timeout int) string {
 	if !idPattern.MatchString(id) {
 		t.Fatalf("structuredContent.id = %#v, want an id like 20261123-104628-3odgtjfrmcwwmsykgjuuzsloly; structuredContent: %v", sc["id"], sc)
 	}
-	if want := fmt.Sprintf("Still running in the background (timeout %d seconds reached): id %s.", timeout, id); !strings.HasPrefix(res.Text, want) {
+	if want := fmt.Sprintf("Still running in the background (timeout %s reached): id %s.", consult.FormatDuration(time.Duration(timeout)*time.Second), id); !strings.HasPrefix(res.Text, want) {
 		t.Errorf("text does not start with %q:\n%s", want, res.Text)
 	}
 	if phase, _ := sc["phase"].(string); phase == "" {

@@ -289,7 +289,7 @@ func TestReadyNotice(t *testing.T) {
 	if read, _ := json.Marshal(s.await(t, 4)); !strings.Contains(string(read), "the slow answer") {
 		t.Errorf("resources/read: %s", read)
 	}
-	s.send(t, `{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"consult://results/`+results.IDExample+`"}}`)
+	s.send(t, `{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"consult://results/`+results.NewID(time.Now())+`"}}`)
 	if read, _ := json.Marshal(s.await(t, 5)); !strings.Contains(string(read), "Unknown id") {
 		t.Errorf("resources/read of an unknown id: %s", read)
 	}
