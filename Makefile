@@ -63,16 +63,17 @@ fmt-check:
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
 # Benchmarks behind the figures in README (GOROOT/src as the corpus; the start of the built
-# binary, process start to its tools/list answer, 20 starts a run).
+# binary, process start to its tools/list answer, 20 starts a run), and the load tests, which
+# run only with CONSULT_LOAD=1.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=$(BENCHTIME) -count=3 ./files/
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=1x -count=3 ./tokens/
 	$(GO) test -run '^$$' -bench . -benchmem -count=3 ./results/
 	$(GO) test -run '^$$' -bench GOROOT -benchmem -benchtime=5x -count=3 ./secrets/
 	$(GO) test -run '^$$' -bench NetHTTP -benchmem -benchtime=10x -count=3 ./providers/
-	$(GO) test -run '^TestLoadNetHTTP$$' -count=1 -v ./consultation/
-	$(GO) test -count=1 -v -run '^TestDeadlineFromArrivalUnderLoad$$' ./mcpserver/
-	$(GO) test -count=1 -v -timeout 15m -run '^TestInflightBoundsMemory$$' ./cmd/consult/
+	CONSULT_LOAD=1 $(GO) test -run '^TestLoadNetHTTP$$' -count=1 -v ./consultation/
+	CONSULT_LOAD=1 $(GO) test -count=1 -v -run '^TestDeadlineFromArrivalUnderLoad$$' ./mcpserver/
+	CONSULT_LOAD=1 $(GO) test -count=1 -v -timeout 15m -run '^TestInflightBoundsMemory$$' ./cmd/consult/
 	$(GO) test -run '^$$' -bench StartToToolsList -benchtime=20x -count=3 ./cmd/consult/
 
 # Each fuzz target briefly (go test takes -fuzz for one package at a time). The seed corpora

@@ -24,6 +24,8 @@ import (
 	"github.com/consultmcp/consult/internal/cputime"
 	"github.com/consultmcp/consult/providers"
 	"github.com/consultmcp/consult/providers/fake"
+
+	"github.com/consultmcp/consult/internal/testrun"
 )
 
 // Load-test targets (issue 14, point 1).
@@ -61,15 +63,14 @@ type loadFigures struct {
 // not change; the wall time is printed beside it. The fake upstream runs in this process,
 // not the child's: the child's CPU time is the server's alone, not the reading of the 64
 // bodies the upstream receives. With CONSULT_PROMPT_LOAD_CPUPROFILE=name the child writes a
-// CPU profile of the 64 calls to name.<provider>. `make bench` runs it.
+// CPU profile of the 64 calls to name.<provider>. A load test: it runs with
+// CONSULT_LOAD=1 (make bench).
 func TestLoadNetHTTP(t *testing.T) {
 	if flavor := os.Getenv(loadChildEnv); flavor != "" {
 		loadChild(t, flavor)
 		return
 	}
-	if testing.Short() {
-		t.Skip("load test: runs without -short (make bench)")
-	}
+	testrun.Load(t)
 	root := filepath.Join(runtime.GOROOT(), "src", "net", "http")
 	if _, err := os.Stat(root); err != nil {
 		t.Skipf("no GOROOT tree: %v", err)

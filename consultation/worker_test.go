@@ -5,6 +5,7 @@ package consultation
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net/http"
 	"os"
@@ -18,6 +19,8 @@ import (
 	"github.com/consultmcp/consult/providers"
 	"github.com/consultmcp/consult/providers/fake"
 	"github.com/consultmcp/consult/results"
+
+	"github.com/consultmcp/consult/internal/testrun"
 )
 
 // The worker tests start this test binary again as a worker (see TestMain): a real process
@@ -40,6 +43,8 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	flag.Parse()
+	testrun.SetParallel()
 	os.Exit(m.Run())
 }
 

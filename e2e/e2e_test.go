@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/consultmcp/consult/providers/fake"
+
+	"github.com/consultmcp/consult/internal/testrun"
 )
 
 // model is the model every call names: the fake lists it with a 1M-token window.
@@ -36,13 +38,7 @@ var (
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	// The scenarios spend their time waiting on timers, not on the CPU: run more of them at
-	// once than the default GOMAXPROCS, unless -parallel was given.
-	parallelSet := false
-	flag.Visit(func(f *flag.Flag) { parallelSet = parallelSet || f.Name == "test.parallel" })
-	if !parallelSet {
-		_ = flag.Set("test.parallel", "6")
-	}
+	testrun.SetParallel()
 
 	if _, err := exec.LookPath("node"); err != nil {
 		missing = "node is not on PATH (the e2e tests need Node.js 20 or later)"

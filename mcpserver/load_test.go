@@ -20,6 +20,8 @@ import (
 	"github.com/consultmcp/consult/providers"
 	"github.com/consultmcp/consult/providers/fake"
 	"github.com/consultmcp/consult/tokens"
+
+	"github.com/consultmcp/consult/internal/testrun"
 )
 
 // TestLoadOverStdio: 64 concurrent consultations over one stdio session against an upstream
@@ -110,11 +112,10 @@ func TestLoadOverStdio(t *testing.T) {
 // at most WorkerPoolSize at once: the deadline runs from arrival, and a call that waited for
 // a worker past it is answered at once, in phase "queued", sending nothing upstream. With
 // 1 s answers the second hundred start at about 1 s; with 3 s answers they wait past their
-// deadline. Prints the figures; skipped under -short (make bench runs it).
+// deadline. Prints the figures; a load test: it runs with CONSULT_LOAD=1
+// (make bench).
 func TestDeadlineFromArrivalUnderLoad(t *testing.T) {
-	if testing.Short() {
-		t.Skip("load test: make bench runs it")
-	}
+	testrun.Load(t)
 	for _, answer := range []time.Duration{time.Second, 3 * time.Second} {
 		t.Run(answer.String()+" answers", func(t *testing.T) { deadlineUnderLoad(t, answer) })
 	}

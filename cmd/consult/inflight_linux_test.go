@@ -22,6 +22,8 @@ import (
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/consultation"
 	"github.com/consultmcp/consult/providers/fake"
+
+	"github.com/consultmcp/consult/internal/testrun"
 )
 
 // sixteenMiBTree writes a tree of Go files larger than the default total cap (16 MiB): copies
@@ -88,12 +90,10 @@ func vmRSS(path string) int64 {
 // flight, answers 64 concurrent consultations that each gather the default 16 MiB cap (and
 // send it, to a fake upstream with a window that takes it), and its peak memory stays
 // within the bound. It first runs one such call alone and prints its peak over idle per
-// gathered byte: the figure memoryPerByte in consultation/inflight.go stands for. Skipped
-// under -short (make bench runs it).
+// gathered byte: the figure memoryPerByte in consultation/inflight.go stands for. A load test:
+// it runs with CONSULT_LOAD=1 (make bench).
 func TestInflightBoundsMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("load test: make bench runs it")
-	}
+	testrun.Load(t)
 	const calls = 64
 	srv := fake.New(t, fake.OpenRouter)
 	srv.SetModels(fake.Model{ID: "fake/huge", Context: 10_000_000, MaxOutput: 1000})

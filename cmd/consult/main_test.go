@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"flag"
 	"io"
 	"os"
 	"os/exec"
@@ -18,6 +19,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/consultmcp/consult/providers/fake"
+
+	"github.com/consultmcp/consult/internal/testrun"
 )
 
 // binary is the consult command built once for the tests that drive it over stdio.
@@ -31,6 +34,8 @@ func TestMain(m *testing.M) {
 	if os.Getenv(httpProbeEnv) != "" { // this process is the other user's client (see TestHTTPOtherUser)
 		os.Exit(httpProbe())
 	}
+	flag.Parse()
+	testrun.SetParallel()
 	dir, err := os.MkdirTemp("", "consult-bin")
 	if err != nil {
 		panic(err)
