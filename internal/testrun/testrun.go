@@ -27,6 +27,14 @@ func SetParallel() {
 	}
 }
 
+// Run parses the flags, sets the parallel default and runs the tests: a package's whole
+// TestMain when it has nothing else to do, os.Exit(testrun.Run(m)).
+func Run(m *testing.M) int {
+	flag.Parse()
+	SetParallel()
+	return m.Run()
+}
+
 // Load skips t unless the load tests were asked for with CONSULT_LOAD=1: they take seconds
 // of both cores each and measure rather than check, so `go test ./...` leaves them out.
 func Load(t testing.TB) {
