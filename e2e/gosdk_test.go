@@ -40,8 +40,9 @@ func eachGoClient(t *testing.T, f func(t *testing.T, transport, version string))
 
 // goClient is one Go SDK session with a consult server, and the progress it was sent.
 type goClient struct {
-	t  *testing.T
-	cs *mcp.ClientSession
+	t         *testing.T
+	transport string
+	cs        *mcp.ClientSession
 
 	mu       sync.Mutex
 	progress map[any][]progressNote // by progress token
@@ -53,7 +54,7 @@ type goClient struct {
 func (e *env) connect(version string) *goClient {
 	t := e.t
 	t.Helper()
-	g := &goClient{t: t, progress: map[any][]progressNote{}, started: map[any]time.Time{}}
+	g := &goClient{t: t, transport: e.transport, progress: map[any][]progressNote{}, started: map[any]time.Time{}}
 	cl := mcp.NewClient(&mcp.Implementation{Name: "consult-e2e-go", Version: "1"}, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 			g.mu.Lock()
@@ -113,6 +114,7 @@ func (g *goClient) call(ctx context.Context, tool string, args map[string]any) (
 	g.mu.Lock()
 	out.Progress = g.progress[tok]
 	g.mu.Unlock()
+	out.Progress = sentOrder(g.transport, out.Progress)
 	if err != nil {
 		out.Error = &callError{Name: "GoSDKError", Message: err.Error()}
 		return out, err

@@ -171,7 +171,7 @@ func TestHybridWait(t *testing.T) {
 		}
 		t.Logf("upstream answered %dms after the result call was sent; the answer came %dms after that",
 			end-collected.StartedAt, collected.FinishedAt-end)
-		checkNotes(t, collected.Progress, 2, "heartbeat 250ms, a wait of about 2s")
+		checkNotes(t, sentOrder(transport, collected.Progress), 2, "heartbeat 250ms, a wait of about 2s")
 	})
 }
 
