@@ -485,7 +485,8 @@ func eachTransport(t *testing.T, f func(t *testing.T, transport string)) {
 }
 
 // heartbeat is the server's --heartbeat in every scenario unless it gives its own: several
-// notifications inside the shortest client timeout below (1 s), even on a busy machine.
+// notifications inside the client timeouts below that progress resets, even on a busy
+// machine.
 const heartbeat = 250 * time.Millisecond
 
 // slowAnswer is a model that thinks for d (OpenRouter keep-alive comments every 500 ms,
@@ -498,16 +499,20 @@ func slowAnswer(d time.Duration) fake.Script {
 }
 
 // Smoke test and scenario (a), in one session: a dry run (no model request), then a call
-// whose model answers after 2.5 s while the client's timeout is 1 s with
+// whose model answers after 3 s while the client's timeout is 1.5 s with
 // resetTimeoutOnProgress: the heartbeats keep the client waiting and the answer arrives. The
 // upstream request carries the model, the files, the query and the key.
+//
+// A client starved of CPU for longer than its timeout less one heartbeat may run its
+// expired timer before it reads the heartbeats waiting on its socket, and time out though
+// they were sent: 1.5 s and 250 ms leave 1.25 s of starvation (2.5 s and 1 s left 1.5 s).
 func TestProgressKeepsClientWaiting(t *testing.T) {
 	eachTransport(t, func(t *testing.T, transport string) {
 		e := newEnv(t, transport)
-		e.fake.Push(slowAnswer(2500 * time.Millisecond))
+		e.fake.Push(slowAnswer(3 * time.Second))
 		out := e.call(scenario{Steps: []step{
 			{Arguments: callArgs(t, map[string]any{"dry_run": true}), Timeout: 20_000},
-			{Arguments: callArgs(t, map[string]any{"timeout": 20}), Timeout: 1000, ResetTimeoutOnProgress: true, Progress: true},
+			{Arguments: callArgs(t, map[string]any{"timeout": 20}), Timeout: 1500, ResetTimeoutOnProgress: true, Progress: true},
 		}})
 		dry, call := out.Steps[0], out.Steps[1]
 
@@ -525,7 +530,7 @@ func TestProgressKeepsClientWaiting(t *testing.T) {
 			t.Errorf("dry-run text does not name alpha.go:\n%s", res.Text)
 		}
 
-		checkNotes(t, sentOrder(transport, call.Progress), 5, "heartbeat 250ms, call 2.5s")
+		checkNotes(t, sentOrder(transport, call.Progress), 6, "heartbeat 250ms, call 3s")
 		res = requireStep(t, call)
 		if res.IsError {
 			t.Fatalf("isError after %dms, text:\n%s", call.ElapsedMs, res.Text)
@@ -536,8 +541,8 @@ func TestProgressKeepsClientWaiting(t *testing.T) {
 		if got, want := res.StructuredContent["kind"], "answer"; got != want {
 			t.Errorf("structuredContent.kind = %v, want %q", got, want)
 		}
-		if call.ElapsedMs < 2500 {
-			t.Errorf("answered after %dms, before the model's 2.5s", call.ElapsedMs)
+		if call.ElapsedMs < 3000 {
+			t.Errorf("answered after %dms, before the model's 3s", call.ElapsedMs)
 		}
 		// The only generation request is the answered call's: the dry run sent none.
 		req := e.chatRequest()
@@ -740,7 +745,7 @@ func TestSIGTERMCancelsCalls(t *testing.T) {
 	go func() {
 		out, err := e.tryCall(scenario{step: step{
 			Arguments: args,
-			Timeout:   1000, ResetTimeoutOnProgress: true, Progress: true,
+			Timeout:   1500, ResetTimeoutOnProgress: true, Progress: true,
 		}})
 		done <- result{out, err}
 	}()
