@@ -183,7 +183,9 @@ func TestHybridWait(t *testing.T) {
 func TestRestartKeepsAnswer(t *testing.T) {
 	eachTransport(t, func(t *testing.T, transport string) {
 		e := newEnv(t, transport)
-		e.fake.Push(answerAfter(2500 * time.Millisecond))
+		// The answer comes 2 s after the "running" result: time for the server to exit
+		// before it even on a busy machine (0.8 s to spare was seen with 1.5 s).
+		e.fake.Push(answerAfter(3 * time.Second))
 		first := scenario{Steps: []step{{Arguments: continueArgs(t, 1), Timeout: 20_000, Progress: true}}}
 		if transport == "stdio" {
 			first.ExitWaitMs = 10_000 // then the SDK's close() sends SIGTERM, then SIGKILL
