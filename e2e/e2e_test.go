@@ -607,48 +607,63 @@ const (
 	lingerMs  = 1000
 )
 
-// Scenario (b): without resetTimeoutOnProgress the client gives up at 1 s, sends
-// notifications/cancelled, and the server closes its upstream request at once. The call's
-// timeout of 30 s is longer than many clients wait: the client was warned, in the progress
-// notification sent at once and in a warning-level notifications/message that reaches it
-// though it never chose a log level.
+// The client timeouts of the scenarios where the client gives up on a call that is under way
+// upstream. On a busy machine a process's first call was seen to reach the model up to
+// 950 ms after it was sent (the token counter loaded, the model looked up); after a dry run
+// in the same process, within a few ms. A "continue" call runs in a new worker process,
+// which no dry run warms.
+const (
+	warmCutMs = 1000 // after a dry run in the session
+	cutMs     = 2000 // a call in a process of its own
+)
+
+// Scenario (b): after a dry run, a call without resetTimeoutOnProgress: the client gives up
+// at 1 s, sends notifications/cancelled, and the server closes its upstream request at once.
+// The call's timeout of 30 s is longer than many clients wait: the client was warned, in the
+// progress notification sent at once and in a warning-level notifications/message that
+// reaches it though it never chose a log level.
 func TestClientTimeoutCancelsUpstream(t *testing.T) {
 	eachTransport(t, func(t *testing.T, transport string) {
 		e := newEnv(t, transport)
 		e.fake.Push(slowAnswer(3 * time.Second))
-		out := e.call(scenario{
-			step: step{Arguments: callArgs(t, map[string]any{"timeout": 30}), Timeout: 1000, Progress: true},
+		all := e.call(scenario{
+			Steps: []step{
+				{Arguments: callArgs(t, map[string]any{"dry_run": true}), Timeout: 20_000},
+				{Arguments: callArgs(t, map[string]any{"timeout": 30}), Timeout: warmCutMs, Progress: true},
+			},
 			// Keep the session open after the timeout: only the cancellation may end the call.
 			LingerMs: lingerMs,
 		})
+		requireStep(t, all.Steps[0])
+		out := all.Steps[1]
 		if out.OK {
-			t.Fatalf("call succeeded after %dms, want the SDK's request timeout at 1s", out.ElapsedMs)
+			t.Fatalf("call succeeded after %dms, want the SDK's request timeout at %dms", out.ElapsedMs, warmCutMs)
 		}
 		if out.Error.Code == nil || *out.Error.Code != sdkRequestTimeout {
 			t.Errorf("error = %v, want code %d (RequestTimeout)", out.Error, sdkRequestTimeout)
 		}
 		// The upper bound only tells the SDK's timer from something else ending the call: a
 		// busy machine delays node's timers by a second or more.
-		if out.ElapsedMs < 1000 || out.ElapsedMs > 3000 {
-			t.Errorf("client failed after %dms, want about 1000ms", out.ElapsedMs)
+		if out.ElapsedMs < warmCutMs || out.ElapsedMs > warmCutMs+2000 {
+			t.Errorf("client failed after %dms, want about %dms", out.ElapsedMs, warmCutMs)
 		}
 		// The SDK sends notifications/cancelled from its timer, then rejects the call: the
 		// failure time is when node saw the rejection, a moment after.
-		checkUpstreamEnd(t, e.chatRequest(), out.StartedAt+1000, out.FinishedAt, "client timeout")
-		checkNothingAfterCancel(t, out)
+		checkUpstreamEnd(t, e.chatRequest(), out.StartedAt+warmCutMs, out.FinishedAt, "client timeout")
+		checkNothingAfterCancel(t, all)
 
 		const warning = "timeout 30 seconds accepted"
 		if len(out.Progress) == 0 || !strings.Contains(out.Progress[0].Message, warning) {
 			t.Errorf("progress = %+v, want the warning in the first notification", out.Progress)
 		}
 		logged := false
-		for _, l := range out.Logs {
+		for _, l := range all.Logs {
 			if s, ok := l.Data.(string); ok && l.Level == "warning" && strings.Contains(s, warning) {
 				logged = true
 			}
 		}
 		if !logged {
-			t.Errorf("logs = %+v, want the warning at level warning", out.Logs)
+			t.Errorf("logs = %+v, want the warning at level warning", all.Logs)
 		}
 	})
 }
@@ -673,7 +688,7 @@ func checkUpstreamEnd(t *testing.T, req *fake.Request, notBefore, at int64, what
 	t.Helper()
 	end := ended(t, req, 5*time.Second).UnixMilli()
 	lag := end - at
-	t.Logf("upstream request ended %dms after the %s (ClientGone=%v)", lag, what, req.ClientGone())
+	t.Logf("upstream request arrived %dms before the %s and ended %dms after it (ClientGone=%v)", at-req.Arrived.UnixMilli(), what, lag, req.ClientGone())
 	if end < notBefore {
 		t.Errorf("upstream request ended %dms before the %s could have happened", notBefore-end, what)
 	}
@@ -713,7 +728,9 @@ func TestIdleTimeout(t *testing.T) {
 			if want := "No progress for 1 second (idle timeout)"; !strings.Contains(res.Text, want) {
 				t.Errorf("result text lacks %q:\n%s", want, res.Text)
 			}
-			if out.ElapsedMs < 1000 || out.ElapsedMs > 3000 {
+			// The upstream request may start up to a second after the call on a busy
+			// machine; the cut itself is timed from the request's arrival below.
+			if out.ElapsedMs < 1000 || out.ElapsedMs > 4000 {
 				t.Errorf("idle timeout result after %dms, want about 1000ms", out.ElapsedMs)
 			}
 			req := e.chatRequest()
