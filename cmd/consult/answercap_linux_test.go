@@ -17,6 +17,7 @@ import (
 // TestBigAnswerMemory: a 64 MiB answer comes back cut at the answer cap, and the server's
 // peak memory stays under 300 MB (an uncapped 64 MB answer took 1.16 GiB).
 func TestBigAnswerMemory(t *testing.T) {
+	t.Parallel()
 	const maxRSS = 300 << 20
 	piece := strings.Repeat("An answer line that goes on, with \"quotes\" and é.\n", 1300) // ~64 KiB
 	steps := make([]fake.Step, 1024)

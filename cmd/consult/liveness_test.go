@@ -30,6 +30,7 @@ func consultReq(dir string, extra map[string]any) mcp.CallToolRequest {
 // TestStdioConcurrentCalls: 32 calls over one stdio session, each answered after 1 s,
 // all finish together — none waits in a queue behind the others.
 func TestStdioConcurrentCalls(t *testing.T) {
+	t.Parallel()
 	srv := fake.New(t, fake.OpenRouter)
 	srv.SetDefault(fake.Script{Steps: []fake.Step{fake.Sleep(time.Second), fake.Text("ok")}})
 	c := stdioClient(t, "openrouter", "test-key", "--base-url", srv.BaseURL())
@@ -63,7 +64,8 @@ func TestStdioConcurrentCalls(t *testing.T) {
 }
 
 // TestStdioCancelEndsUpstream: the client gives up on a call (mcp-go sends
-// notifications/cancelled); the upstream request ends within 50 ms.
+// notifications/cancelled); the upstream request ends within 50 ms. Not parallel: it runs
+// before the parallel tests load the machine, so that the 50 ms measure the server.
 func TestStdioCancelEndsUpstream(t *testing.T) {
 	srv := fake.New(t, fake.OpenRouter)
 	srv.SetDefault(fake.Script{Steps: []fake.Step{fake.Text("partial"), fake.Hang()}})
@@ -108,12 +110,14 @@ func awaitCompletion(t *testing.T, srv *fake.Server) *fake.Request {
 // TestSignalEndsCalls: SIGTERM, SIGINT and stdin closing each cancel running calls, close
 // their upstream requests and end the process.
 func TestSignalEndsCalls(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, 0} {
 		name := sig.String()
 		if sig == 0 {
 			name = "stdin closed"
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			srv := fake.New(t, fake.OpenRouter)
 			srv.SetDefault(fake.Script{HeaderDelay: time.Hour})
 			cmd := exec.Command(binary, "openrouter", "test-key", "--base-url", srv.BaseURL())
@@ -162,6 +166,9 @@ func TestSignalEndsCalls(t *testing.T) {
 	}
 }
 
+// TestSelfTest: --test asks the model once and says whether the key works, without
+// printing it. Not parallel: it runs the server in this process, which sets the default
+// logger to its stderr.
 func TestSelfTest(t *testing.T) {
 	srv := fake.New(t, fake.OpenRouter)
 	srv.Push(fake.Answer("The self-test reached the model."))

@@ -3,11 +3,13 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,17 +22,26 @@ import (
 	"github.com/consultmcp/consult/results"
 )
 
-// slowAnswer is the upstream of the survival tests: thinking, then 4 s of silence, then the
-// answer, so a consultation started with a 1 s timeout has 3 s left when its call returns.
-func slowAnswer(t *testing.T) *fake.Server {
-	srv := fake.New(t, fake.OpenRouter)
+// heldAnswer is the upstream of the background tests. A query with "hang" gets a first part
+// and then nothing; one with "quick" its answer at once; any other gets answer once the
+// test calls release (at the latest when it ends), so that the test decides when the
+// answer arrives: after the call that started it returned, after its server stopped.
+func heldAnswer(t *testing.T, answer string) (srv *fake.Server, release func()) {
+	srv = fake.New(t, fake.OpenRouter)
+	held := make(chan struct{})
+	release = sync.OnceFunc(func() { close(held) })
+	t.Cleanup(release) // before the fake closes: a held request would keep it open
 	srv.SetFunc(func(r *fake.Request) fake.Script {
-		if strings.Contains(string(r.Body), "hang") {
+		switch body := string(r.Body); {
+		case strings.Contains(body, "hang"):
 			return fake.Script{Steps: []fake.Step{fake.Text("first part"), fake.Hang()}}
+		case strings.Contains(body, "quick"):
+			return fake.Answer("the quick answer")
 		}
-		return fake.Script{Steps: []fake.Step{fake.Think("hmm"), fake.Sleep(4 * time.Second), fake.Text("the full answer")}}
+		<-held
+		return fake.Script{Steps: []fake.Step{fake.Think("hmm"), fake.Text(answer)}}
 	})
-	return srv
+	return srv, release
 }
 
 // stopWorkers kills, when the test ends, any worker still running in resultsDir: workers
@@ -47,8 +58,9 @@ func stopWorkers(t *testing.T, resultsDir string) {
 }
 
 // TestAnswerSurvivesClientShutdown: with each shutdown sequence real clients use on a
-// server whose background consultation has 3 s left, a new server process with a new
-// client collects the full answer, and the worker leaves only its record.
+// server whose background consultation is still waiting for its answer, a new server
+// process with a new client collects the full answer, which arrives only after the first
+// server has gone, and the worker leaves only its record.
 func TestAnswerSurvivesClientShutdown(t *testing.T) {
 	t.Parallel()
 	group := func(s *rawServer, sig syscall.Signal) { syscall.Kill(-s.cmd.Process.Pid, sig) }
@@ -65,14 +77,18 @@ func TestAnswerSurvivesClientShutdown(t *testing.T) {
 		}},
 		{"TypeScript SDK: stdin closed, SIGTERM at 2 s", func(t *testing.T, s *rawServer) {
 			s.stdin.Close()
-			time.Sleep(2 * time.Second)
-			s.cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-s.exited: // the server ends when its stdin closes: the SDK sends nothing more
+			case <-time.After(2 * time.Second):
+				t.Errorf("the server was still running 2 s after its stdin closed")
+				s.cmd.Process.Signal(syscall.SIGTERM)
+			}
 		}},
 		{"SIGKILL", func(t *testing.T, s *rawServer) { s.cmd.Process.Kill() }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			srv := slowAnswer(t)
+			srv, release := heldAnswer(t, "the full answer")
 			resultsDir := t.TempDir()
 			stopWorkers(t, resultsDir)
 			args := []string{"openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", resultsDir, "--heartbeat", "200ms"}
@@ -84,6 +100,7 @@ func TestAnswerSurvivesClientShutdown(t *testing.T) {
 			case <-time.After(5 * time.Second):
 				t.Fatalf("the server did not exit\n%s", first.stderr.String())
 			}
+			release()
 
 			next := startRaw(t, args...)
 			text, sc := next.call(t, 2, "consultation_result", map[string]any{"id": id, "wait": 10})
@@ -123,7 +140,7 @@ func onlyRecord(t *testing.T, resultsDir, id string) {
 // once (its upstream request closes) and keeps what it had; then a new one may start.
 func TestWorkerLimitAndCancel(t *testing.T) {
 	t.Parallel()
-	srv := slowAnswer(t)
+	srv, _ := heldAnswer(t, "")
 	resultsDir := t.TempDir()
 	stopWorkers(t, resultsDir)
 	s := startRaw(t, "openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", resultsDir, "--heartbeat", "200ms", "--background-workers", "1")
@@ -156,7 +173,12 @@ func TestWorkerLimitAndCancel(t *testing.T) {
 		t.Errorf("the upstream request closed %s after the cancel was sent", d)
 	}
 	onlyRecord(t, resultsDir, id)
-	startBackground(t, s, 5, dir, "hang again")
+	// Every continue-mode call runs in a worker, so one answered in-band took the free slot.
+	text, sc := s.call(t, 5, "consultation", map[string]any{"path": dir, "pattern": "**/*.go", "query": "quick",
+		"model": "google/gemini-2.5-pro", "timeout": 5, "on_timeout": "continue"})
+	if sc["kind"] != "answer" || !strings.HasPrefix(text, "the quick answer") {
+		t.Errorf("a worker after the cancel: %v\n%s", sc, text)
+	}
 }
 
 // TestReusedPIDReadsAsStopped: a running record whose pid is a live process that is not its
@@ -191,7 +213,7 @@ func TestReusedPIDReadsAsStopped(t *testing.T) {
 // what it had, without an agent.
 func TestResultsCommand(t *testing.T) {
 	t.Parallel()
-	srv := slowAnswer(t)
+	srv, _ := heldAnswer(t, "")
 	resultsDir := t.TempDir()
 	stopWorkers(t, resultsDir)
 	s := startRaw(t, "openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", resultsDir, "--heartbeat", "200ms")
@@ -224,7 +246,7 @@ func TestResultsCommand(t *testing.T) {
 // keeps what it had.
 func TestUserCancelStopsWorker(t *testing.T) {
 	t.Parallel()
-	srv := slowAnswer(t)
+	srv, _ := heldAnswer(t, "")
 	resultsDir := t.TempDir()
 	stopWorkers(t, resultsDir)
 	s := startRaw(t, "openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", resultsDir, "--heartbeat", "200ms")
@@ -263,11 +285,12 @@ func TestUserCancelStopsWorker(t *testing.T) {
 // lists and resources/read returns with the answer.
 func TestReadyNotice(t *testing.T) {
 	t.Parallel()
-	srv := scripted(t) // the answer after 2 s
+	srv, release := heldAnswer(t, "the slow answer")
 	resultsDir := t.TempDir()
 	stopWorkers(t, resultsDir)
 	s := startRaw(t, "openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", resultsDir, "--heartbeat", "200ms")
 	id := startBackground(t, s, 2, fixture(t), "slow question")
+	release() // the answer arrives after the call returned "still running"
 	uri := "consult://results/" + id
 	timeout := time.After(6 * time.Second)
 	for notice, updated := false, false; !notice || !updated; {
@@ -300,7 +323,7 @@ func TestReadyNotice(t *testing.T) {
 // session".
 func TestHTTPSessionsListOwnFirst(t *testing.T) {
 	t.Parallel()
-	srv := slowAnswer(t)
+	srv, _ := heldAnswer(t, "")
 	resultsDir := t.TempDir()
 	stopWorkers(t, resultsDir)
 	cmd := exec.Command(binary, "openrouter", "test-key", "--base-url", srv.BaseURL(), "--http", "127.0.0.1:0", "--results-dir", resultsDir)
@@ -340,18 +363,30 @@ func TestHTTPSessionsListOwnFirst(t *testing.T) {
 		}
 		return res
 	}
-	start := func(c *client.Client, query string) string {
-		t.Helper()
-		res := call(c, "consultation", map[string]any{"path": dir, "pattern": "**/*.go", "query": query, "model": "google/gemini-2.5-pro", "timeout": 1, "on_timeout": "continue"})
-		sc, _ := res.StructuredContent.(map[string]any)
-		id, _ := sc["id"].(string)
-		if id == "" {
-			t.Fatalf("no id: %s", resultText(res))
+	start := func(c *client.Client, query string) (string, error) {
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "consultation"
+		req.Params.Arguments = map[string]any{"path": dir, "pattern": "**/*.go", "query": query, "model": "google/gemini-2.5-pro", "timeout": 1, "on_timeout": "continue"}
+		res, err := c.CallTool(t.Context(), req)
+		if err != nil {
+			return "", err
 		}
-		return id
+		sc, _ := res.StructuredContent.(map[string]any)
+		if id, _ := sc["id"].(string); id != "" {
+			return id, nil
+		}
+		return "", fmt.Errorf("no id: %s", resultText(res))
 	}
 	a, b := sessionClient(t, endpoint), sessionClient(t, endpoint)
-	idA, idB := start(a, "hang in session a"), start(b, "hang in session b")
+	var idA, idB string
+	var errA, errB error
+	var wg sync.WaitGroup // both at once: each waits out its 1 s timeout
+	wg.Go(func() { idA, errA = start(a, "hang in session a") })
+	wg.Go(func() { idB, errB = start(b, "hang in session b") })
+	wg.Wait()
+	if errA != nil || errB != nil {
+		t.Fatalf("starting: %v, %v", errA, errB)
+	}
 	for _, tc := range []struct {
 		c           *client.Client
 		own, others string
