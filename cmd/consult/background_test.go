@@ -13,8 +13,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-
 )
 
 // rawServer is the binary driven line by line over stdio, so a test controls its stdin and

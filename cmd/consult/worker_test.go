@@ -169,7 +169,8 @@ func TestWorkerLimitAndCancel(t *testing.T) {
 		t.Errorf("cancel: %s", text)
 	}
 	<-upstream.Ended()
-	if d := upstream.EndedAt().Sub(sent); d > 50*time.Millisecond {
+	// At once, not at the background limit: 500 ms leaves room for a busy machine.
+	if d := upstream.EndedAt().Sub(sent); d > 500*time.Millisecond {
 		t.Errorf("the upstream request closed %s after the cancel was sent", d)
 	}
 	onlyRecord(t, resultsDir, id)
