@@ -14,13 +14,14 @@ import (
 	"github.com/consultmcp/consult/providers/fake"
 )
 
-// TestBigAnswerMemory: a 64 MiB answer comes back cut at the answer cap, and the server's
-// peak memory stays under 300 MB (an uncapped 64 MB answer took 1.16 GiB).
+// TestBigAnswerMemory: a 32 MiB answer comes back cut at the answer cap, and the server's
+// peak memory stays under 300 MB (an uncapped 64 MB answer took 1.16 GiB: 32 MB would take
+// about 580 MB).
 func TestBigAnswerMemory(t *testing.T) {
 	t.Parallel()
 	const maxRSS = 300 << 20
 	piece := strings.Repeat("An answer line that goes on, with \"quotes\" and é.\n", 1300) // ~64 KiB
-	steps := make([]fake.Step, 1024)
+	steps := make([]fake.Step, 512)
 	for i := range steps {
 		steps[i] = fake.Text(piece)
 	}

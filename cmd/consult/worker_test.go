@@ -57,62 +57,71 @@ func stopWorkers(t *testing.T, resultsDir string) {
 	})
 }
 
-// TestAnswerSurvivesClientShutdown: with each shutdown sequence real clients use on a
-// server whose background consultation is still waiting for its answer, a new server
-// process with a new client collects the full answer, which arrives only after the first
-// server has gone, and the worker leaves only its record.
-func TestAnswerSurvivesClientShutdown(t *testing.T) {
-	t.Parallel()
-	group := func(s *rawServer, sig syscall.Signal) { syscall.Kill(-s.cmd.Process.Pid, sig) }
-	for _, tc := range []struct {
-		name string
-		quit func(t *testing.T, s *rawServer)
-	}{
-		{"Claude Code: SIGINT, SIGTERM at 100 ms, SIGKILL at 1 s, to the group", func(t *testing.T, s *rawServer) {
-			group(s, syscall.SIGINT)
-			time.Sleep(100 * time.Millisecond)
-			group(s, syscall.SIGTERM)
-			time.Sleep(900 * time.Millisecond)
-			group(s, syscall.SIGKILL)
-		}},
-		{"TypeScript SDK: stdin closed, SIGTERM at 2 s", func(t *testing.T, s *rawServer) {
-			s.stdin.Close()
-			select {
-			case <-s.exited: // the server ends when its stdin closes: the SDK sends nothing more
-			case <-time.After(2 * time.Second):
-				t.Errorf("the server was still running 2 s after its stdin closed")
-				s.cmd.Process.Signal(syscall.SIGTERM)
-			}
-		}},
-		{"SIGKILL", func(t *testing.T, s *rawServer) { s.cmd.Process.Kill() }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			srv, release := heldAnswer(t, "the full answer")
-			resultsDir := t.TempDir()
-			stopWorkers(t, resultsDir)
-			args := []string{"openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", resultsDir, "--heartbeat", "200ms"}
-			first := startRaw(t, args...)
-			id := startBackground(t, first, 2, fixture(t), "a slow question")
-			tc.quit(t, first)
-			select {
-			case <-first.exited:
-			case <-time.After(5 * time.Second):
-				t.Fatalf("the server did not exit\n%s", first.stderr.String())
-			}
-			release()
+// The TestAnswerSurvives tests: with each shutdown sequence real clients use on a server
+// whose background consultation is still waiting for its answer, a new server process with
+// a new client collects the full answer, which arrives only after the first server has
+// gone, and the worker leaves only its record. (Three tests rather than subtests, so that
+// each gets its turn among the parallel tests as early as any other.)
 
-			next := startRaw(t, args...)
-			text, sc := next.call(t, 2, "consultation_result", map[string]any{"id": id, "wait": 10})
-			if sc["kind"] != "answer" || !strings.HasPrefix(text, "the full answer") {
-				t.Fatalf("collected after the shutdown: %v\n%s\nfirst server:\n%s", sc, text, first.stderr.String())
-			}
-			if n := srv.Count("/chat/completions"); n != 1 {
-				t.Errorf("%d completion requests, want 1", n)
-			}
-			onlyRecord(t, resultsDir, id)
-		})
+// TestAnswerSurvivesClaudeCodeQuit: Claude Code sends SIGINT, SIGTERM at 100 ms and SIGKILL
+// at 1 s, to the process group.
+func TestAnswerSurvivesClaudeCodeQuit(t *testing.T) {
+	t.Parallel()
+	answerSurvives(t, func(t *testing.T, s *rawServer) {
+		group := func(sig syscall.Signal) { syscall.Kill(-s.cmd.Process.Pid, sig) }
+		group(syscall.SIGINT)
+		time.Sleep(100 * time.Millisecond)
+		group(syscall.SIGTERM)
+		time.Sleep(900 * time.Millisecond)
+		group(syscall.SIGKILL)
+	})
+}
+
+// TestAnswerSurvivesTypeScriptSDKQuit: the TypeScript SDK closes stdin and sends SIGTERM
+// if the server still runs 2 s later.
+func TestAnswerSurvivesTypeScriptSDKQuit(t *testing.T) {
+	t.Parallel()
+	answerSurvives(t, func(t *testing.T, s *rawServer) {
+		s.stdin.Close()
+		select {
+		case <-s.exited: // the server ends when its stdin closes: the SDK sends nothing more
+		case <-time.After(2 * time.Second):
+			t.Errorf("the server was still running 2 s after its stdin closed")
+			s.cmd.Process.Signal(syscall.SIGTERM)
+		}
+	})
+}
+
+// TestAnswerSurvivesSIGKILL: the server is killed outright.
+func TestAnswerSurvivesSIGKILL(t *testing.T) {
+	t.Parallel()
+	answerSurvives(t, func(t *testing.T, s *rawServer) { s.cmd.Process.Kill() })
+}
+
+func answerSurvives(t *testing.T, quit func(t *testing.T, s *rawServer)) {
+	srv, release := heldAnswer(t, "the full answer")
+	resultsDir := t.TempDir()
+	stopWorkers(t, resultsDir)
+	args := []string{"openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", resultsDir, "--heartbeat", "200ms"}
+	first := startRaw(t, args...)
+	id := startBackground(t, first, 2, fixture(t), "a slow question")
+	quit(t, first)
+	select {
+	case <-first.exited:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the server did not exit\n%s", first.stderr.String())
 	}
+	release()
+
+	next := startRaw(t, args...)
+	text, sc := next.call(t, 2, "consultation_result", map[string]any{"id": id, "wait": 10})
+	if sc["kind"] != "answer" || !strings.HasPrefix(text, "the full answer") {
+		t.Fatalf("collected after the shutdown: %v\n%s\nfirst server:\n%s", sc, text, first.stderr.String())
+	}
+	if n := srv.Count("/chat/completions"); n != 1 {
+		t.Errorf("%d completion requests, want 1", n)
+	}
+	onlyRecord(t, resultsDir, id)
 }
 
 // onlyRecord checks that a finished worker left its record and nothing else.
