@@ -281,10 +281,8 @@ func TestExpiry(t *testing.T) {
 }
 
 func testExpiry(t *testing.T) {
-	m, svc, _ := memBackground(t)
 	store := results.Open(t.TempDir(), time.Second, 0, 0)
-	svc.Jobs = NewJobs(JobsConfig{Store: store})
-	t.Cleanup(func() { shutdownNow(svc.Jobs) })
+	m, svc := memJobs(t, JobsConfig{Store: store})
 	m.push(memScript{memSleep(1200 * time.Millisecond), memText("done")})
 	id := startRunning(t, svc, Request{Path: sampleTree(t)})
 	if res := collect(svc, id, 3, nil); res.IsError {
@@ -427,9 +425,7 @@ func TestBackgroundLimit(t *testing.T) {
 }
 
 func testBackgroundLimit(t *testing.T) {
-	m, svc, _ := memBackground(t)
-	svc.Jobs = NewJobs(JobsConfig{Store: results.Open(t.TempDir(), 0, 0, 0), Limit: 1500 * time.Millisecond})
-	t.Cleanup(func() { shutdownNow(svc.Jobs) })
+	m, svc := memJobs(t, JobsConfig{Store: results.Open(t.TempDir(), 0, 0, 0), Limit: 1500 * time.Millisecond})
 	m.push(memScript{memText("so far"), memHang()})
 	id := startRunning(t, svc, Request{Path: sampleTree(t)})
 	res := collect(svc, id, 3, nil)

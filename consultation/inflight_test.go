@@ -273,9 +273,7 @@ func TestBackgroundReleasesReservation(t *testing.T) {
 }
 
 func testBackgroundReleasesReservation(t *testing.T) {
-	m, svc := memUpstream()
-	svc.Jobs = NewJobs(JobsConfig{})
-	t.Cleanup(func() { shutdownNow(svc.Jobs) })
+	m, svc := memJobs(t, JobsConfig{})
 	svc.Inflight = NewInflight(1 << 30)
 	m.push(memScript{memSleep(1100 * time.Millisecond), memText("done")})
 	id := startRunning(t, svc, Request{Path: sampleTree(t)})

@@ -181,14 +181,21 @@ func memUpstream() (*memModel, *Service) {
 	return m, &Service{Counter: counter, Model: m, DefaultModel: "google/gemini-2.5-pro", KeyHint: "OPENROUTER_API_KEY"}
 }
 
+// memJobs is memUpstream with background jobs configured by cfg, stopped when the test ends.
+func memJobs(t *testing.T, cfg JobsConfig) (*memModel, *Service) {
+	t.Helper()
+	m, svc := memUpstream()
+	svc.Jobs = NewJobs(cfg)
+	t.Cleanup(func() { shutdownNow(svc.Jobs) })
+	return m, svc
+}
+
 // memBackground is background with the model in memory: a service with background jobs
 // saving to a new results directory, for tests that run under testing/synctest.
 func memBackground(t *testing.T) (*memModel, *Service, *results.Store) {
 	t.Helper()
-	m, svc := memUpstream()
 	store := results.Open(t.TempDir(), 0, 0, 0)
-	svc.Jobs = NewJobs(JobsConfig{Store: store})
-	t.Cleanup(func() { shutdownNow(svc.Jobs) })
+	m, svc := memJobs(t, JobsConfig{Store: store})
 	return m, svc, store
 }
 

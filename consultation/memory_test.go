@@ -65,13 +65,11 @@ func TestFinishedJobsHoldNoGatheredFiles(t *testing.T) {
 }
 
 func testFinishedJobHoldsNoGatheredFiles(t *testing.T, store, background bool) {
-	m, svc := memUpstream()
 	cfg := JobsConfig{}
 	if store {
 		cfg.Store = results.Open(t.TempDir(), 0, 0, 0)
 	}
-	svc.Jobs = NewJobs(cfg)
-	t.Cleanup(func() { shutdownNow(svc.Jobs) })
+	m, svc := memJobs(t, cfg)
 	gathered := watchGathered(svc)
 	var id string
 	if background {
@@ -129,9 +127,7 @@ func TestMemoryOnlyResultsAreBounded(t *testing.T) {
 }
 
 func testMemoryOnlyResultsAreBounded(t *testing.T) {
-	m, svc := memUpstream()
-	svc.Jobs = NewJobs(JobsConfig{})
-	t.Cleanup(func() { shutdownNow(svc.Jobs) })
+	m, svc := memJobs(t, JobsConfig{})
 	answer := strings.Repeat("a line of the answer\n", 2000) // 42 KB, kept twice (text and summary)
 	svc.Jobs.keptMax = 3 * 2 * len(answer)
 	var ids []string
@@ -166,14 +162,12 @@ func TestUnwritableResultsDirPromisesMemoryOnly(t *testing.T) {
 }
 
 func testUnwritableResultsDirPromisesMemoryOnly(t *testing.T) {
-	m, svc := memUpstream()
 	blocker := filepath.Join(t.TempDir(), "not-a-dir")
 	if err := os.WriteFile(blocker, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	store := results.Open(filepath.Join(blocker, "results"), 0, 0, 0)
-	svc.Jobs = NewJobs(JobsConfig{Store: store})
-	t.Cleanup(func() { shutdownNow(svc.Jobs) })
+	m, svc := memJobs(t, JobsConfig{Store: store})
 	m.push(memScript{memSleep(1100 * time.Millisecond), memText("kept in memory")})
 	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Timeout: 1 * time.Second, OnTimeout: OnTimeoutContinue}), nil)
 	if strings.Contains(res.Text, "across server restarts") || !strings.Contains(res.Text, "kept in memory only") || !strings.Contains(res.Text, "cannot be written") {

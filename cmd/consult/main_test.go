@@ -259,15 +259,21 @@ func stdioClient(t *testing.T, args ...string) *client.Client {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
+	initClient(t, c, mcp.LATEST_PROTOCOL_VERSION)
+	return c
+}
+
+// initClient initializes c, a started client, speaking protocol, within 10 s.
+func initClient(t *testing.T, c *client.Client, protocol string) {
+	t.Helper()
 	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "consult-e2e", Version: "1"}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	init.Params.ProtocolVersion = protocol
+	init.Params.ClientInfo = mcp.Implementation{Name: "consult-test", Version: "1"}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	if _, err := c.Initialize(ctx, init); err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
-	return c
 }
 
 func TestStdioBinaryDryRunAndValidation(t *testing.T) {
@@ -448,7 +454,7 @@ func TestKeyNeverPrinted(t *testing.T) {
 
 // startPiped starts cmd with pipes to its stdin and stdout and its stderr collected, and
 // kills it at the end of the test if it is still running.
-func startPiped(t *testing.T, cmd *exec.Cmd) (io.WriteCloser, io.Reader, *bytes.Buffer) {
+func startPiped(t testing.TB, cmd *exec.Cmd) (io.WriteCloser, io.Reader, *bytes.Buffer) {
 	t.Helper()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

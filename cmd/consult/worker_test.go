@@ -421,11 +421,6 @@ func sessionClient(t *testing.T, url string) *client.Client {
 	if err := c.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = "2025-06-18"
-	init.Params.ClientInfo = mcp.Implementation{Name: "consult-test", Version: "1"}
-	if _, err := c.Initialize(t.Context(), init); err != nil {
-		t.Fatalf("initialize: %v", err)
-	}
+	initClient(t, c, "2025-06-18")
 	return c
 }
