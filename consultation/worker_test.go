@@ -258,6 +258,32 @@ func TestWorkerIdentity(t *testing.T) {
 	}
 }
 
+// TestReusedPIDReadsAsStopped: a running record whose pid is a live process that is not its
+// worker (this test process, with another start time) reads as stopped before finishing,
+// with what it had, never as running: in a listing and when collected.
+func TestReusedPIDReadsAsStopped(t *testing.T) {
+	t.Parallel()
+	_, svc, store := workers(t, 0)
+	id := results.NewID(time.Now())
+	if err := store.Save(results.Record{ID: id, Status: results.Running, Worker: true, PID: os.Getpid(), PIDStart: 1,
+		Created: time.Now().Add(-time.Minute), Query: "q", Answer: "what it had",
+		Progress: &results.Progress{Phase: "receiving the answer", ElapsedSeconds: 60}}); err != nil {
+		t.Fatal(err)
+	}
+	// The lock a worker would hold, left behind: held by nobody.
+	if err := os.WriteFile(store.LockPath(id), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if res := svc.Collect(context.Background(), "", 0, nil); !strings.Contains(res.Text, id+" · stopped before finishing") {
+		t.Errorf("listing: %s", res.Text)
+	}
+	res := collect(svc, id, 1, nil)
+	if sum := summaryOf(t, res); sum.Kind != KindError || !strings.Contains(res.Text, "stopped before finishing") ||
+		!strings.Contains(res.Text, "Partial answer (cut off when the worker stopped):\nwhat it had") {
+		t.Errorf("collecting: %v %s", sum.Kind, res.Text)
+	}
+}
+
 // TestWatchFinishedAnnounces: a worker whose call returned "still running" is announced
 // once when it finishes; one whose answer the call returned in band is not.
 func TestWatchFinishedAnnounces(t *testing.T) {

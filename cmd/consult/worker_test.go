@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -188,34 +187,6 @@ func TestWorkerLimitAndCancel(t *testing.T) {
 		"model": "google/gemini-2.5-pro", "timeout": 5, "on_timeout": "continue"})
 	if sc["kind"] != "answer" || !strings.HasPrefix(text, "the quick answer") {
 		t.Errorf("a worker after the cancel: %v\n%s", sc, text)
-	}
-}
-
-// TestReusedPIDReadsAsStopped: a running record whose pid is a live process that is not its
-// worker (this test process, with another start time) reads as stopped before finishing,
-// with what it had, never as running.
-func TestReusedPIDReadsAsStopped(t *testing.T) {
-	t.Parallel()
-	resultsDir := t.TempDir()
-	store := results.Open(resultsDir, 0, 0, 0)
-	id := results.NewID(time.Now())
-	if err := store.Save(results.Record{ID: id, Status: results.Running, Worker: true, PID: os.Getpid(), PIDStart: 1,
-		Created: time.Now().Add(-time.Minute), Query: "q", Answer: "what it had",
-		Progress: &results.Progress{Phase: "receiving the answer", ElapsedSeconds: 60}}); err != nil {
-		t.Fatal(err)
-	}
-	// The lock a worker would hold, left behind: held by nobody.
-	if err := os.WriteFile(filepath.Join(resultsDir, "."+id+".lock"), nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s := startRaw(t, "openrouter", "test-key", "--results-dir", resultsDir)
-	text, _ := s.call(t, 2, "consultation_result", map[string]any{})
-	if !strings.Contains(text, id+" · stopped before finishing") {
-		t.Errorf("listing: %s", text)
-	}
-	text, sc := s.call(t, 3, "consultation_result", map[string]any{"id": id, "wait": 1})
-	if sc["kind"] != "error" || !strings.Contains(text, "stopped before finishing") || !strings.Contains(text, "what it had") {
-		t.Errorf("collecting: %v %s", sc, text)
 	}
 }
 
