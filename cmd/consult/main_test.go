@@ -39,23 +39,27 @@ func TestMain(m *testing.M) {
 	}
 	flag.Parse()
 	testrun.SetParallel()
-	var err error
-	if binary, err = buildBinary(); err != nil {
+	bin, cleanup, err := buildBinary()
+	if err != nil {
 		panic(err)
 	}
-	os.Exit(m.Run())
+	binary = bin
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
 }
 
 // buildBinary builds the consult command for the tests that drive it as a process, into a
 // directory of the user's cache named after this package's directory, so that a run whose
 // sources have not changed finds it up to date (go build then links nothing: 0.15 s rather
 // than 3). A lock keeps two test runs of one checkout from writing it at once. Without a
-// cache directory it builds into a temporary one, removed at exit.
-func buildBinary() (string, error) {
+// cache directory it builds into a temporary one, which cleanup removes.
+func buildBinary() (bin string, cleanup func(), err error) {
 	wd, err := os.Getwd()
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
+	cleanup = func() {}
 	dir := ""
 	if cache, err := os.UserCacheDir(); err == nil {
 		sum := sha256.Sum256([]byte(wd))
@@ -66,22 +70,22 @@ func buildBinary() (string, error) {
 	}
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "consult-bin"); err != nil {
-			return "", err
+			return "", nil, err
 		}
-		// The process exits through os.Exit, so nothing removes it but the next boot;
-		// it is small and this happens only without a cache directory.
+		cleanup = func() { os.RemoveAll(dir) }
 	}
 	unlock, err := lockDir(dir)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	defer unlock()
-	bin := filepath.Join(dir, "consult")
+	bin = filepath.Join(dir, "consult")
 	// -buildvcs=auto as in the Makefile: the commit is recorded even under GOFLAGS=-buildvcs=false.
 	if out, err := exec.Command("go", "build", "-buildvcs=auto", "-o", bin, ".").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %w\n%s", err, out)
+		cleanup()
+		return "", nil, fmt.Errorf("go build: %w\n%s", err, out)
 	}
-	return bin, nil
+	return bin, cleanup, nil
 }
 
 func env(m map[string]string) func(string) string {
