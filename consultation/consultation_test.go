@@ -59,6 +59,7 @@ func countingGather(n *atomic.Int32) func(context.Context, files.Options) (*file
 }
 
 func TestDryRunReport(t *testing.T) {
+	t.Parallel()
 	dir := sampleTree(t)
 	svc := &Service{Counter: counter}
 	res := svc.Consult(context.Background(), Request{Path: dir, Pattern: "**/*.go", Query: "What is here?", DryRun: true, Model: "gpt-4.1"}, nil)
@@ -102,6 +103,7 @@ func TestDryRunReport(t *testing.T) {
 }
 
 func TestDryRunTooLargeSuggestsExclude(t *testing.T) {
+	t.Parallel()
 	dir := writeTree(t, map[string]string{
 		"a/huge.txt":  strings.Repeat("alpha beta gamma delta ", 30000),
 		"b/small.txt": "small file\n",
@@ -121,6 +123,7 @@ func TestDryRunTooLargeSuggestsExclude(t *testing.T) {
 }
 
 func TestNoMatchIsError(t *testing.T) {
+	t.Parallel()
 	dir := sampleTree(t)
 	svc := &Service{Counter: counter}
 	res := svc.Consult(context.Background(), Request{Path: dir, Pattern: "**/*.rs", Query: "q", DryRun: true}, nil)
@@ -130,6 +133,7 @@ func TestNoMatchIsError(t *testing.T) {
 }
 
 func TestNoModelRefusesWithReason(t *testing.T) {
+	t.Parallel()
 	dir := sampleTree(t)
 	svc := &Service{Counter: counter, NoModel: "no API key: set OPENROUTER_API_KEY"}
 	res := svc.Consult(context.Background(), Request{Path: dir, Pattern: "**/*.go", Query: "q"}, nil)
@@ -139,6 +143,7 @@ func TestNoModelRefusesWithReason(t *testing.T) {
 }
 
 func TestBadArgumentsReadNothing(t *testing.T) {
+	t.Parallel()
 	dir := sampleTree(t)
 	var calls atomic.Int32
 	svc := &Service{Counter: counter, gather: countingGather(&calls)}
@@ -159,6 +164,7 @@ func TestBadArgumentsReadNothing(t *testing.T) {
 }
 
 func TestCancelledBeforeStartDoesNothing(t *testing.T) {
+	t.Parallel()
 	dir := sampleTree(t)
 	var calls atomic.Int32
 	svc := &Service{Counter: counter, gather: countingGather(&calls)}
@@ -174,6 +180,7 @@ func TestCancelledBeforeStartDoesNothing(t *testing.T) {
 }
 
 func TestTimeoutWhileGathering(t *testing.T) {
+	t.Parallel()
 	dir := sampleTree(t)
 	synctest.Test(t, func(t *testing.T) {
 		svc := &Service{Counter: counter, gather: func(ctx context.Context, o files.Options) (*files.Gathered, error) {
@@ -229,6 +236,7 @@ func TestTimeoutWarning(t *testing.T) {
 }
 
 func TestDefaultTimeoutUsed(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		svc := &Service{Counter: counter, DefaultTimeout: 7 * time.Second, gather: func(ctx context.Context, o files.Options) (*files.Gathered, error) {
 			<-ctx.Done()
@@ -246,6 +254,7 @@ func TestDefaultTimeoutUsed(t *testing.T) {
 }
 
 func TestBytesInReport(t *testing.T) {
+	t.Parallel()
 	dir := writeTree(t, map[string]string{"a.txt": strings.Repeat("x", 2048)})
 	res := (&Service{Counter: counter}).Consult(context.Background(), Request{Path: dir, Pattern: "*.txt", Query: "q", DryRun: true}, nil)
 	rep := reportOf(t, res)

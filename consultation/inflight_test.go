@@ -269,11 +269,13 @@ func TestReservationReleasedOnEveryPath(t *testing.T) {
 // the server) holds its reservation until it finishes, then gives it back.
 func TestBackgroundReleasesReservation(t *testing.T) {
 	t.Parallel()
-	srv, svc := upstream(t, 0)
-	svc.Jobs = NewJobs(JobsConfig{})
-	t.Cleanup(func() { shutdownNow(svc.Jobs) })
+	synctest.Test(t, testBackgroundReleasesReservation)
+}
+
+func testBackgroundReleasesReservation(t *testing.T) {
+	m, svc := memJobs(t, JobsConfig{})
 	svc.Inflight = NewInflight(1 << 30)
-	srv.Push(fake.Script{Steps: []fake.Step{fake.Sleep(1100 * time.Millisecond), fake.Text("done")}})
+	m.push(memScript{memSleep(1100 * time.Millisecond), memText("done")})
 	id := startRunning(t, svc, Request{Path: sampleTree(t)})
 	if got := svc.Inflight.InUse(); got == 0 {
 		t.Error("a running background consultation holds no reservation")

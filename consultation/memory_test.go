@@ -9,11 +9,11 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 	"weak"
 
 	"github.com/consultmcp/consult/files"
-	"github.com/consultmcp/consult/providers/fake"
 	"github.com/consultmcp/consult/results"
 )
 
@@ -59,39 +59,41 @@ func TestFinishedJobsHoldNoGatheredFiles(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv, svc := upstream(t, 0)
-			cfg := JobsConfig{}
-			if tt.store {
-				cfg.Store = results.Open(t.TempDir(), 0, 0, 0)
-			}
-			svc.Jobs = NewJobs(cfg)
-			t.Cleanup(func() { shutdownNow(svc.Jobs) })
-			gathered := watchGathered(svc)
-			var id string
-			if tt.background {
-				srv.Push(fake.Script{Steps: []fake.Step{fake.Sleep(1100 * time.Millisecond), fake.Text("done")}})
-				id = startRunning(t, svc, Request{Path: sampleTree(t)})
-			} else {
-				srv.Push(fake.Answer("done"))
-				id = summaryOf(t, svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Timeout: 5 * time.Second, OnTimeout: OnTimeoutContinue}), nil)).ID
-			}
-			if res := collect(svc, id, 5, nil); !strings.HasPrefix(res.Text, "done") {
-				t.Fatalf("collected: %s", res.Text)
-			}
-			ptrs := gathered()
-			if len(ptrs) != 1 {
-				t.Fatalf("%d gathered trees seen, want 1", len(ptrs))
-			}
-			for range 3 {
-				runtime.GC()
-			}
-			if ptrs[0].Value() != nil {
-				t.Error("the gathered files are still reachable after the consultation finished")
-			}
-			if _, ok, _ := svc.Jobs.get(id, ""); !ok {
-				t.Error("the finished consultation was forgotten, want its index entry kept")
-			}
+			synctest.Test(t, func(t *testing.T) { testFinishedJobHoldsNoGatheredFiles(t, tt.store, tt.background) })
 		})
+	}
+}
+
+func testFinishedJobHoldsNoGatheredFiles(t *testing.T, store, background bool) {
+	cfg := JobsConfig{}
+	if store {
+		cfg.Store = results.Open(t.TempDir(), 0, 0, 0)
+	}
+	m, svc := memJobs(t, cfg)
+	gathered := watchGathered(svc)
+	var id string
+	if background {
+		m.push(memScript{memSleep(1100 * time.Millisecond), memText("done")})
+		id = startRunning(t, svc, Request{Path: sampleTree(t)})
+	} else {
+		m.push(memAnswer("done"))
+		id = summaryOf(t, svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Timeout: 5 * time.Second, OnTimeout: OnTimeoutContinue}), nil)).ID
+	}
+	if res := collect(svc, id, 5, nil); !strings.HasPrefix(res.Text, "done") {
+		t.Fatalf("collected: %s", res.Text)
+	}
+	ptrs := gathered()
+	if len(ptrs) != 1 {
+		t.Fatalf("%d gathered trees seen, want 1", len(ptrs))
+	}
+	for range 3 {
+		runtime.GC()
+	}
+	if ptrs[0].Value() != nil {
+		t.Error("the gathered files are still reachable after the consultation finished")
+	}
+	if _, ok, _ := svc.Jobs.get(id, ""); !ok {
+		t.Error("the finished consultation was forgotten, want its index entry kept")
 	}
 }
 
@@ -99,8 +101,12 @@ func TestFinishedJobsHoldNoGatheredFiles(t *testing.T) {
 // saved is collected from the results directory; the server keeps no copy of its own.
 func TestSavedResultIsNotKeptInMemory(t *testing.T) {
 	t.Parallel()
-	srv, svc, store := background(t)
-	srv.Push(fake.Script{Steps: []fake.Step{fake.Sleep(1100 * time.Millisecond), fake.Text("saved answer")}})
+	synctest.Test(t, testSavedResultIsNotKeptInMemory)
+}
+
+func testSavedResultIsNotKeptInMemory(t *testing.T) {
+	m, svc, store := memBackground(t)
+	m.push(memScript{memSleep(1100 * time.Millisecond), memText("saved answer")})
 	id := startRunning(t, svc, Request{Path: sampleTree(t)})
 	if res := collect(svc, id, 5, nil); !strings.HasPrefix(res.Text, "saved answer") {
 		t.Fatalf("collected: %s", res.Text)
@@ -117,14 +123,16 @@ func TestSavedResultIsNotKeptInMemory(t *testing.T) {
 // their results in memory within the server's byte bound, the oldest forgotten first.
 func TestMemoryOnlyResultsAreBounded(t *testing.T) {
 	t.Parallel()
-	srv, svc := upstream(t, 0)
-	svc.Jobs = NewJobs(JobsConfig{})
-	t.Cleanup(func() { shutdownNow(svc.Jobs) })
+	synctest.Test(t, testMemoryOnlyResultsAreBounded)
+}
+
+func testMemoryOnlyResultsAreBounded(t *testing.T) {
+	m, svc := memJobs(t, JobsConfig{})
 	answer := strings.Repeat("a line of the answer\n", 2000) // 42 KB, kept twice (text and summary)
 	svc.Jobs.keptMax = 3 * 2 * len(answer)
 	var ids []string
 	for range 5 {
-		srv.Push(fake.Answer(answer))
+		m.push(memAnswer(answer))
 		res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Timeout: 5 * time.Second, OnTimeout: OnTimeoutContinue}), nil)
 		if res.IsError {
 			t.Fatalf("consultation: %s", res.Text)
@@ -150,15 +158,17 @@ func TestMemoryOnlyResultsAreBounded(t *testing.T) {
 // kept in memory only, and it is still collected from memory once finished.
 func TestUnwritableResultsDirPromisesMemoryOnly(t *testing.T) {
 	t.Parallel()
-	srv, svc := upstream(t, 0)
+	synctest.Test(t, testUnwritableResultsDirPromisesMemoryOnly)
+}
+
+func testUnwritableResultsDirPromisesMemoryOnly(t *testing.T) {
 	blocker := filepath.Join(t.TempDir(), "not-a-dir")
 	if err := os.WriteFile(blocker, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	store := results.Open(filepath.Join(blocker, "results"), 0, 0, 0)
-	svc.Jobs = NewJobs(JobsConfig{Store: store})
-	t.Cleanup(func() { shutdownNow(svc.Jobs) })
-	srv.Push(fake.Script{Steps: []fake.Step{fake.Sleep(1100 * time.Millisecond), fake.Text("kept in memory")}})
+	m, svc := memJobs(t, JobsConfig{Store: store})
+	m.push(memScript{memSleep(1100 * time.Millisecond), memText("kept in memory")})
 	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Timeout: 1 * time.Second, OnTimeout: OnTimeoutContinue}), nil)
 	if strings.Contains(res.Text, "across server restarts") || !strings.Contains(res.Text, "kept in memory only") || !strings.Contains(res.Text, "cannot be written") {
 		t.Errorf("running result with an unwritable results directory:\n%s", res.Text)

@@ -58,6 +58,7 @@ func summaryOf(t *testing.T, res Result) *Summary {
 }
 
 func TestAnswerEachProvider(t *testing.T) {
+	t.Parallel()
 	for i, f := range flavors {
 		t.Run(f.flavor.String(), func(t *testing.T) {
 			srv, svc := upstream(t, i)
@@ -110,7 +111,7 @@ func TestAnswerEachProvider(t *testing.T) {
 }
 
 // TestDeadlineClosesUpstream: the model stalls; at the deadline the result says so, and the
-// fake sees its request end within 100 ms of it.
+// fake sees its request end at it (within 500 ms).
 func TestDeadlineClosesUpstream(t *testing.T) {
 	t.Parallel()
 	for i, f := range flavors {
@@ -158,8 +159,10 @@ func TestDeadlineClosesUpstream(t *testing.T) {
 				case <-time.After(2 * time.Second):
 					t.Fatal("upstream request still open 2 s after the deadline")
 				}
-				if late := req.EndedAt().Sub(deadline); late > 100*time.Millisecond {
-					t.Errorf("upstream request ended %v after the deadline, want within 100ms", late)
+				// At the deadline, not at the stall's end (an hour): 500 ms leaves room for a busy
+				// machine (110 ms seen with eight tests at once at load 11).
+				if late := req.EndedAt().Sub(deadline); late > 500*time.Millisecond {
+					t.Errorf("upstream request ended %v after the deadline, want within 500ms", late)
 				}
 				if !req.ClientGone() {
 					t.Error("the fake should see the client go away")
@@ -170,6 +173,7 @@ func TestDeadlineClosesUpstream(t *testing.T) {
 }
 
 func TestInBandErrorKeepsPartialAnswer(t *testing.T) {
+	t.Parallel()
 	srv, svc := upstream(t, 0)
 	srv.Push(fake.Script{Steps: []fake.Step{fake.Text("Half an answer"), fake.Fail(502, "provider returned error")}})
 	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t)}), nil)
@@ -185,6 +189,7 @@ func TestInBandErrorKeepsPartialAnswer(t *testing.T) {
 }
 
 func TestAuthFailureNamesKeyNotValue(t *testing.T) {
+	t.Parallel()
 	srv, svc := upstream(t, 0)
 	srv.Push(fake.Script{Status: 401})
 	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t)}), nil)
@@ -197,6 +202,7 @@ func TestAuthFailureNamesKeyNotValue(t *testing.T) {
 }
 
 func TestTooLargeIsNotSent(t *testing.T) {
+	t.Parallel()
 	srv, svc := upstream(t, 0)
 	dir := writeTree(t, map[string]string{"a/big.txt": strings.Repeat("lorem ipsum dolor ", 500), "b/s.txt": "tiny\n"})
 	res := svc.Consult(context.Background(), Request{Path: dir, Pattern: "**/*.txt", Query: "q", Model: "fake/small"}, nil)
@@ -212,6 +218,7 @@ func TestTooLargeIsNotSent(t *testing.T) {
 }
 
 func TestUnknownModelRefusedBeforeSending(t *testing.T) {
+	t.Parallel()
 	srv, svc := upstream(t, 0)
 	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Model: "nobody/no-such-model"}), nil)
 	if !res.IsError || !strings.Contains(res.Text, `Model "nobody/no-such-model" is not available`) {
@@ -223,6 +230,7 @@ func TestUnknownModelRefusedBeforeSending(t *testing.T) {
 }
 
 func TestOutputFile(t *testing.T) {
+	t.Parallel()
 	srv, svc := upstream(t, 0)
 	srv.Push(fake.Answer("The full answer."), fake.Answer("Second answer."))
 	out := filepath.Join(t.TempDir(), "answer.md")
@@ -248,6 +256,7 @@ func TestOutputFile(t *testing.T) {
 }
 
 func TestUnknownWindowIsSentWithNote(t *testing.T) {
+	t.Parallel()
 	srv, svc := upstream(t, 1) // OpenAI: the table has no entry for this id
 	srv.SetModels(fake.Model{ID: "custom-model"})
 	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Model: "custom-model", DryRun: true}), nil)

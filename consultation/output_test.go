@@ -11,6 +11,7 @@ import (
 )
 
 func TestWriteNewNeverOverwrites(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	target := filepath.Join(dir, "answer.md")
 	if err := os.WriteFile(target, []byte("precious"), 0o644); err != nil {
@@ -36,6 +37,7 @@ func TestWriteNewNeverOverwrites(t *testing.T) {
 }
 
 func TestWriteNewConcurrentNamesAreDistinct(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	target := filepath.Join(dir, "a.txt")
 	var wg sync.WaitGroup
@@ -62,6 +64,7 @@ func TestWriteNewConcurrentNamesAreDistinct(t *testing.T) {
 }
 
 func TestWriteNewMissingDirectory(t *testing.T) {
+	t.Parallel()
 	if _, err := writeNew(filepath.Join(t.TempDir(), "no", "x.md"), outputTarget{}, "x"); err == nil {
 		t.Error("want an error for a missing directory")
 	}
@@ -72,6 +75,7 @@ func TestWriteNewMissingDirectory(t *testing.T) {
 // to outside in between is not followed: the answer goes to the directory that was checked
 // (held open since), and nothing is written outside.
 func TestOutputDirSwappedForLink(t *testing.T) {
+	t.Parallel()
 	for _, withRoots := range []bool{true, false} {
 		t.Run(map[bool]string{true: "allow-root", false: "no allow-root"}[withRoots], func(t *testing.T) {
 			srv, svc := upstream(t, 0)

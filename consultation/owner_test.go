@@ -4,9 +4,9 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
-	"github.com/consultmcp/consult/providers/fake"
 	"github.com/consultmcp/consult/results"
 )
 
@@ -22,10 +22,14 @@ func asUnknown(res Result, id string) string {
 // server restarted on the same results directory. Its owner lists, collects and cancels it.
 func TestOwnersSeeOnlyTheirConsultations(t *testing.T) {
 	t.Parallel()
-	srv, svc, store := background(t)
+	synctest.Test(t, testOwnersSeeOnlyTheirConsultations)
+}
+
+func testOwnersSeeOnlyTheirConsultations(t *testing.T) {
+	m, svc, store := memBackground(t)
 	alice := WithOwner(context.Background(), "alice")
 	bob := WithOwner(context.Background(), "bob")
-	srv.Push(fake.Script{Steps: []fake.Step{fake.Text("alice's partial "), fake.Hang()}})
+	m.push(memScript{memText("alice's partial "), memHang()})
 	id := startRunningIn(alice, t, svc, Request{Path: sampleTree(t), Query: "alice's question"})
 
 	// checkHidden checks that bob cannot tell id from an unknown id, in svc.

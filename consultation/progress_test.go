@@ -67,6 +67,7 @@ func (slowModel) ContextWindow(context.Context, string) (consult.Tokens, bool, e
 }
 
 func TestHeartbeatWhileModelThinks(t *testing.T) {
+	t.Parallel()
 	dir := sampleTree(t)
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
@@ -103,6 +104,7 @@ func TestHeartbeatWhileModelThinks(t *testing.T) {
 }
 
 func TestNoHeartbeatNearDeadline(t *testing.T) {
+	t.Parallel()
 	dir := sampleTree(t)
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}
@@ -119,6 +121,7 @@ func TestNoHeartbeatNearDeadline(t *testing.T) {
 }
 
 func TestLivenessClamps(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name                     string
 		heartbeat, idle, timeout time.Duration
@@ -146,6 +149,7 @@ func TestLivenessClamps(t *testing.T) {
 // TestIdleTimeout runs against the real OpenRouter client and a fake upstream: keep-alive
 // comments keep a slow call alive; silence kills it at the idle timeout.
 func TestIdleTimeout(t *testing.T) {
+	t.Parallel()
 	dir := sampleTree(t)
 	newSvc := func(t *testing.T) (*fake.Server, *Service) {
 		srv := fake.New(t, fake.OpenRouter)
@@ -157,14 +161,17 @@ func TestIdleTimeout(t *testing.T) {
 		return srv, &Service{Counter: counter, Model: p, DefaultModel: "google/gemini-2.5-pro", IdleTimeout: 800 * time.Millisecond}
 	}
 	t.Run("keep-alives keep it alive", func(t *testing.T) {
+		t.Parallel()
 		srv, svc := newSvc(t)
-		srv.Push(fake.Script{KeepAlive: 200 * time.Millisecond, Steps: []fake.Step{fake.Sleep(2 * time.Second), fake.Text("finally")}})
+		// Silent but for keep-alives for 1.5 times the idle timeout.
+		srv.Push(fake.Script{KeepAlive: 200 * time.Millisecond, Steps: []fake.Step{fake.Sleep(1200 * time.Millisecond), fake.Text("finally")}})
 		res := svc.Consult(context.Background(), goReq(Request{Path: dir, Timeout: 10 * time.Second}), nil)
 		if res.IsError || !strings.HasPrefix(res.Text, "finally") {
 			t.Errorf("a call with keep-alives was cut: %s", res.Text)
 		}
 	})
 	t.Run("silence is cut", func(t *testing.T) {
+		t.Parallel()
 		srv, svc := newSvc(t)
 		srv.Push(fake.Script{HeaderDelay: time.Hour})
 		start := time.Now()
@@ -189,6 +196,7 @@ func TestIdleTimeout(t *testing.T) {
 }
 
 func TestIdleClampNoticeToClient(t *testing.T) {
+	t.Parallel()
 	rec := &recorder{}
 	svc := &Service{Counter: counter, IdleTimeout: time.Minute}
 	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Timeout: 5 * time.Second, DryRun: true}), rec)

@@ -54,6 +54,7 @@ func TestBackoff(t *testing.T) {
 }
 
 func TestRetries(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		scripts  []fake.Script
@@ -95,6 +96,7 @@ func TestRetries(t *testing.T) {
 			20, true, maxAttempts, []string{"gave up after 4 attempts", "  4) "}, 5 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			srv, svc := upstream(t, 0)
 			svc.jitter = noJitter
 			srv.Push(tc.scripts...)
@@ -134,6 +136,7 @@ func TestRetries(t *testing.T) {
 }
 
 func TestRetryNoticeToClient(t *testing.T) {
+	t.Parallel()
 	srv, svc := upstream(t, 0)
 	svc.jitter = noJitter
 	srv.Push(fake.Script{Status: 503}, fake.Answer("fine"))
@@ -170,6 +173,7 @@ func (*limitedModel) ContextWindow(context.Context, string) (consult.Tokens, boo
 // four times in two seconds; while it waits the heartbeat says so; the final message names
 // each attempt once, with its wait.
 func TestRateLimitUsesTheBudget(t *testing.T) {
+	t.Parallel()
 	dir := sampleTree(t)
 	synctest.Test(t, func(t *testing.T) {
 		m := &limitedModel{}

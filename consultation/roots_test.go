@@ -10,6 +10,7 @@ import (
 )
 
 func TestAllowRoots(t *testing.T) {
+	t.Parallel()
 	allowed := sampleTree(t)
 	outside := sampleTree(t)
 	link := filepath.Join(allowed, "escape")

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -14,10 +13,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/mark3labs/mcp-go/mcp"
-
-	"github.com/consultmcp/consult/providers/fake"
 )
 
 // rawServer is the binary driven line by line over stdio, so a test controls its stdin and
@@ -155,53 +150,8 @@ func startBackground(t *testing.T, s *rawServer, id int, dir, query string) stri
 	return bid
 }
 
-// scripted answers by query: "slow" after 2 s, "hang" never after a first part.
-func scripted(t *testing.T) *fake.Server {
-	srv := fake.New(t, fake.OpenRouter)
-	srv.SetFunc(func(r *fake.Request) fake.Script {
-		if strings.Contains(string(r.Body), "hang") {
-			return fake.Script{Steps: []fake.Step{fake.Text("first part"), fake.Hang()}}
-		}
-		return fake.Script{Steps: []fake.Step{fake.Think("hmm"), fake.Sleep(2 * time.Second), fake.Text("the slow answer")}}
-	})
-	return srv
-}
-
-// TestRestartCollects: a background consultation outlives the session that started it (the
-// client closes stdin; the grace lets the answer arrive and be saved); a new server process
-// with the same results directory hands it to a new client.
-func TestRestartCollects(t *testing.T) {
-	srv := scripted(t)
-	resultsDir := t.TempDir()
-	dir := fixture(t)
-	first := startRaw(t, "openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", resultsDir, "--shutdown-grace", "10s")
-	id := startBackground(t, first, 2, dir, "slow question")
-	closed := time.Now()
-	first.stdin.Close()
-	exited := first.waitExit(t, 8*time.Second)
-	if d := exited.Sub(closed); d > 3*time.Second {
-		t.Errorf("the server took %s to exit after its answer was due in ~1 s", d)
-	}
-	if _, err := os.Stat(filepath.Join(resultsDir, id+".json")); err != nil {
-		t.Fatalf("no saved result: %v\n%s", err, first.stderr.String())
-	}
-
-	c := stdioClient(t, "openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", resultsDir)
-	req := mcp.CallToolRequest{}
-	req.Params.Name = "consultation_result"
-	req.Params.Arguments = map[string]any{"id": id}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	res, err := c.CallTool(ctx, req)
-	if err != nil || res.IsError || !strings.HasPrefix(resultText(res), "the slow answer") {
-		t.Fatalf("collect after restart: %v %s", err, resultText(res))
-	}
-	if n := srv.Count("/chat/completions"); n != 1 {
-		t.Errorf("%d completion requests, want 1", n)
-	}
-}
-
 func TestParseServeBackgroundFlags(t *testing.T) {
+	t.Parallel()
 	var stderr bytes.Buffer
 	cfg, err := parseServe("openai", nil, env(map[string]string{"HOME": "/home/u"}), &stderr)
 	if err != nil {

@@ -103,32 +103,14 @@ func TestInflightBoundsMemory(t *testing.T) {
 
 	cmd := exec.Command(binary, "openrouter", "--base-url", srv.BaseURL(), "--results-dir", t.TempDir())
 	cmd.Env = append(os.Environ(), "OPENROUTER_API_KEY=sk-or-test")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var errb strings.Builder
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	stdin, stdout, errb := startPiped(t, cmd)
 	status := "/proc/" + strconv.Itoa(cmd.Process.Pid) + "/status"
 	c := client.NewClient(transport.NewIO(stdout, stdin, io.NopCloser(strings.NewReader(""))))
 	ctx := context.Background()
 	if err := c.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "inflight", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
+	initClient(t, c, mcp.LATEST_PROTOCOL_VERSION)
 	call := func() (bytes int64, err error) {
 		req := mcp.CallToolRequest{}
 		req.Params.Name = "consultation"

@@ -27,11 +27,13 @@ func consultReq(dir string, extra map[string]any) mcp.CallToolRequest {
 	return req
 }
 
-// TestStdioConcurrentCalls: 32 calls over one stdio session, each answered after 1 s,
-// all finish together — none waits in a queue behind the others.
+// TestStdioConcurrentCalls: 32 calls over one stdio session, each answered after 500 ms,
+// all finish together — none waits in a queue behind the others (in mcp-go's default pool of
+// five they would take 3.5 s).
 func TestStdioConcurrentCalls(t *testing.T) {
+	t.Parallel()
 	srv := fake.New(t, fake.OpenRouter)
-	srv.SetDefault(fake.Script{Steps: []fake.Step{fake.Sleep(time.Second), fake.Text("ok")}})
+	srv.SetDefault(fake.Script{Steps: []fake.Step{fake.Sleep(500 * time.Millisecond), fake.Text("ok")}})
 	c := stdioClient(t, "openrouter", "test-key", "--base-url", srv.BaseURL())
 	dir := fixture(t)
 	start := time.Now()
@@ -57,13 +59,14 @@ func TestStdioConcurrentCalls(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	if el := time.Since(start); el > 4*time.Second {
-		t.Errorf("32 one-second calls took %v: they did not run at once", el)
+	if el := time.Since(start); el > 2500*time.Millisecond {
+		t.Errorf("32 half-second calls took %v: they did not run at once", el)
 	}
 }
 
 // TestStdioCancelEndsUpstream: the client gives up on a call (mcp-go sends
-// notifications/cancelled); the upstream request ends within 50 ms.
+// notifications/cancelled); the upstream request ends within 50 ms. Not parallel: it runs
+// before the parallel tests load the machine, so that the 50 ms measure the server.
 func TestStdioCancelEndsUpstream(t *testing.T) {
 	srv := fake.New(t, fake.OpenRouter)
 	srv.SetDefault(fake.Script{Steps: []fake.Step{fake.Text("partial"), fake.Hang()}})
@@ -108,12 +111,14 @@ func awaitCompletion(t *testing.T, srv *fake.Server) *fake.Request {
 // TestSignalEndsCalls: SIGTERM, SIGINT and stdin closing each cancel running calls, close
 // their upstream requests and end the process.
 func TestSignalEndsCalls(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, 0} {
 		name := sig.String()
 		if sig == 0 {
 			name = "stdin closed"
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			srv := fake.New(t, fake.OpenRouter)
 			srv.SetDefault(fake.Script{HeaderDelay: time.Hour})
 			cmd := exec.Command(binary, "openrouter", "test-key", "--base-url", srv.BaseURL())
@@ -162,6 +167,9 @@ func TestSignalEndsCalls(t *testing.T) {
 	}
 }
 
+// TestSelfTest: --test asks the model once and says whether the key works, without
+// printing it. Not parallel: it runs the server in this process, which sets the default
+// logger to its stderr.
 func TestSelfTest(t *testing.T) {
 	srv := fake.New(t, fake.OpenRouter)
 	srv.Push(fake.Answer("The self-test reached the model."))

@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -36,18 +39,53 @@ func TestMain(m *testing.M) {
 	}
 	flag.Parse()
 	testrun.SetParallel()
-	dir, err := os.MkdirTemp("", "consult-bin")
+	bin, cleanup, err := buildBinary()
 	if err != nil {
 		panic(err)
 	}
-	binary = filepath.Join(dir, "consult")
-	// -buildvcs=auto as in the Makefile: the commit is recorded even under GOFLAGS=-buildvcs=false.
-	if out, err := exec.Command("go", "build", "-buildvcs=auto", "-o", binary, ".").CombinedOutput(); err != nil {
-		panic("go build: " + err.Error() + "\n" + string(out))
-	}
+	binary = bin
 	code := m.Run()
-	os.RemoveAll(dir)
+	cleanup()
 	os.Exit(code)
+}
+
+// buildBinary builds the consult command for the tests that drive it as a process, into a
+// directory of the user's cache named after this package's directory, so that a run whose
+// sources have not changed finds it up to date (go build then links nothing: 0.15 s rather
+// than 3). A lock keeps two test runs of one checkout from writing it at once. Without a
+// cache directory it builds into a temporary one, which cleanup removes.
+func buildBinary() (bin string, cleanup func(), err error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup = func() {}
+	dir := ""
+	if cache, err := os.UserCacheDir(); err == nil {
+		sum := sha256.Sum256([]byte(wd))
+		dir = filepath.Join(cache, "consult-test", hex.EncodeToString(sum[:8]))
+		if os.MkdirAll(dir, 0o700) != nil {
+			dir = ""
+		}
+	}
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "consult-bin"); err != nil {
+			return "", nil, err
+		}
+		cleanup = func() { os.RemoveAll(dir) }
+	}
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	defer unlock()
+	bin = filepath.Join(dir, "consult")
+	// -buildvcs=auto as in the Makefile: the commit is recorded even under GOFLAGS=-buildvcs=false.
+	if out, err := exec.Command("go", "build", "-buildvcs=auto", "-o", bin, ".").CombinedOutput(); err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("go build: %w\n%s", err, out)
+	}
+	return bin, cleanup, nil
 }
 
 func env(m map[string]string) func(string) string {
@@ -82,6 +120,7 @@ func fixture(t *testing.T) string {
 }
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	out, _, err := runCmd(t, "version")
 	if err != nil || !strings.HasPrefix(out, "consult ") || !strings.Contains(out, runtime.Version()) {
 		t.Errorf("version: %q, %v; want consult, the release and %s", out, err, runtime.Version())
@@ -148,6 +187,7 @@ func TestFormatVersion(t *testing.T) {
 }
 
 func TestUsageErrors(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{}, {"bogus"}, {"dry-run"}, {"dry-run", "--path", "/tmp"}, {"openai", "--nope"}, {"openai", "k1", "k2"}} {
 		_, stderr, err := runCmd(t, args...)
 		if code, ok := err.(exitCode); !ok || code != 2 {
@@ -160,6 +200,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestDryRunCommand(t *testing.T) {
+	t.Parallel()
 	dir := fixture(t)
 	out, stderr, err := runCmd(t, "dry-run", "--path", dir, "--pattern", "**/*.go", "--exclude", "**/*_test.go", "--model", "gpt-4.1")
 	if err != nil {
@@ -181,6 +222,7 @@ func TestDryRunCommand(t *testing.T) {
 }
 
 func TestParseServePrecedence(t *testing.T) {
+	t.Parallel()
 	e := env(map[string]string{
 		"OPENAI_API_KEY": "env-key", "CONSULT_MODEL": "env-model", "CONSULT_DEFAULT_TIMEOUT": "30",
 		"CONSULT_HEARTBEAT": "5s", "CONSULT_IDLE_TIMEOUT": "-3s", "CONSULT_BASE_URL": "http://env",
@@ -221,18 +263,25 @@ func stdioClient(t *testing.T, args ...string) *client.Client {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
+	initClient(t, c, mcp.LATEST_PROTOCOL_VERSION)
+	return c
+}
+
+// initClient initializes c, a started client, speaking protocol, within 10 s.
+func initClient(t *testing.T, c *client.Client, protocol string) {
+	t.Helper()
 	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "consult-e2e", Version: "1"}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	init.Params.ProtocolVersion = protocol
+	init.Params.ClientInfo = mcp.Implementation{Name: "consult-test", Version: "1"}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	if _, err := c.Initialize(ctx, init); err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
-	return c
 }
 
 func TestStdioBinaryDryRunAndValidation(t *testing.T) {
+	t.Parallel()
 	dir := fixture(t)
 	c := stdioClient(t, "openrouter")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -268,6 +317,7 @@ func resultText(res *mcp.CallToolResult) string {
 }
 
 func TestStdioEndsWhenStdinCloses(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(binary, "openai")
 	cmd.Stdin = strings.NewReader("")
 	var stderr bytes.Buffer
@@ -292,6 +342,7 @@ func TestStdioEndsWhenStdinCloses(t *testing.T) {
 }
 
 func TestHTTPBeyondLoopbackNeedsAllowRoot(t *testing.T) {
+	t.Parallel()
 	var stderr bytes.Buffer
 	for _, tc := range []struct {
 		args []string
@@ -368,6 +419,7 @@ func TestQuietStderr(t *testing.T) {
 }
 
 func TestKeyNeverPrinted(t *testing.T) {
+	t.Parallel()
 	const key = "sk-or-v1-secret-0123456789abcdef"
 	srv := fake.New(t, fake.OpenRouter)
 	srv.Push(fake.Script{Status: 401}, fake.Answer("fine"), fake.Script{Status: 500}, fake.Script{Status: 500}, fake.Script{Status: 500}, fake.Script{Status: 500})
@@ -406,7 +458,7 @@ func TestKeyNeverPrinted(t *testing.T) {
 
 // startPiped starts cmd with pipes to its stdin and stdout and its stderr collected, and
 // kills it at the end of the test if it is still running.
-func startPiped(t *testing.T, cmd *exec.Cmd) (io.WriteCloser, io.Reader, *bytes.Buffer) {
+func startPiped(t testing.TB, cmd *exec.Cmd) (io.WriteCloser, io.Reader, *bytes.Buffer) {
 	t.Helper()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

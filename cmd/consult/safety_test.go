@@ -14,7 +14,8 @@ import (
 )
 
 // TestKeyOnCommandLineWarns: a key given as an argument (visible in ps) draws a warning that
-// names the environment variable; a key from the environment does not.
+// names the environment variable; a key from the environment does not. Not parallel: it runs
+// the server in this process, which sets the default logger to its stderr.
 func TestKeyOnCommandLineWarns(t *testing.T) {
 	const key = "sk-or-v1-cmdline-0123456789abcdef"
 	for _, tc := range []struct {

@@ -29,19 +29,9 @@ func startToToolsList(tb testing.TB) (time.Duration, []string) {
 	tb.Helper()
 	cmd := exec.Command(binary, "openrouter")
 	cmd.Env = []string{"HOME=" + tb.TempDir(), "PATH=" + os.Getenv("PATH")}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	stdin, stdout, _ := startPiped(tb, cmd)
+	defer func() { cmd.Process.Kill(); cmd.Wait() }() // now: a benchmark starts many
 	lines := bufio.NewScanner(stdout)
 	lines.Buffer(make([]byte, 1<<16), 1<<20)
 	// await reads lines up to the response with this id (skipping notifications).
