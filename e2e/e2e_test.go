@@ -5,8 +5,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -53,47 +51,15 @@ func TestMain(m *testing.M) {
 	if missing != "" {
 		os.Exit(m.Run()) // every test fails or skips in requireClient; no binary needed
 	}
-	race := os.Getenv("CONSULT_E2E_RACE") == "1"
-	dir, cached := binaryDir(race)
-	binary = filepath.Join(dir, "consult")
-	args := []string{"build", "-o", binary}
-	if race {
-		args = append(args, "-race")
-	}
-	build := exec.Command("go", append(args, "../cmd/consult")...)
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
+	bin, cleanup, err := testrun.BuildConsult("../cmd/consult", os.Getenv("CONSULT_E2E_RACE") == "1")
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: building consult:", err)
 		os.Exit(1)
 	}
+	binary = bin
 	code := m.Run()
-	if !cached {
-		os.RemoveAll(dir)
-	}
+	cleanup()
 	os.Exit(code)
-}
-
-// binaryDir returns the directory to build the consult binary in. It is kept between runs,
-// under the user's cache directory, one per checkout and race setting: go build leaves a
-// binary that is up to date as it is, which saves the 2-3 s of linking it again. cached is
-// false when that directory is unusable and a temporary one (removed after the run) is
-// used instead.
-func binaryDir(race bool) (dir string, cached bool) {
-	if base, err := os.UserCacheDir(); err == nil {
-		if root, err := filepath.Abs(".."); err == nil {
-			sum := sha256.Sum256([]byte(fmt.Sprintf("%s race=%v", root, race)))
-			dir = filepath.Join(base, "consult-e2e", hex.EncodeToString(sum[:8]))
-			if os.MkdirAll(dir, 0o700) == nil {
-				return dir, true
-			}
-		}
-	}
-	dir, err := os.MkdirTemp("", "consult-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		os.Exit(1)
-	}
-	return dir, false
 }
 
 // requireClient fails the test when the node client cannot run, or skips it when

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package main
+package testrun
 
 // lockDir does not lock where there is no flock: two test runs of one checkout at once may
 // then build over each other.
