@@ -27,10 +27,28 @@ type Group struct{ label string }
 // Run runs f on the calling goroutine under a label of its own and returns the group of
 // goroutines f started.
 func Run(f func()) Group {
-	g := Group{label: strconv.FormatInt(groups.Add(1), 10)}
+	g := newGroup()
 	pprof.Do(context.Background(), pprof.Labels(labelKey, g.label), func(context.Context) { f() })
 	return g
 }
+
+// Check puts the rest of test t in a group: every goroutine t starts from now on, directly or
+// through others, until its end. When t and the cleanups it registers after Check have run,
+// Check waits up to five seconds for the group to end, calling tidy (if not nil) on each
+// round, and fails t with the stacks of the goroutines still running. Until then the group
+// holds t's own goroutine too.
+func Check(t testing.TB, tidy func()) Group {
+	t.Helper()
+	g := newGroup()
+	t.Cleanup(func() {
+		pprof.SetGoroutineLabels(context.Background())
+		g.Ended(t, 5*time.Second, tidy)
+	})
+	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels(labelKey, g.label)))
+	return g
+}
+
+func newGroup() Group { return Group{label: strconv.FormatInt(groups.Add(1), 10)} }
 
 // Running returns how many of g's goroutines are running, and their stacks.
 func (g Group) Running() (int, string) {

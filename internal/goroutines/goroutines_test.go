@@ -53,3 +53,26 @@ type fakeT struct {
 
 func (f *fakeT) Helper()               {}
 func (f *fakeT) Errorf(string, ...any) { f.failed = true }
+
+// TestCheck: Check counts the goroutines the rest of the test starts, not one started before
+// it, and lets them end in a cleanup registered after it.
+func TestCheck(t *testing.T) {
+	t.Parallel()
+	before := make(chan struct{})
+	defer close(before)
+	ft := &fakeT{TB: t}
+	t.Run("ends in a cleanup", func(t *testing.T) {
+		ft.TB = t
+		go func() { <-before }()
+		g := Check(ft, nil)
+		stop := make(chan struct{})
+		go func() { <-stop }()
+		if n, stacks := g.Running(); n != 2 {
+			t.Errorf("%d running, want 2 (the test's and the one it started):\n%s", n, stacks)
+		}
+		t.Cleanup(func() { close(stop) })
+	})
+	if ft.failed {
+		t.Error("Check failed")
+	}
+}
