@@ -44,6 +44,7 @@ func callWith(ctx context.Context, c *client.Client, tool string, args map[strin
 }
 
 func TestListToolsWithBackgroundJobs(t *testing.T) {
+	t.Parallel()
 	c, _, _ := backgroundClient(t, nil)
 	res, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
 	if err != nil {
@@ -62,6 +63,7 @@ func TestListToolsWithBackgroundJobs(t *testing.T) {
 // "still running" at its timeout, with the id in its heartbeats; consultation_result waits
 // with its own heartbeats and returns the answer; both results match their output schemas.
 func TestHybridThroughClient(t *testing.T) {
+	t.Parallel()
 	log := &progressLog{}
 	c, srv, _ := backgroundClient(t, log)
 	srv.Push(fake.Script{Steps: []fake.Step{fake.Think("hmm "), fake.Sleep(1800 * time.Millisecond), fake.Text("the answer")}})
@@ -113,6 +115,7 @@ func TestHybridThroughClient(t *testing.T) {
 // (it cancels the request); the consultation was already sent, so it goes on, and the
 // client finds it by listing and collects the answer.
 func TestClientCutCallIsCollected(t *testing.T) {
+	t.Parallel()
 	c, srv, _ := backgroundClient(t, nil)
 	srv.Push(fake.Script{Steps: []fake.Step{fake.Sleep(1200 * time.Millisecond), fake.Text("paid for and kept")}})
 	cut, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
@@ -149,6 +152,7 @@ func TestClientCutCallIsCollected(t *testing.T) {
 
 // TestCancelThroughClient stops a background consultation with consultation_cancel.
 func TestCancelThroughClient(t *testing.T) {
+	t.Parallel()
 	c, srv, svc := backgroundClient(t, nil)
 	srv.Push(fake.Script{Steps: []fake.Step{fake.Text("begun"), fake.Hang()}})
 	ctx := context.Background()
@@ -173,6 +177,7 @@ func TestCancelThroughClient(t *testing.T) {
 // through the MCP client: the second owner neither lists, collects nor cancels the first's
 // consultation, and gets the answer an unknown id gets; the first collects it.
 func TestOwnershipThroughClient(t *testing.T) {
+	t.Parallel()
 	c, srv, svc := backgroundClient(t, nil)
 	srv.Push(fake.Script{Steps: []fake.Step{fake.Sleep(1500 * time.Millisecond), fake.Text("for alice only")}})
 	alice := consultation.WithOwner(context.Background(), "alice")

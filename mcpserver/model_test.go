@@ -98,6 +98,7 @@ func checkStructured(t *testing.T, sch *jsonschema.Schema, res *mcp.CallToolResu
 }
 
 func TestAnswerThroughClient(t *testing.T) {
+	t.Parallel()
 	c, srv := modelClient(t)
 	srv.Push(fake.Script{Steps: fake.Chunks("It does nothing yet.", 5), Usage: &fake.Usage{Input: 50, Output: 6, Cost: 0.001}})
 	sch := outputSchema(t)
@@ -119,6 +120,7 @@ func TestAnswerThroughClient(t *testing.T) {
 }
 
 func TestTimeoutThroughClient(t *testing.T) {
+	t.Parallel()
 	c, srv := modelClient(t)
 	srv.Push(fake.Script{Steps: []fake.Step{fake.Text("Partial"), fake.Hang()}})
 	start := time.Now()
@@ -162,6 +164,7 @@ func (p *progressLog) count() int {
 }
 
 func TestHeartbeatThroughClient(t *testing.T) {
+	t.Parallel()
 	srv, svc := modelService(t)
 	svc.Heartbeat = 200 * time.Millisecond
 	log := &progressLog{}
@@ -203,6 +206,7 @@ func TestHeartbeatThroughClient(t *testing.T) {
 }
 
 func TestNoProgressWithoutToken(t *testing.T) {
+	t.Parallel()
 	c, srv := modelClient(t)
 	log := &progressLog{}
 	c.OnNotification(log.add)
@@ -217,6 +221,7 @@ func TestNoProgressWithoutToken(t *testing.T) {
 }
 
 func TestIdleTimeoutThroughClient(t *testing.T) {
+	t.Parallel()
 	srv, svc := modelService(t)
 	svc.IdleTimeout = 500 * time.Millisecond
 	c := startClient(t, svc, nil)
