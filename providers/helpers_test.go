@@ -73,6 +73,13 @@ func setup(t *testing.T, fc flavorCase) (Provider, *fake.Server) {
 	return p, srv
 }
 
+// setupInMemory is setup with a fake that serves in memory, for a test in a synctest bubble.
+func setupInMemory(t *testing.T, fc flavorCase) (Provider, *fake.Server) {
+	t.Helper()
+	srv := fake.NewInMemory(t, fc.flavor)
+	return newProviderFor(t, fc, srv.BaseURL(), srv.Client()), srv
+}
+
 func newProviderFor(t *testing.T, fc flavorCase, baseURL string, hc *http.Client) Provider {
 	t.Helper()
 	logs := &syncBuffer{}

@@ -4,19 +4,22 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/internal/goroutines"
 	"github.com/consultmcp/consult/providers/fake"
 )
 
 func TestStreamPlainAnswer(t *testing.T) {
+	t.Parallel()
 	for _, fc := range flavors {
 		t.Run(fc.name, func(t *testing.T) {
+			t.Parallel()
 			p, srv := setup(t, fc)
 			const answer = "The answer is 42, as everybody knows."
 			srv.Push(fake.Script{
@@ -97,8 +100,10 @@ func TestStreamPlainAnswer(t *testing.T) {
 }
 
 func TestStreamReasoning(t *testing.T) {
+	t.Parallel()
 	for _, fc := range flavors {
 		t.Run(fc.name, func(t *testing.T) {
+			t.Parallel()
 			p, srv := setup(t, fc)
 			thoughts := []string{"Let me look at the files. ", "The loop is quadratic. ", "So: index it."}
 			steps := []fake.Step{}
@@ -147,26 +152,32 @@ func TestStreamReasoning(t *testing.T) {
 }
 
 func TestStreamKeepAliveComments(t *testing.T) {
+	t.Parallel()
 	for _, fc := range flavors {
 		t.Run(fc.name, func(t *testing.T) {
-			p, srv := setup(t, fc)
-			steps := []fake.Step{fake.Comment("warming up"), fake.Sleep(120 * time.Millisecond), fake.Text("Hello")}
-			steps = append(steps, fake.Comment("between chunks"), fake.Text(", world"))
-			srv.Push(fake.Script{KeepAlive: 20 * time.Millisecond, Steps: steps})
-			resp, err := p.Stream(context.Background(), Request{Model: fc.model, Prompt: "q"}, nil)
-			if err != nil {
-				t.Fatalf("Stream: %v", err)
-			}
-			if resp.Text != "Hello, world" {
-				t.Errorf("Text = %q, want %q", resp.Text, "Hello, world")
-			}
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				p, srv := setupInMemory(t, fc)
+				steps := []fake.Step{fake.Comment("warming up"), fake.Sleep(120 * time.Millisecond), fake.Text("Hello")}
+				steps = append(steps, fake.Comment("between chunks"), fake.Text(", world"))
+				srv.Push(fake.Script{KeepAlive: 20 * time.Millisecond, Steps: steps})
+				resp, err := p.Stream(context.Background(), Request{Model: fc.model, Prompt: "q"}, nil)
+				if err != nil {
+					t.Fatalf("Stream: %v", err)
+				}
+				if resp.Text != "Hello, world" {
+					t.Errorf("Text = %q, want %q", resp.Text, "Hello, world")
+				}
+			})
 		})
 	}
 }
 
 func TestStreamInBandError(t *testing.T) {
+	t.Parallel()
 	for _, fc := range flavors {
 		t.Run(fc.name, func(t *testing.T) {
+			t.Parallel()
 			tests := []struct {
 				name     string
 				steps    []fake.Step
@@ -184,6 +195,7 @@ func TestStreamInBandError(t *testing.T) {
 			}
 			for _, tt := range tests {
 				t.Run(tt.name, func(t *testing.T) {
+					t.Parallel()
 					p, srv := setup(t, fc)
 					srv.Push(fake.Script{Steps: tt.steps})
 					resp, err := p.Stream(context.Background(), Request{Model: fc.model, Prompt: "q"}, nil)
@@ -209,106 +221,124 @@ func TestStreamInBandError(t *testing.T) {
 	}
 }
 
+// TestStreamStallBeforeFirstByte: an upstream that sends nothing, not even headers, is left
+// at the call's deadline, to the instant (in a synctest bubble), with a Canceled error that
+// is not retryable.
 func TestStreamStallBeforeFirstByte(t *testing.T) {
+	t.Parallel()
 	for _, fc := range flavors {
 		t.Run(fc.name, func(t *testing.T) {
-			p, srv := setup(t, fc)
-			srv.Push(fake.Script{HeaderDelay: time.Hour})
-			// Long enough for the request to reach the fake on a loaded machine.
-			ctx, cancel := context.WithTimeout(context.Background(), 600*time.Millisecond)
-			defer cancel()
-			deadline, _ := ctx.Deadline()
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				p, srv := setupInMemory(t, fc)
+				srv.Push(fake.Script{HeaderDelay: time.Hour})
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				deadline, _ := ctx.Deadline()
 
-			resp, err := p.Stream(ctx, Request{Model: fc.model, Prompt: "q"}, nil)
-			returned := time.Now()
-			within(t, "Stream returned", returned, deadline, 100*time.Millisecond)
-			e := asError(t, err)
-			if e.Kind != Canceled || !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, Canceled) {
-				t.Errorf("error = %v (kind %q), want Canceled wrapping DeadlineExceeded", err, e.Kind)
-			}
-			if Retryable(err) {
-				t.Error("a cancelled call is retryable, want not")
-			}
-			if resp == nil || resp.Text != "" {
-				t.Errorf("response = %+v, want empty", resp)
-			}
-			r, err := srv.Await(1, time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ended := awaitEnded(t, r, time.Second)
-			within(t, "the fake's request ended", ended, deadline, 100*time.Millisecond)
-			if !r.ClientGone() {
-				t.Error("the fake's request ended on its own, want the client to have gone away")
-			}
+				resp, err := p.Stream(ctx, Request{Model: fc.model, Prompt: "q"}, nil)
+				if returned := time.Now(); !returned.Equal(deadline) {
+					t.Errorf("Stream returned %v from the deadline, want at it", returned.Sub(deadline))
+				}
+				e := asError(t, err)
+				if e.Kind != Canceled || !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, Canceled) {
+					t.Errorf("error = %v (kind %q), want Canceled wrapping DeadlineExceeded", err, e.Kind)
+				}
+				if Retryable(err) {
+					t.Error("a cancelled call is retryable, want not")
+				}
+				if resp == nil || resp.Text != "" {
+					t.Errorf("response = %+v, want empty", resp)
+				}
+				r := srv.Requests()[0]
+				synctest.Wait()
+				if ended := r.EndedAt(); !ended.Equal(deadline) {
+					t.Errorf("the fake's request ended %v from the deadline, want at it", ended.Sub(deadline))
+				}
+				if !r.ClientGone() {
+					t.Error("the fake's request ended on its own, want the client to have gone away")
+				}
+			})
 		})
 	}
 }
 
+// TestStreamStallMidAnswer: cancelling a stream that stalled after some answer (keep-alive
+// comments still coming) returns the partial answer at once, and leaves the upstream.
 func TestStreamStallMidAnswer(t *testing.T) {
+	t.Parallel()
 	for _, fc := range flavors {
 		t.Run(fc.name, func(t *testing.T) {
-			p, srv := setup(t, fc)
-			srv.Push(fake.Script{KeepAlive: 30 * time.Millisecond,
-				Steps: []fake.Step{fake.Text("The first part"), fake.Hang()}})
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			rec := newRecorder()
-			var cancelledAt time.Time
-			go func() {
-				select {
-				case <-rec.first:
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				p, srv := setupInMemory(t, fc)
+				srv.Push(fake.Script{KeepAlive: 30 * time.Millisecond,
+					Steps: []fake.Step{fake.Text("The first part"), fake.Hang()}})
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				rec := newRecorder()
+				var cancelledAt time.Time
+				go func() {
+					<-rec.first
 					time.Sleep(100 * time.Millisecond)
 					cancelledAt = time.Now()
 					cancel()
-				case <-time.After(5 * time.Second):
+				}()
+				resp, err := p.Stream(ctx, Request{Model: fc.model, Prompt: "q"}, rec)
+				if cancelledAt.IsZero() {
+					t.Fatalf("Stream returned before the answer started: %v", err)
 				}
-			}()
-			resp, err := p.Stream(ctx, Request{Model: fc.model, Prompt: "q"}, rec)
-			returned := time.Now()
-			if cancelledAt.IsZero() {
-				t.Fatalf("Stream returned before the answer started: %v", err)
-			}
-			within(t, "Stream returned", returned, cancelledAt, 100*time.Millisecond)
-			e := asError(t, err)
-			if e.Kind != Canceled || !errors.Is(err, context.Canceled) {
-				t.Errorf("error = %v, want Canceled wrapping context.Canceled", err)
-			}
-			if !e.Partial || Retryable(err) {
-				t.Errorf("Partial, Retryable = %v, %v; want true, false", e.Partial, Retryable(err))
-			}
-			if resp.Text != "The first part" {
-				t.Errorf("partial Text = %q, want %q", resp.Text, "The first part")
-			}
-			r, _ := srv.Await(1, time.Second)
-			ended := awaitEnded(t, r, time.Second)
-			within(t, "the fake's request ended", ended, cancelledAt, 100*time.Millisecond)
-			if !r.ClientGone() {
-				t.Error("the fake's request ended on its own, want the client to have gone away")
-			}
+				if returned := time.Now(); !returned.Equal(cancelledAt) {
+					t.Errorf("Stream returned %v after the cancel, want at once", returned.Sub(cancelledAt))
+				}
+				e := asError(t, err)
+				if e.Kind != Canceled || !errors.Is(err, context.Canceled) {
+					t.Errorf("error = %v, want Canceled wrapping context.Canceled", err)
+				}
+				if !e.Partial || Retryable(err) {
+					t.Errorf("Partial, Retryable = %v, %v; want true, false", e.Partial, Retryable(err))
+				}
+				if resp.Text != "The first part" {
+					t.Errorf("partial Text = %q, want %q", resp.Text, "The first part")
+				}
+				r := srv.Requests()[0]
+				synctest.Wait()
+				if ended := r.EndedAt(); !ended.Equal(cancelledAt) {
+					t.Errorf("the fake's request ended %v after the cancel, want at once", ended.Sub(cancelledAt))
+				}
+				if !r.ClientGone() {
+					t.Error("the fake's request ended on its own, want the client to have gone away")
+				}
+			})
 		})
 	}
 }
 
 func TestStreamCancelCause(t *testing.T) {
+	t.Parallel()
 	errIdle := errors.New("no progress for 5s (idle timeout)")
 	for _, fc := range flavors {
 		t.Run(fc.name, func(t *testing.T) {
-			p, srv := setup(t, fc)
-			srv.Push(fake.Script{Steps: []fake.Step{fake.Hang()}})
-			ctx, cancel := context.WithCancelCause(context.Background())
-			time.AfterFunc(50*time.Millisecond, func() { cancel(errIdle) })
-			_, err := p.Stream(ctx, Request{Model: fc.model, Prompt: "q"}, nil)
-			if !errors.Is(err, errIdle) || !errors.Is(err, context.Canceled) || !errors.Is(err, Canceled) {
-				t.Errorf("error = %v, want it to wrap the cause, context.Canceled and Canceled", err)
-			}
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				p, srv := setupInMemory(t, fc)
+				srv.Push(fake.Script{Steps: []fake.Step{fake.Hang()}})
+				ctx, cancel := context.WithCancelCause(context.Background())
+				time.AfterFunc(50*time.Millisecond, func() { cancel(errIdle) })
+				_, err := p.Stream(ctx, Request{Model: fc.model, Prompt: "q"}, nil)
+				if !errors.Is(err, errIdle) || !errors.Is(err, context.Canceled) || !errors.Is(err, Canceled) {
+					t.Errorf("error = %v, want it to wrap the cause, context.Canceled and Canceled", err)
+				}
+			})
 		})
 	}
 }
 
 func TestStreamTransportFailures(t *testing.T) {
+	t.Parallel()
 	for _, fc := range flavors {
 		t.Run(fc.name, func(t *testing.T) {
+			t.Parallel()
 			tests := []struct {
 				name    string
 				script  fake.Script
@@ -321,6 +351,7 @@ func TestStreamTransportFailures(t *testing.T) {
 			}
 			for _, tt := range tests {
 				t.Run(tt.name, func(t *testing.T) {
+					t.Parallel()
 					p, srv := setup(t, fc)
 					srv.Push(tt.script)
 					resp, err := p.Stream(context.Background(), Request{Model: fc.model, Prompt: "q"}, nil)
@@ -341,8 +372,10 @@ func TestStreamTransportFailures(t *testing.T) {
 }
 
 func TestStreamConnectionRefused(t *testing.T) {
+	t.Parallel()
 	for _, fc := range flavors {
 		t.Run(fc.name, func(t *testing.T) {
+			t.Parallel()
 			srv := fake.NewServer(fc.flavor)
 			base := srv.BaseURL()
 			srv.Close()
@@ -357,8 +390,10 @@ func TestStreamConnectionRefused(t *testing.T) {
 }
 
 func TestStreamLengthFinish(t *testing.T) {
+	t.Parallel()
 	for _, fc := range flavors {
 		t.Run(fc.name, func(t *testing.T) {
+			t.Parallel()
 			p, srv := setup(t, fc)
 			finish := "length"
 			if fc.flavor == fake.Gemini {
@@ -377,8 +412,10 @@ func TestStreamLengthFinish(t *testing.T) {
 }
 
 func TestStreamNoModel(t *testing.T) {
+	t.Parallel()
 	for _, fc := range flavors {
 		t.Run(fc.name, func(t *testing.T) {
+			t.Parallel()
 			p, srv := setup(t, fc)
 			_, err := p.Stream(context.Background(), Request{Prompt: "q"}, nil)
 			if e := asError(t, err); e.Kind != BadRequest {
@@ -392,8 +429,10 @@ func TestStreamNoModel(t *testing.T) {
 }
 
 func TestNewRequiresKey(t *testing.T) {
+	t.Parallel()
 	for _, fc := range flavors {
 		t.Run(fc.name, func(t *testing.T) {
+			t.Parallel()
 			_, err := fc.newP(Config{BaseURL: "http://127.0.0.1:1/"})
 			if err == nil || !strings.Contains(err.Error(), "API key") {
 				t.Errorf("error = %v, want one about the missing API key", err)
@@ -403,6 +442,7 @@ func TestNewRequiresKey(t *testing.T) {
 }
 
 func TestName(t *testing.T) {
+	t.Parallel()
 	for _, fc := range flavors {
 		p, _ := setup(t, fc)
 		if got := p.Name(); got != fc.name {
@@ -412,6 +452,7 @@ func TestName(t *testing.T) {
 }
 
 func TestStreamResetAfterFinish(t *testing.T) {
+	t.Parallel()
 	finishChunk := map[fake.Flavor]string{
 		fake.OpenAI:     `data: {"id":"x","object":"chat.completion.chunk","created":1,"model":"o3","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\n",
 		fake.OpenRouter: `data: {"id":"x","object":"chat.completion.chunk","created":1,"model":"o3","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\n",
@@ -419,6 +460,7 @@ func TestStreamResetAfterFinish(t *testing.T) {
 	}
 	for _, fc := range flavors {
 		t.Run(fc.name, func(t *testing.T) {
+			t.Parallel()
 			p, srv := setup(t, fc)
 			srv.Push(fake.Script{NoFinish: true,
 				Steps: []fake.Step{fake.Text("complete"), fake.Raw(finishChunk[fc.flavor]), fake.Reset()}})
@@ -436,6 +478,7 @@ func TestStreamResetAfterFinish(t *testing.T) {
 // TestGeminiNoAutomaticContinuation proves genai does not re-open a dropped stream by itself
 // when the server sent a continuation token (it would by default).
 func TestGeminiNoAutomaticContinuation(t *testing.T) {
+	t.Parallel()
 	p, srv := setup(t, flavorFor(fake.Gemini))
 	chunk := `data: {"candidates":[{"content":{"parts":[{"text":"part one"}],"role":"model"},"index":0,` +
 		`"continuationToken":"dG9rZW4="}],"modelVersion":"gemini-2.5-pro"}` + "\r\n\r\n"
@@ -484,14 +527,18 @@ func TestEnvironmentIgnored(t *testing.T) {
 	}
 }
 
+// TestConcurrentStreamsNoLeak: 32 concurrent streams through one provider, a quarter of them
+// hanging until their deadline, all end as they should, and every goroutine they started
+// ends with them.
 func TestConcurrentStreamsNoLeak(t *testing.T) {
-	before := runtime.NumGoroutine()
+	t.Parallel()
 	for _, fc := range flavors {
 		t.Run(fc.name, func(t *testing.T) {
+			t.Parallel()
+			tr := &http.Transport{}
+			goroutines.Check(t, tr.CloseIdleConnections)
 			srv := fake.NewServer(fc.flavor)
 			defer srv.Close()
-			tr := &http.Transport{}
-			defer tr.CloseIdleConnections()
 			p := newProviderFor(t, fc, srv.BaseURL(), &http.Client{Transport: ActivityTransport(tr)})
 			srv.SetFunc(func(r *fake.Request) fake.Script {
 				if r.Seq%4 == 0 {
@@ -515,13 +562,5 @@ func TestConcurrentStreamsNoLeak(t *testing.T) {
 			}
 			wg.Wait()
 		})
-	}
-	deadline := time.Now().Add(2 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if after := runtime.NumGoroutine(); after > before {
-		buf := make([]byte, 1<<16)
-		t.Errorf("%d goroutines before, %d after:\n%s", before, after, buf[:runtime.Stack(buf, true)])
 	}
 }
