@@ -46,6 +46,18 @@ var flavors = func() []flavorCase {
 	return out
 }()
 
+// eachFlavor runs f for every provider in flavors, each in a parallel subtest, t in parallel
+// too.
+func eachFlavor(t *testing.T, f func(t *testing.T, fc flavorCase)) {
+	t.Parallel()
+	for _, fc := range flavors {
+		t.Run(fc.name, func(t *testing.T) {
+			t.Parallel()
+			f(t, fc)
+		})
+	}
+}
+
 // syncBuffer is a goroutine-safe log sink.
 type syncBuffer struct {
 	mu  sync.Mutex
