@@ -3,13 +3,10 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
@@ -17,8 +14,6 @@ import (
 	"github.com/consultmcp/consult/tokens"
 	"github.com/consultmcp/consult/tooldefs"
 )
-
-var sharedCounter = tokens.NewCounter()
 
 // TestDeadlineFromArrival: a tool call's deadline runs from when the stdio shim read it, not
 // from when its handler ran. The call here waits 1.2 s between the two (a BeforeCallTool
@@ -29,63 +24,43 @@ var sharedCounter = tokens.NewCounter()
 func TestDeadlineFromArrival(t *testing.T) {
 	t.Parallel()
 	dir := goTree(t)
-	{
-		svc := &consultation.Service{Counter: sharedCounter}
-		hooks := &server.Hooks{}
-		hooks.AddBeforeCallTool(rememberRequestID)
-		var ran time.Time
-		hooks.AddBeforeCallTool(func(context.Context, any, *mcp.CallToolRequest) {
-			time.Sleep(1200 * time.Millisecond)
-			ran = time.Now()
-		})
-		s := server.NewMCPServer("consult", "test", server.WithToolCapabilities(false), server.WithHooks(hooks))
-		h := &handler{svc: svc, log: nil, levels: &levelChoices{}}
-		s.AddTool(tooldefs.Consultation(tooldefs.Server{}), h.consultation)
+	svc := &consultation.Service{Counter: tokens.NewCounter()}
+	hooks := &server.Hooks{}
+	hooks.AddBeforeCallTool(rememberRequestID)
+	var ran time.Time
+	hooks.AddBeforeCallTool(func(context.Context, any, *mcp.CallToolRequest) {
+		time.Sleep(1200 * time.Millisecond)
+		ran = time.Now()
+	})
+	s := server.NewMCPServer("consult", "test", server.WithToolCapabilities(false), server.WithHooks(hooks))
+	h := &handler{svc: svc, log: nil, levels: &levelChoices{}}
+	s.AddTool(tooldefs.Consultation(tooldefs.Server{}), h.consultation)
 
-		clientIn, serverOut := io.Pipe()
-		serverIn, clientOut := io.Pipe()
-		ctx, cancel := context.WithCancel(context.Background())
-		served := make(chan error, 1)
-		go func() { served <- ServeStdio(ctx, s, serverIn, serverOut, io.Discard) }()
-		c := client.NewClient(transport.NewIO(clientIn, clientOut, io.NopCloser(nil)))
-		if err := c.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		init := mcp.InitializeRequest{}
-		init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-		init.Params.ClientInfo = mcp.Implementation{Name: "arrival", Version: "1"}
-		if _, err := c.Initialize(ctx, init); err != nil {
-			t.Fatal(err)
-		}
-		req := mcp.CallToolRequest{}
-		req.Params.Name = "consultation"
-		req.Params.Arguments = map[string]any{"path": dir, "pattern": "**/*.go", "query": "q", "timeout": 1, "dry_run": true}
-		sent := time.Now()
-		res, err := c.CallTool(ctx, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		answered := time.Since(sent)
-		if got := ran.Sub(sent); got < 1200*time.Millisecond {
-			t.Errorf("handler ran %v after the call was sent, want 1.2s or more", got)
-		}
-		if got := answered - ran.Sub(sent); got > 200*time.Millisecond {
-			t.Errorf("answered %v after the handler ran, want at once", got)
-		}
-		if !res.IsError || !strings.Contains(text(res), "Request timed out after 1 second while queued") {
-			t.Errorf("result (error %v): %s\nwant a timeout while queued", res.IsError, text(res))
-		}
-		var sum struct {
-			Phase string `json:"phase"`
-		}
-		raw, _ := json.Marshal(res.StructuredContent)
-		if err := json.Unmarshal(raw, &sum); err != nil || sum.Phase != "queued" {
-			t.Errorf("structured phase = %q (%v), want \"queued\": %s", sum.Phase, err, raw)
-		}
-		c.Close()
-		cancel()
-		clientOut.Close()
-		serverOut.Close()
-		<-served
+	c, _ := stdioClient(t, s, false)
+	ctx := context.Background()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "consultation"
+	req.Params.Arguments = map[string]any{"path": dir, "pattern": "**/*.go", "query": "q", "timeout": 1, "dry_run": true}
+	sent := time.Now()
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered := time.Since(sent)
+	if got := ran.Sub(sent); got < 1200*time.Millisecond {
+		t.Errorf("handler ran %v after the call was sent, want 1.2s or more", got)
+	}
+	if got := answered - ran.Sub(sent); got > 200*time.Millisecond {
+		t.Errorf("answered %v after the handler ran, want at once", got)
+	}
+	if !res.IsError || !strings.Contains(text(res), "Request timed out after 1 second while queued") {
+		t.Errorf("result (error %v): %s\nwant a timeout while queued", res.IsError, text(res))
+	}
+	var sum struct {
+		Phase string `json:"phase"`
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(raw, &sum); err != nil || sum.Phase != "queued" {
+		t.Errorf("structured phase = %q (%v), want \"queued\": %s", sum.Phase, err, raw)
 	}
 }

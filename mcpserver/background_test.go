@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -44,167 +45,182 @@ func callWith(ctx context.Context, c *client.Client, tool string, args map[strin
 }
 
 func TestListToolsWithBackgroundJobs(t *testing.T) {
-	c, _, _ := backgroundClient(t, nil)
-	res, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tool := range res.Tools {
-		names = append(names, tool.Name)
-	}
-	if got := strings.Join(names, ","); got != "consultation,consultation_cancel,consultation_result" {
-		t.Errorf("tools = %s", got)
-	}
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		c, _, _ := backgroundClient(t, nil)
+		res, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tool := range res.Tools {
+			names = append(names, tool.Name)
+		}
+		if got := strings.Join(names, ","); got != "consultation,consultation_cancel,consultation_result" {
+			t.Errorf("tools = %s", got)
+		}
+	})
 }
 
 // TestHybridThroughClient runs the hybrid wait through mcp-go's client: the call returns
 // "still running" at its timeout, with the id in its heartbeats; consultation_result waits
 // with its own heartbeats and returns the answer; both results match their output schemas.
 func TestHybridThroughClient(t *testing.T) {
-	log := &progressLog{}
-	c, srv, _ := backgroundClient(t, log)
-	srv.Push(fake.Script{Steps: []fake.Step{fake.Think("hmm "), fake.Sleep(1800 * time.Millisecond), fake.Text("the answer")}})
-	ctx := context.Background()
-	res, err := callWith(ctx, c, "consultation", map[string]any{"path": goTree(t), "pattern": "**/*.go", "query": "q", "timeout": 1, "on_timeout": "continue"}, "tok-c")
-	if err != nil || res.IsError {
-		t.Fatalf("consultation: %v %s", err, text(res))
-	}
-	m := checkStructured(t, schemaOf(t, tooldefs.Consultation(tooldefs.Server{})), res)
-	id, _ := m["id"].(string)
-	if m["kind"] != "running" || id == "" {
-		t.Fatalf("structured = %v", m)
-	}
-	log.mu.Lock()
-	first := len(log.msgs)
-	withID := 0
-	for _, msg := range log.msgs {
-		if strings.HasSuffix(msg, ", id "+id) {
-			withID++
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		log := &progressLog{}
+		c, srv, _ := backgroundClient(t, log)
+		srv.Push(fake.Script{Steps: []fake.Step{fake.Think("hmm "), fake.Sleep(1800 * time.Millisecond), fake.Text("the answer")}})
+		ctx := context.Background()
+		res, err := callWith(ctx, c, "consultation", map[string]any{"path": goTree(t), "pattern": "**/*.go", "query": "q", "timeout": 1, "on_timeout": "continue"}, "tok-c")
+		if err != nil || res.IsError {
+			t.Fatalf("consultation: %v %s", err, text(res))
 		}
-	}
-	log.mu.Unlock()
-	if first < 3 || withID != first {
-		t.Errorf("%d of %d heartbeats of the call name the id %s", withID, first, id)
-	}
+		m := checkStructured(t, schemaOf(t, tooldefs.Consultation(tooldefs.Server{})), res)
+		id, _ := m["id"].(string)
+		if m["kind"] != "running" || id == "" {
+			t.Fatalf("structured = %v", m)
+		}
+		log.mu.Lock()
+		first := len(log.msgs)
+		withID := 0
+		for _, msg := range log.msgs {
+			if strings.HasSuffix(msg, ", id "+id) {
+				withID++
+			}
+		}
+		log.mu.Unlock()
+		if first < 3 || withID != first {
+			t.Errorf("%d of %d heartbeats of the call name the id %s", withID, first, id)
+		}
 
-	res, err = callWith(ctx, c, "consultation_result", map[string]any{"id": id, "wait": 5}, "tok-r")
-	if err != nil || res.IsError {
-		t.Fatalf("consultation_result: %v %s", err, text(res))
-	}
-	m = checkStructured(t, schemaOf(t, tooldefs.Result()), res)
-	if m["kind"] != "answer" || m["id"] != id || !strings.HasPrefix(text(res), "the answer\n\n---\nmodel ") {
-		t.Errorf("collected %v:\n%s", m, text(res))
-	}
-	log.mu.Lock()
-	defer log.mu.Unlock()
-	waiting := 0
-	for i := first; i < len(log.tokens); i++ {
-		if log.tokens[i] == "tok-r" {
-			waiting++
+		res, err = callWith(ctx, c, "consultation_result", map[string]any{"id": id, "wait": 5}, "tok-r")
+		if err != nil || res.IsError {
+			t.Fatalf("consultation_result: %v %s", err, text(res))
 		}
-	}
-	if waiting < 3 {
-		t.Errorf("%d heartbeats while consultation_result waited ~0.8 s at 100 ms, want at least 3", waiting)
-	}
+		m = checkStructured(t, schemaOf(t, tooldefs.Result()), res)
+		if m["kind"] != "answer" || m["id"] != id || !strings.HasPrefix(text(res), "the answer\n\n---\nmodel ") {
+			t.Errorf("collected %v:\n%s", m, text(res))
+		}
+		log.mu.Lock()
+		defer log.mu.Unlock()
+		waiting := 0
+		for i := first; i < len(log.tokens); i++ {
+			if log.tokens[i] == "tok-r" {
+				waiting++
+			}
+		}
+		if waiting < 3 {
+			t.Errorf("%d heartbeats while consultation_result waited ~0.8 s at 100 ms, want at least 3", waiting)
+		}
+	})
 }
 
 // TestClientCutCallIsCollected: the client gives up on the call before the server's timeout
 // (it cancels the request); the consultation was already sent, so it goes on, and the
 // client finds it by listing and collects the answer.
 func TestClientCutCallIsCollected(t *testing.T) {
-	c, srv, _ := backgroundClient(t, nil)
-	srv.Push(fake.Script{Steps: []fake.Step{fake.Sleep(1200 * time.Millisecond), fake.Text("paid for and kept")}})
-	cut, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-	defer cancel()
-	res, err := callWith(cut, c, "consultation", map[string]any{"path": goTree(t), "pattern": "**/*.go", "query": "a question to find again", "timeout": 10, "on_timeout": "continue"}, nil)
-	// In process, the request's context is the caller's, so the server's reply to the
-	// cancellation may still reach it; over a wire the client has stopped listening.
-	if err == nil && !strings.Contains(text(res), "the client cancelled the call") {
-		t.Fatalf("the call should have been cut by the client's deadline; got %s", text(res))
-	}
-	ctx := context.Background()
-	list, err := callWith(ctx, c, "consultation_result", map[string]any{}, nil)
-	if err != nil || list.IsError {
-		t.Fatalf("listing: %v %s", err, text(list))
-	}
-	m := checkStructured(t, schemaOf(t, tooldefs.Result()), list)
-	entries, _ := m["consultations"].([]any)
-	if len(entries) != 1 {
-		t.Fatalf("listing = %v", m)
-	}
-	entry, _ := entries[0].(map[string]any)
-	id, _ := entry["id"].(string)
-	if entry["status"] != "running" || entry["query"] != "a question to find again" || !regexp.MustCompile(`^\d{8}-\d{6}-[a-z2-7]{26}$`).MatchString(id) {
-		t.Fatalf("entry = %v", entry)
-	}
-	res, err = callWith(ctx, c, "consultation_result", map[string]any{"id": id, "wait": 5}, nil)
-	if err != nil || res.IsError || !strings.HasPrefix(text(res), "paid for and kept") {
-		t.Errorf("collecting the cut call: %v %s", err, text(res))
-	}
-	if n := srv.Count("/chat/completions"); n != 1 {
-		t.Errorf("%d completion requests, want 1", n)
-	}
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		c, srv, _ := backgroundClient(t, nil)
+		srv.Push(fake.Script{Steps: []fake.Step{fake.Sleep(1200 * time.Millisecond), fake.Text("paid for and kept")}})
+		cut, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		defer cancel()
+		res, err := callWith(cut, c, "consultation", map[string]any{"path": goTree(t), "pattern": "**/*.go", "query": "a question to find again", "timeout": 10, "on_timeout": "continue"}, nil)
+		// In process, the request's context is the caller's, so the server's reply to the
+		// cancellation may still reach it; over a wire the client has stopped listening.
+		if err == nil && !strings.Contains(text(res), "the client cancelled the call") {
+			t.Fatalf("the call should have been cut by the client's deadline; got %s", text(res))
+		}
+		ctx := context.Background()
+		list, err := callWith(ctx, c, "consultation_result", map[string]any{}, nil)
+		if err != nil || list.IsError {
+			t.Fatalf("listing: %v %s", err, text(list))
+		}
+		m := checkStructured(t, schemaOf(t, tooldefs.Result()), list)
+		entries, _ := m["consultations"].([]any)
+		if len(entries) != 1 {
+			t.Fatalf("listing = %v", m)
+		}
+		entry, _ := entries[0].(map[string]any)
+		id, _ := entry["id"].(string)
+		if entry["status"] != "running" || entry["query"] != "a question to find again" || !regexp.MustCompile(`^\d{8}-\d{6}-[a-z2-7]{26}$`).MatchString(id) {
+			t.Fatalf("entry = %v", entry)
+		}
+		res, err = callWith(ctx, c, "consultation_result", map[string]any{"id": id, "wait": 5}, nil)
+		if err != nil || res.IsError || !strings.HasPrefix(text(res), "paid for and kept") {
+			t.Errorf("collecting the cut call: %v %s", err, text(res))
+		}
+		if n := srv.Count("/chat/completions"); n != 1 {
+			t.Errorf("%d completion requests, want 1", n)
+		}
+	})
 }
 
 // TestCancelThroughClient stops a background consultation with consultation_cancel.
 func TestCancelThroughClient(t *testing.T) {
-	c, srv, svc := backgroundClient(t, nil)
-	srv.Push(fake.Script{Steps: []fake.Step{fake.Text("begun"), fake.Hang()}})
-	ctx := context.Background()
-	res, err := callWith(ctx, c, "consultation", map[string]any{"path": goTree(t), "pattern": "**/*.go", "query": "q", "timeout": 1, "on_timeout": "continue"}, nil)
-	if err != nil || res.IsError {
-		t.Fatalf("consultation: %v %s", err, text(res))
-	}
-	id := regexp.MustCompile(`id (\d{8}-\d{6}-[a-z2-7]{26})`).FindStringSubmatch(text(res))
-	if id == nil {
-		t.Fatalf("no id in %s", text(res))
-	}
-	res, err = callWith(ctx, c, "consultation_cancel", map[string]any{"id": id[1]}, nil)
-	if err != nil || res.IsError || !strings.Contains(text(res), "Cancelled consultation "+id[1]) || !strings.Contains(text(res), "begun") {
-		t.Fatalf("cancel: %v %s", err, text(res))
-	}
-	if n := svc.Jobs.Running(); n != 0 {
-		t.Errorf("%d jobs running after the cancel", n)
-	}
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		c, srv, svc := backgroundClient(t, nil)
+		srv.Push(fake.Script{Steps: []fake.Step{fake.Text("begun"), fake.Hang()}})
+		ctx := context.Background()
+		res, err := callWith(ctx, c, "consultation", map[string]any{"path": goTree(t), "pattern": "**/*.go", "query": "q", "timeout": 1, "on_timeout": "continue"}, nil)
+		if err != nil || res.IsError {
+			t.Fatalf("consultation: %v %s", err, text(res))
+		}
+		id := regexp.MustCompile(`id (\d{8}-\d{6}-[a-z2-7]{26})`).FindStringSubmatch(text(res))
+		if id == nil {
+			t.Fatalf("no id in %s", text(res))
+		}
+		res, err = callWith(ctx, c, "consultation_cancel", map[string]any{"id": id[1]}, nil)
+		if err != nil || res.IsError || !strings.Contains(text(res), "Cancelled consultation "+id[1]) || !strings.Contains(text(res), "begun") {
+			t.Fatalf("cancel: %v %s", err, text(res))
+		}
+		if n := svc.Jobs.Running(); n != 0 {
+			t.Errorf("%d jobs running after the cancel", n)
+		}
+	})
 }
 
 // TestOwnershipThroughClient: calls made under two owners (over HTTP, two bearer tokens)
 // through the MCP client: the second owner neither lists, collects nor cancels the first's
 // consultation, and gets the answer an unknown id gets; the first collects it.
 func TestOwnershipThroughClient(t *testing.T) {
-	c, srv, svc := backgroundClient(t, nil)
-	srv.Push(fake.Script{Steps: []fake.Step{fake.Sleep(1500 * time.Millisecond), fake.Text("for alice only")}})
-	alice := consultation.WithOwner(context.Background(), "alice")
-	bob := consultation.WithOwner(context.Background(), "bob")
-	res, err := callWith(alice, c, "consultation", map[string]any{"path": goTree(t), "pattern": "**/*.go", "query": "q", "timeout": 1, "on_timeout": "continue"}, nil)
-	if err != nil || res.IsError {
-		t.Fatalf("consultation: %v %s", err, text(res))
-	}
-	id, _ := checkStructured(t, schemaOf(t, tooldefs.Consultation(tooldefs.Server{})), res)["id"].(string)
-	unknown := results.NewID(time.Now())
-	for _, tool := range []string{"consultation_result", "consultation_cancel"} {
-		got, err := callWith(bob, c, tool, map[string]any{"id": id}, nil)
-		if err != nil {
-			t.Fatal(err)
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		c, srv, svc := backgroundClient(t, nil)
+		srv.Push(fake.Script{Steps: []fake.Step{fake.Sleep(1500 * time.Millisecond), fake.Text("for alice only")}})
+		alice := consultation.WithOwner(context.Background(), "alice")
+		bob := consultation.WithOwner(context.Background(), "bob")
+		res, err := callWith(alice, c, "consultation", map[string]any{"path": goTree(t), "pattern": "**/*.go", "query": "q", "timeout": 1, "on_timeout": "continue"}, nil)
+		if err != nil || res.IsError {
+			t.Fatalf("consultation: %v %s", err, text(res))
 		}
-		want, err := callWith(bob, c, tool, map[string]any{"id": unknown}, nil)
-		if err != nil {
-			t.Fatal(err)
+		id, _ := checkStructured(t, schemaOf(t, tooldefs.Consultation(tooldefs.Server{})), res)["id"].(string)
+		unknown := results.NewID(time.Now())
+		for _, tool := range []string{"consultation_result", "consultation_cancel"} {
+			got, err := callWith(bob, c, tool, map[string]any{"id": id}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := callWith(bob, c, tool, map[string]any{"id": unknown}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.ReplaceAll(text(got), id, "ID") != strings.ReplaceAll(text(want), unknown, "ID") || got.IsError != want.IsError {
+				t.Errorf("%s by another owner: got %q, want as for an unknown id %q", tool, text(got), text(want))
+			}
 		}
-		if strings.ReplaceAll(text(got), id, "ID") != strings.ReplaceAll(text(want), unknown, "ID") || got.IsError != want.IsError {
-			t.Errorf("%s by another owner: got %q, want as for an unknown id %q", tool, text(got), text(want))
+		list, err := callWith(bob, c, "consultation_result", map[string]any{}, nil)
+		if err != nil || strings.Contains(text(list), id) {
+			t.Errorf("another owner's listing: %v %s", err, text(list))
 		}
-	}
-	list, err := callWith(bob, c, "consultation_result", map[string]any{}, nil)
-	if err != nil || strings.Contains(text(list), id) {
-		t.Errorf("another owner's listing: %v %s", err, text(list))
-	}
-	if n := svc.Jobs.Running(); n != 1 {
-		t.Errorf("%d consultations running after another owner's cancel, want 1", n)
-	}
-	res, err = callWith(alice, c, "consultation_result", map[string]any{"id": id, "wait": 5}, nil)
-	if err != nil || res.IsError || !strings.HasPrefix(text(res), "for alice only") {
-		t.Errorf("the owner collecting: %v %s", err, text(res))
-	}
+		if n := svc.Jobs.Running(); n != 1 {
+			t.Errorf("%d consultations running after another owner's cancel, want 1", n)
+		}
+		res, err = callWith(alice, c, "consultation_result", map[string]any{"id": id, "wait": 5}, nil)
+		if err != nil || res.IsError || !strings.HasPrefix(text(res), "for alice only") {
+			t.Errorf("the owner collecting: %v %s", err, text(res))
+		}
+	})
 }

@@ -12,16 +12,16 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/internal/memhttp"
 )
 
 func TestCancelCause(t *testing.T) {
@@ -149,33 +149,12 @@ func progressed(out, token string) bool {
 
 // TestCancelOverStdio: through mcp-go's client over stdio, a cancelled call's handler sees
 // the cause its reason maps to, the call gets no response, and the session goes on.
-// Not parallel: mcp-go keeps one stdio session per process.
 func TestCancelOverStdio(t *testing.T) {
+	t.Parallel()
 	s := New(Config{Service: &consultation.Service{}})
 	p := addProbe(s)
-	clientIn, serverOut := io.Pipe()
-	serverIn, clientOut := io.Pipe()
-	out := &lines{w: serverOut}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- ServeStdio(ctx, s, serverIn, out, io.Discard) }()
-	t.Cleanup(func() {
-		cancel()
-		clientOut.Close()
-		serverOut.Close()
-		<-served
-	})
-	c := client.NewClient(transport.NewIO(clientIn, clientOut, io.NopCloser(nil)))
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "cancel", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
+	c, out := stdioClient(t, s, false)
+	ctx := context.Background()
 
 	tests := []struct {
 		name string
@@ -235,64 +214,69 @@ func TestCancelOverStdio(t *testing.T) {
 
 // TestCancelOverHTTPWithGoSDK: the official Go SDK, on both protocol versions over
 // streamable HTTP, cancels a call: the handler sees ErrUserCancelled, no response is sent for
-// it, and a later call on the same session works.
+// it, and a later call on the same session works. In a synctest bubble over in-memory HTTP:
+// the SDK posts its cancellation after it closes the call's stream, and the shim waits only
+// reasonGrace (20 ms) for it, which a loopback round trip on a busy machine sometimes took.
 func TestCancelOverHTTPWithGoSDK(t *testing.T) {
 	t.Parallel()
 	for _, version := range []string{"2026-07-28", "2025-11-25"} {
 		t.Run(version, func(t *testing.T) {
 			t.Parallel()
-			s := New(Config{Service: &consultation.Service{}})
-			p := addProbe(s)
-			out := &lines{}
-			ts := httptest.NewServer(recordResponses(HTTPShim(server.NewStreamableHTTPServer(s)), out))
-			t.Cleanup(ts.Close)
-			ctx := context.Background()
-			cl := gosdk.NewClient(&gosdk.Implementation{Name: "cancel", Version: "1"}, nil)
-			cs, err := cl.Connect(ctx, &gosdk.StreamableClientTransport{Endpoint: ts.URL, MaxRetries: -1},
-				&gosdk.ClientSessionOptions{ProtocolVersion: version})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { cs.Close() })
-			if got := cs.InitializeResult().ProtocolVersion; got != version {
-				t.Fatalf("negotiated protocol %s, want %s", got, version)
-			}
-			for _, deadline := range []bool{false, true} {
-				callCtx, stop := context.WithCancel(ctx)
-				want := consultation.ErrUserCancelled
-				if deadline {
-					callCtx, stop = context.WithTimeout(ctx, 100*time.Millisecond)
-					want = consultation.ErrClientGaveUp
-				}
-				errc := make(chan error, 1)
-				token := fmt.Sprintf("tok-%v", deadline)
-				params := &gosdk.CallToolParams{Name: "probe"}
-				params.SetProgressToken(token)
-				go func() {
-					_, err := cs.CallTool(callCtx, params)
-					errc <- err
-				}()
-				id := p.waitStart(t)
-				if !deadline {
-					stop()
-				}
-				if got := p.waitCause(t); !errors.Is(got, want) {
-					t.Errorf("deadline %v: cause = %v, want %v", deadline, got, want)
-				}
-				<-errc
-				stop()
-				if _, err := cs.ListTools(ctx, nil); err != nil {
-					t.Fatalf("the session did not survive the cancel: %v", err)
-				}
-				time.Sleep(50 * time.Millisecond)
-				if answered(out.String(), id) {
-					t.Errorf("the cancelled call %s got a response:\n%s", id, out.String())
-				}
-				if progressed(out.String(), token) {
-					t.Errorf("the cancelled call %s got progress after its cancellation:\n%s", id, out.String())
-				}
-			}
+			synctest.Test(t, func(t *testing.T) { cancelOverHTTPWithGoSDK(t, version) })
 		})
+	}
+}
+
+func cancelOverHTTPWithGoSDK(t *testing.T, version string) {
+	s := New(Config{Service: &consultation.Service{}})
+	p := addProbe(s)
+	out := &lines{}
+	hc := &http.Client{Transport: memhttp.Transport(recordResponses(HTTPShim(server.NewStreamableHTTPServer(s)), out))}
+	ctx := context.Background()
+	cl := gosdk.NewClient(&gosdk.Implementation{Name: "cancel", Version: "1"}, nil)
+	cs, err := cl.Connect(ctx, &gosdk.StreamableClientTransport{Endpoint: "http://consult.invalid/mcp", HTTPClient: hc, MaxRetries: -1},
+		&gosdk.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	if got := cs.InitializeResult().ProtocolVersion; got != version {
+		t.Fatalf("negotiated protocol %s, want %s", got, version)
+	}
+	for _, deadline := range []bool{false, true} {
+		callCtx, stop := context.WithCancel(ctx)
+		want := consultation.ErrUserCancelled
+		if deadline {
+			callCtx, stop = context.WithTimeout(ctx, 100*time.Millisecond)
+			want = consultation.ErrClientGaveUp
+		}
+		errc := make(chan error, 1)
+		token := fmt.Sprintf("tok-%v", deadline)
+		params := &gosdk.CallToolParams{Name: "probe"}
+		params.SetProgressToken(token)
+		go func() {
+			_, err := cs.CallTool(callCtx, params)
+			errc <- err
+		}()
+		id := p.waitStart(t)
+		if !deadline {
+			stop()
+		}
+		if got := p.waitCause(t); !errors.Is(got, want) {
+			t.Errorf("deadline %v: cause = %v, want %v", deadline, got, want)
+		}
+		<-errc
+		stop()
+		if _, err := cs.ListTools(ctx, nil); err != nil {
+			t.Fatalf("the session did not survive the cancel: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+		if answered(out.String(), id) {
+			t.Errorf("the cancelled call %s got a response:\n%s", id, out.String())
+		}
+		if progressed(out.String(), token) {
+			t.Errorf("the cancelled call %s got progress after its cancellation:\n%s", id, out.String())
+		}
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -20,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/internal/goroutines"
 	"github.com/consultmcp/consult/providers"
 	"github.com/consultmcp/consult/providers/fake"
 	"github.com/consultmcp/consult/results"
@@ -39,18 +39,22 @@ const completionsPath = "/chat/completions"
 // hostileEnv is a server with a real OpenRouter client pointed at a fake upstream, and a
 // fixture tree. Everything a call could write lives under root or the working directory.
 type hostileEnv struct {
-	c         *client.Client
-	srv       *fake.Server
-	transport *http.Transport
-	root      string // fixture tree
-	proj      string // a small Go project under root
-	out       string // a directory for output_file targets
-	jobs      *consultation.Jobs
+	c    *client.Client
+	srv  *fake.Server
+	root string // fixture tree
+	proj string // a small Go project under root
+	out  string // a directory for output_file targets
+	jobs *consultation.Jobs
 }
 
+// newHostileEnv builds a hostileEnv for t. No goroutine outlives t: once the client (its own
+// goroutines), the fake upstream and the idle keep-alive connections are closed, every
+// goroutine t started winds down.
 func newHostileEnv(t *testing.T) *hostileEnv {
 	t.Helper()
 	e := &hostileEnv{root: t.TempDir()}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	goroutines.Check(t, tr.CloseIdleConnections)
 	e.proj = filepath.Join(e.root, "proj")
 	e.out = filepath.Join(e.root, "out")
 	for name, content := range map[string]string{
@@ -96,9 +100,8 @@ func newHostileEnv(t *testing.T) *hostileEnv {
 	}
 
 	e.srv = fake.New(t, fake.OpenRouter)
-	e.transport = http.DefaultTransport.(*http.Transport).Clone()
 	p, err := providers.NewOpenRouter(providers.Config{APIKey: "k-hostile", BaseURL: e.srv.BaseURL(),
-		HTTPClient: &http.Client{Transport: providers.ActivityTransport(e.transport)}})
+		HTTPClient: &http.Client{Transport: providers.ActivityTransport(tr)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,29 +110,8 @@ func newHostileEnv(t *testing.T) *hostileEnv {
 	e.jobs = consultation.NewJobs(consultation.JobsConfig{Store: results.Open(filepath.Join(e.root, "results"), 0, 0, 0)})
 	s := New(Config{Service: &consultation.Service{Counter: tokens.NewCounter(), Model: p,
 		DefaultModel: "google/gemini-2.5-pro", Heartbeat: 100 * time.Millisecond, Jobs: e.jobs}})
-	e.c, err = client.NewInProcessClient(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.close)
-	if err := e.c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "consult-hostile", Version: "1"}
-	if _, err := e.c.Initialize(context.Background(), init); err != nil {
-		t.Fatal(err)
-	}
+	e.c, _ = inProcess(t, s, clientOpts{})
 	return e
-}
-
-// close stops the client, the fake upstream and the client's idle connections; it may be
-// called more than once.
-func (e *hostileEnv) close() {
-	e.c.Close()
-	e.srv.Close()
-	e.transport.CloseIdleConnections()
 }
 
 // call sends a consultation with arbitrary arguments, bounded so that a hung server fails
@@ -232,7 +214,7 @@ type absentArg struct{}
 var absent any = absentArg{}
 
 func TestHostileInputs(t *testing.T) {
-	baseline := runtime.NumGoroutine()
+	t.Parallel()
 	e := newHostileEnv(t)
 
 	// args are valid, non-dry-run arguments with the given changes: a validator that let a
@@ -273,7 +255,6 @@ func TestHostileInputs(t *testing.T) {
 	}
 
 	const symlinkBypass = "validation checks path for /, /proc, /sys and /dev lexically, but Gather resolves symlinks: a symlink to one of them is accepted and walked (see report)"
-	const echoes = "path and output_file messages quote the value in full (%q, no length cap): a 1 MB value makes a 1 MB error result (see report)"
 	const outputPseudo = "checkOutputFile does not refuse pseudo-filesystems or non-regular files: the answer is fetched, then the write fails (or lands in /dev) (see report)"
 
 	cases := []hostileCase{
@@ -288,8 +269,6 @@ func TestHostileInputs(t *testing.T) {
 		{name: "path/number", args: args("path", 42), want: []string{`"path"`, "must be a string", "42"}},
 		{name: "path/object", args: args("path", map[string]any{"dir": "/"}), want: []string{`"path"`, "an object"}},
 		{name: "path/list", args: args("path", []any{e.proj}), want: []string{`"path"`, "a list"}},
-		{name: "path/1 MB relative", args: args("path", strings.Repeat("a/", 500_000)), want: []string{`path "a/a/`, "not absolute"}, bug: echoes},
-		{name: "path/1 MB absolute", args: args("path", strings.Repeat("/abc", 250_000)), want: []string{`path "/abc/abc`}, bug: echoes},
 		{name: "path/does not exist", args: args("path", in("nope/deeper")), want: []string{in("nope/deeper"), "does not exist"}},
 		{name: "path/a file", args: args("path", in("a file.txt")), want: []string{in("a file.txt"), "is a file"}},
 		{name: "path/through a file", args: args("path", in("a file.txt/sub")), want: []string{in("a file.txt/sub")}},
@@ -384,7 +363,6 @@ func TestHostileInputs(t *testing.T) {
 		{name: "on_timeout/other word", args: args("on_timeout", "background"), want: []string{"on_timeout", `"background"`}},
 		{name: "on_timeout/boolean", args: args("on_timeout", true), want: []string{"on_timeout", "boolean true"}},
 		{name: "on_timeout/list", args: args("on_timeout", []any{"continue"}), want: []string{"on_timeout", "a list"}},
-		{name: "on_timeout/1 MB", args: args("on_timeout", strings.Repeat("c", 1<<20)), want: []string{"on_timeout", "1,048,576 bytes"}},
 		{name: "on_timeout/continue with a bad timeout", args: args("on_timeout", "continue", "timeout", 0), want: []string{"timeout", "got 0"}},
 		{name: "on_timeout/continue with a bad path", args: args("on_timeout", "continue", "path", "proj"), want: []string{"not absolute"}},
 		{name: "on_timeout ok/fail", args: dry("on_timeout", "fail"), ok: true},
@@ -429,7 +407,6 @@ func TestHostileInputs(t *testing.T) {
 		{name: "output_file/parent is a file", args: args("output_file", in("a file.txt/a.md")), want: []string{in("a file.txt/a.md"), "does not exist"}},
 		{name: "output_file/NUL byte", args: args("output_file", e.out+"/a\x00.md"), want: []string{"output_file"}},
 		{name: "output_file/empty string is no output file", args: dry("output_file", ""), ok: true},
-		{name: "output_file/1 MB relative", args: args("output_file", strings.Repeat("o/", 500_000)), want: []string{`output_file "o/o/`, "absolute"}, bug: echoes},
 		{name: "output_file/not a string", args: args("output_file", 1), want: []string{`"output_file"`, "must be a string"}},
 		{name: "output_file/proc", args: dry("output_file", "/proc/x"), want: []string{`output_file "/proc/x"`}, bug: outputPseudo},
 		{name: "output_file/sys", args: dry("output_file", "/sys/x"), want: []string{`output_file "/sys/x"`}, bug: outputPseudo},
@@ -532,21 +509,15 @@ func TestHostileInputs(t *testing.T) {
 	if n := e.srv.Count(completionsPath); n != 1 {
 		t.Errorf("completion requests = %d, want exactly 1 (the final call)", n)
 	}
-
-	// No goroutine outlives the session: close the client (its own goroutines), the fake
-	// upstream and the idle keep-alive connections, then let them wind down.
-	e.close()
-	checkGoroutines(t, baseline, e.transport.CloseIdleConnections)
 }
 
 // TestHostileCollectAndCancel sends consultation_result and consultation_cancel arguments a
 // careless or hostile caller might: each is refused with a message naming the argument, no
 // file appears, nothing reaches the upstream, and the server keeps answering.
 func TestHostileCollectAndCancel(t *testing.T) {
-	baseline := runtime.NumGoroutine()
+	t.Parallel()
 	e := newHostileEnv(t)
 	fresh := results.NewID(time.Now())
-	big := strings.Repeat("9", 1<<20)
 	cases := []struct {
 		tool string
 		name string
@@ -559,7 +530,6 @@ func TestHostileCollectAndCancel(t *testing.T) {
 		{"consultation_result", "id/with a slash", map[string]any{"id": fresh[:8] + "/" + fresh[9:]}, []string{"is not a consultation id"}},
 		{"consultation_result", "id/NUL byte", map[string]any{"id": fresh + "\x00"}, []string{"is not a consultation id"}},
 		{"consultation_result", "id/upper case", map[string]any{"id": strings.ToUpper(fresh[:16]) + "ABCDEF12"}, []string{"is not a consultation id"}},
-		{"consultation_result", "id/1 MB", map[string]any{"id": big}, []string{"is not a consultation id", "1,048,576 bytes"}},
 		{"consultation_result", "id/number", map[string]any{"id": 20261123}, []string{`"id" must be a string`}},
 		{"consultation_result", "id/object", map[string]any{"id": map[string]any{"id": fresh}}, []string{`"id"`, "an object"}},
 		{"consultation_result", "id/unknown", map[string]any{"id": fresh}, []string{"Unknown id", fresh}},
@@ -575,7 +545,6 @@ func TestHostileCollectAndCancel(t *testing.T) {
 		{"consultation_cancel", "id/missing", map[string]any{}, []string{`missing required argument "id"`}},
 		{"consultation_cancel", "id/empty", map[string]any{"id": ""}, []string{`"id"`, "empty"}},
 		{"consultation_cancel", "id/traversal", map[string]any{"id": "../results"}, []string{"is not a consultation id"}},
-		{"consultation_cancel", "id/1 MB", map[string]any{"id": big}, []string{"1,048,576 bytes"}},
 		{"consultation_cancel", "id/list", map[string]any{"id": []any{fresh}}, []string{`"id"`, "a list"}},
 		{"consultation_cancel", "id/unknown", map[string]any{"id": fresh}, []string{"Unknown id"}},
 		{"consultation_cancel", "unknown argument", map[string]any{"id": fresh, "wait": 3}, []string{`unknown argument "wait": consultation_cancel takes id`}},
@@ -605,24 +574,6 @@ func TestHostileCollectAndCancel(t *testing.T) {
 			e.control(t)
 		})
 	}
-	e.close()
-	checkGoroutines(t, baseline, e.transport.CloseIdleConnections)
-}
-
-// checkGoroutines waits up to five seconds for the goroutine count to return to baseline,
-// calling tidy on each round (closing idle connections a racing dial may have pooled late).
-func checkGoroutines(t *testing.T, baseline int, tidy func()) {
-	t.Helper()
-	n := runtime.NumGoroutine()
-	for deadline := time.Now().Add(5 * time.Second); n > baseline && time.Now().Before(deadline); n = runtime.NumGoroutine() {
-		tidy()
-		time.Sleep(20 * time.Millisecond)
-	}
-	if n > baseline {
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		t.Errorf("goroutines: %d after the battery, baseline %d; stacks:\n%s", n, baseline, buf)
-	}
 }
 
 func shorten(s string, n int) string {
@@ -632,11 +583,14 @@ func shorten(s string, n int) string {
 	return s[:n] + fmt.Sprintf("… (%d bytes)", len(s))
 }
 
-// TestHostileInputsDirect covers what JSON cannot carry through an MCP client: NaN and
-// infinite numbers (encoding/json refuses them) and invalid UTF-8 (the encoder replaces it
-// with U+FFFD). It calls the tool's handler on the argument map, with the same upstream
-// wiring.
+// TestHostileInputsDirect calls the tools' handlers on the argument map, with the same
+// upstream wiring, for what JSON cannot carry through an MCP client: NaN and infinite numbers
+// (encoding/json refuses them) and invalid UTF-8 (the encoder replaces it with U+FFFD); and
+// for values of 1 MB, whose message must not echo them back (the battery sends one such
+// value, query/2 MB, through the client: the rest would only time encoding/json, which takes
+// seconds for each under -race).
 func TestHostileInputsDirect(t *testing.T) {
+	t.Parallel()
 	srv := fake.New(t, fake.OpenRouter)
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	defer tr.CloseIdleConnections()
@@ -645,7 +599,8 @@ func TestHostileInputsDirect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := &consultation.Service{Counter: tokens.NewCounter(), Model: p, DefaultModel: "google/gemini-2.5-pro"}
+	svc := &consultation.Service{Counter: tokens.NewCounter(), Model: p, DefaultModel: "google/gemini-2.5-pro",
+		Jobs: consultation.NewJobs(consultation.JobsConfig{Store: results.Open(t.TempDir(), 0, 0, 0)})}
 	h := &handler{svc: svc, log: slog.New(slog.DiscardHandler)}
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n"), 0o644); err != nil {
@@ -659,34 +614,54 @@ func TestHostileInputsDirect(t *testing.T) {
 		m[k] = v
 		return m
 	}
+	const echoes = "path and output_file messages quoted the value in full (%q, no length cap): a 1 MB value made a 1 MB error result"
+	big := strings.Repeat("9", 1<<20)
+	consult, result, cancel := h.consultCall, h.resultCall, h.cancelCall
 	for _, tc := range []struct {
 		name string
+		call func(context.Context, map[string]any, consultation.Reporter) consultation.Result
 		args map[string]any
 		want []string
+		bug  string // as in hostileCase
 	}{
-		{"timeout NaN", args("timeout", math.NaN()), []string{"timeout", "got NaN"}},
-		{"timeout +Inf", args("timeout", math.Inf(1)), []string{"timeout", "got +Inf"}},
-		{"timeout -Inf", args("timeout", math.Inf(-1)), []string{"timeout", "got -Inf"}},
-		{"timeout int 0", args("timeout", 0), []string{"timeout", "got 0"}},
-		{"timeout int64 601", args("timeout", int64(601)), []string{"timeout", "got 601"}},
-		{"timeout float32 NaN", args("timeout", float32(math.NaN())), []string{"timeout", "NaN"}},
-		{"timeout json.Number", args("timeout", json.Number("30")), []string{"timeout"}},
-		{"query invalid UTF-8", args("query", "why\xff\xfe?"), []string{"query", "UTF-8"}},
-		{"query lone continuation byte", args("query", "\x80"), []string{"query", "UTF-8"}},
-		{"query overlong encoding", args("query", "\xc0\xaf"), []string{"query", "UTF-8"}},
-		{"query surrogate half", args("query", "\xed\xa0\x80"), []string{"query", "UTF-8"}},
-		{"path invalid UTF-8", args("path", dir+"/\xff"), []string{"path", "does not exist"}},
-		{"model invalid UTF-8", args("model", "acme/\xffmodel"), []string{"model"}},
+		{"timeout NaN", consult, args("timeout", math.NaN()), []string{"timeout", "got NaN"}, ""},
+		{"timeout +Inf", consult, args("timeout", math.Inf(1)), []string{"timeout", "got +Inf"}, ""},
+		{"timeout -Inf", consult, args("timeout", math.Inf(-1)), []string{"timeout", "got -Inf"}, ""},
+		{"timeout int 0", consult, args("timeout", 0), []string{"timeout", "got 0"}, ""},
+		{"timeout int64 601", consult, args("timeout", int64(601)), []string{"timeout", "got 601"}, ""},
+		{"timeout float32 NaN", consult, args("timeout", float32(math.NaN())), []string{"timeout", "NaN"}, ""},
+		{"timeout json.Number", consult, args("timeout", json.Number("30")), []string{"timeout"}, ""},
+		{"query invalid UTF-8", consult, args("query", "why\xff\xfe?"), []string{"query", "UTF-8"}, ""},
+		{"query lone continuation byte", consult, args("query", "\x80"), []string{"query", "UTF-8"}, ""},
+		{"query overlong encoding", consult, args("query", "\xc0\xaf"), []string{"query", "UTF-8"}, ""},
+		{"query surrogate half", consult, args("query", "\xed\xa0\x80"), []string{"query", "UTF-8"}, ""},
+		{"path invalid UTF-8", consult, args("path", dir+"/\xff"), []string{"path", "does not exist"}, ""},
+		{"model invalid UTF-8", consult, args("model", "acme/\xffmodel"), []string{"model"}, ""},
+		{"path 1 MB relative", consult, args("path", strings.Repeat("a/", 500_000)), []string{`path "a/a/`, "not absolute"}, echoes},
+		{"path 1 MB absolute", consult, args("path", strings.Repeat("/abc", 250_000)), []string{`path "/abc/abc`}, echoes},
+		{"on_timeout 1 MB", consult, args("on_timeout", strings.Repeat("c", 1<<20)), []string{"on_timeout", "1,048,576 bytes"}, ""},
+		{"output_file 1 MB relative", consult, args("output_file", strings.Repeat("o/", 500_000)), []string{`output_file "o/o/`, "absolute"}, echoes},
+		{"consultation_result id 1 MB", result, map[string]any{"id": big}, []string{"is not a consultation id", "1,048,576 bytes"}, ""},
+		{"consultation_cancel id 1 MB", cancel, map[string]any{"id": big}, []string{"1,048,576 bytes"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res := h.consultCall(context.Background(), tc.args, nil)
+			res := tc.call(context.Background(), tc.args, nil)
 			if !res.IsError {
-				t.Fatalf("want isError, got %s", res.Text)
+				t.Fatalf("want isError, got %s", shorten(res.Text, 300))
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(res.Text, w) {
-					t.Errorf("message %q lacks %q", res.Text, w)
+					t.Errorf("message %q lacks %q", shorten(res.Text, 300), w)
 				}
+			}
+			if len(res.Text) > 4000 {
+				t.Errorf("message is %d bytes: it must not echo a huge value back", len(res.Text))
+			}
+			if class := errorClass(toMCP(res)); class != "invalid_argument" && class != "not_found" {
+				t.Errorf("structuredContent.error.class = %q, want the argument's fault (invalid_argument or not_found)", class)
+			}
+			if t.Failed() && tc.bug != "" {
+				t.Log("regression of: " + tc.bug)
 			}
 			if n := srv.Count(completionsPath); n != 0 {
 				t.Fatalf("%d completion request(s) reached the upstream", n)

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/consultmcp/consult/consultation"
@@ -55,22 +54,8 @@ func TestInstructions(t *testing.T) {
 func TestInstructionsServed(t *testing.T) {
 	t.Parallel()
 	svc := &consultation.Service{DefaultModel: "gpt-4.1", DefaultTimeout: 45 * time.Second}
-	c, err := client.NewInProcessClient(New(Config{Service: svc, Provider: "openai"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c, res := inProcess(t, New(Config{Service: svc, Provider: "openai"}), clientOpts{})
 	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "instructions", Version: "1"}
-	res, err := c.Initialize(ctx, init)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if got, want := res.Instructions, Instructions(tooldefs.Server{Provider: "openai", Model: "gpt-4.1", DefaultTimeout: 45 * time.Second}, false); got != want {
 		t.Errorf("instructions = %q, want %q", got, want)
 	}

@@ -1,9 +1,11 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +14,9 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/consultmcp/consult/consultation"
 	"github.com/consultmcp/consult/tokens"
@@ -28,25 +32,89 @@ func newClient(t *testing.T) *client.Client {
 // onNotification, if set, sees every notification the client receives.
 func startClient(t *testing.T, svc *consultation.Service, onNotification func(mcp.JSONRPCNotification)) *client.Client {
 	t.Helper()
-	c, err := client.NewInProcessClient(New(Config{Service: svc}))
+	c, _ := inProcess(t, New(Config{Service: svc}), clientOpts{onNotification: onNotification})
+	return c
+}
+
+// clientOpts are a test's choices about its client; the zero value is the usual client.
+type clientOpts struct {
+	protocol       string // the protocol version asked for; "" for mcp-go's latest
+	onNotification func(mcp.JSONRPCNotification)
+}
+
+// inProcess serves s in-process and returns an initialized mcp-go client for it, and the
+// server's answer to initialize.
+func inProcess(t *testing.T, s *server.MCPServer, o clientOpts) (*client.Client, *mcp.InitializeResult) {
+	t.Helper()
+	c, err := client.NewInProcessClient(s)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c, initialize(t, c, o)
+}
+
+// stdioSession is held by a test while it serves over stdio: mcp-go keeps one stdio session
+// per process (its notification channel and writer are package state), so two sessions at
+// once would take each other's notifications.
+var stdioSession sync.Mutex
+
+// stdioClient serves s with ServeStdio over pipes and returns an initialized mcp-go client for
+// it and everything the server wrote. osPipes chooses operating-system pipes, as the binary's
+// stdio (the kernel buffers what the client writes until the server reads it), over io.Pipe.
+// Everything ends with the test.
+func stdioClient(t *testing.T, s *server.MCPServer, osPipes bool) (*client.Client, *lines) {
+	t.Helper()
+	stdioSession.Lock()
+	t.Cleanup(stdioSession.Unlock)
+	var clientIn, serverIn io.ReadCloser
+	var clientOut, serverOut io.WriteCloser
+	if osPipes {
+		var err1, err2 error
+		clientIn, serverOut, err1 = os.Pipe()
+		serverIn, clientOut, err2 = os.Pipe()
+		if err := cmp.Or(err1, err2); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		clientIn, serverOut = io.Pipe()
+		serverIn, clientOut = io.Pipe()
+	}
+	out := &lines{w: serverOut}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- ServeStdio(ctx, s, serverIn, out, io.Discard) }()
+	t.Cleanup(func() {
+		cancel()
+		clientOut.Close()
+		serverOut.Close()
+		<-served
+		clientIn.Close()
+		serverIn.Close()
+	})
+	c := client.NewClient(transport.NewIO(clientIn, clientOut, io.NopCloser(nil)))
+	initialize(t, c, clientOpts{})
+	return c, out
+}
+
+// initialize starts c and initializes it; c closes at the end of the test.
+func initialize(t *testing.T, c *client.Client, o clientOpts) *mcp.InitializeResult {
+	t.Helper()
 	t.Cleanup(func() { c.Close() })
-	if onNotification != nil {
-		c.OnNotification(onNotification)
+	if o.onNotification != nil {
+		c.OnNotification(o.onNotification)
 	}
 	ctx := context.Background()
 	if err := c.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ProtocolVersion = cmp.Or(o.protocol, mcp.LATEST_PROTOCOL_VERSION)
 	init.Params.ClientInfo = mcp.Implementation{Name: "consult-test", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
+	res, err := c.Initialize(ctx, init)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return c
+	return res
 }
 
 func call(t *testing.T, c *client.Client, args any) *mcp.CallToolResult {
@@ -72,6 +140,7 @@ func text(res *mcp.CallToolResult) string {
 }
 
 func TestListTools(t *testing.T) {
+	t.Parallel()
 	c := newClient(t)
 	res, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
 	if err != nil {
@@ -88,6 +157,7 @@ func TestListTools(t *testing.T) {
 }
 
 func TestDryRunThroughClient(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for name, content := range map[string]string{"a.go": "package a\n", "sub/b.go": "package b\nfunc B() {}\n", ".env": "KEY=1\n"} {
 		p := filepath.Join(dir, name)
@@ -121,6 +191,7 @@ func TestDryRunThroughClient(t *testing.T) {
 }
 
 func TestValidationThroughClient(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := newClient(t)
 	for _, tc := range []struct {
@@ -173,28 +244,16 @@ func TestWarningReachesClientWithoutSetLevel(t *testing.T) {
 			t.Parallel()
 			var mu sync.Mutex
 			var warnings []string
-			c, err := client.NewInProcessClient(New(Config{Service: &consultation.Service{Counter: tokens.NewCounter()}}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { c.Close() })
-			c.OnNotification(func(n mcp.JSONRPCNotification) {
+			on := func(n mcp.JSONRPCNotification) {
 				if n.Method == "notifications/message" {
 					mu.Lock()
 					warnings = append(warnings, fmt.Sprint(n.Params.AdditionalFields["level"], ": ", n.Params.AdditionalFields["data"]))
 					mu.Unlock()
 				}
-			})
+			}
+			c, _ := inProcess(t, New(Config{Service: &consultation.Service{Counter: tokens.NewCounter()}}),
+				clientOpts{protocol: "2025-11-25", onNotification: on})
 			ctx := context.Background()
-			if err := c.Start(ctx); err != nil {
-				t.Fatal(err)
-			}
-			init := mcp.InitializeRequest{}
-			init.Params.ProtocolVersion = "2025-11-25"
-			init.Params.ClientInfo = mcp.Implementation{Name: "consult-test", Version: "1"}
-			if _, err := c.Initialize(ctx, init); err != nil {
-				t.Fatal(err)
-			}
 			if tc.level != "" {
 				req := mcp.SetLevelRequest{}
 				req.Params.Level = tc.level

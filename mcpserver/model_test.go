@@ -3,12 +3,12 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -23,12 +23,11 @@ import (
 )
 
 // modelService returns a service whose provider is a real OpenRouter client talking to a
-// fake upstream.
+// fake upstream in memory: call it in a synctest bubble.
 func modelService(t *testing.T) (*fake.Server, *consultation.Service) {
 	t.Helper()
-	srv := fake.New(t, fake.OpenRouter)
-	p, err := providers.NewOpenRouter(providers.Config{APIKey: "k-123", BaseURL: srv.BaseURL(),
-		HTTPClient: &http.Client{Transport: providers.ActivityTransport(nil)}})
+	srv := fake.NewInMemory(t, fake.OpenRouter)
+	p, err := providers.NewOpenRouter(providers.Config{APIKey: "k-123", BaseURL: srv.BaseURL(), HTTPClient: srv.Client()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,39 +97,45 @@ func checkStructured(t *testing.T, sch *jsonschema.Schema, res *mcp.CallToolResu
 }
 
 func TestAnswerThroughClient(t *testing.T) {
-	c, srv := modelClient(t)
-	srv.Push(fake.Script{Steps: fake.Chunks("It does nothing yet.", 5), Usage: &fake.Usage{Input: 50, Output: 6, Cost: 0.001}})
-	sch := outputSchema(t)
-	res := call(t, c, map[string]any{"path": goTree(t), "pattern": "**/*.go", "query": "What does main do?"})
-	if res.IsError {
-		t.Fatalf("error: %s", text(res))
-	}
-	if got := text(res); !strings.HasPrefix(got, "It does nothing yet.") || !strings.Contains(got, "$0.0010") {
-		t.Errorf("answer + footer expected:\n%s", got)
-	}
-	m := checkStructured(t, sch, res)
-	if m["kind"] != "answer" || m["answer"] != "It does nothing yet." {
-		t.Errorf("structured = %v", m)
-	}
-	dry := call(t, c, map[string]any{"path": goTree(t), "pattern": "**/*.go", "query": "q", "dry_run": true})
-	if m := checkStructured(t, sch, dry); m["kind"] != "dry_run" {
-		t.Errorf("dry-run structured kind = %v", m["kind"])
-	}
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		c, srv := modelClient(t)
+		srv.Push(fake.Script{Steps: fake.Chunks("It does nothing yet.", 5), Usage: &fake.Usage{Input: 50, Output: 6, Cost: 0.001}})
+		sch := outputSchema(t)
+		res := call(t, c, map[string]any{"path": goTree(t), "pattern": "**/*.go", "query": "What does main do?"})
+		if res.IsError {
+			t.Fatalf("error: %s", text(res))
+		}
+		if got := text(res); !strings.HasPrefix(got, "It does nothing yet.") || !strings.Contains(got, "$0.0010") {
+			t.Errorf("answer + footer expected:\n%s", got)
+		}
+		m := checkStructured(t, sch, res)
+		if m["kind"] != "answer" || m["answer"] != "It does nothing yet." {
+			t.Errorf("structured = %v", m)
+		}
+		dry := call(t, c, map[string]any{"path": goTree(t), "pattern": "**/*.go", "query": "q", "dry_run": true})
+		if m := checkStructured(t, sch, dry); m["kind"] != "dry_run" {
+			t.Errorf("dry-run structured kind = %v", m["kind"])
+		}
+	})
 }
 
 func TestTimeoutThroughClient(t *testing.T) {
-	c, srv := modelClient(t)
-	srv.Push(fake.Script{Steps: []fake.Step{fake.Text("Partial"), fake.Hang()}})
-	start := time.Now()
-	res := call(t, c, map[string]any{"path": goTree(t), "pattern": "**/*.go", "query": "q", "timeout": 1})
-	if el := time.Since(start); el < time.Second || el > 1500*time.Millisecond {
-		t.Errorf("returned after %v, want just over the 1 s deadline", el)
-	}
-	got := text(res)
-	if !res.IsError || !strings.Contains(got, "Request timed out after 1 second while receiving the answer") || !strings.Contains(got, "Partial") {
-		t.Errorf("unexpected result:\n%s", got)
-	}
-	checkStructured(t, outputSchema(t), res)
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		c, srv := modelClient(t)
+		srv.Push(fake.Script{Steps: []fake.Step{fake.Text("Partial"), fake.Hang()}})
+		start := time.Now()
+		res := call(t, c, map[string]any{"path": goTree(t), "pattern": "**/*.go", "query": "q", "timeout": 1})
+		if el := time.Since(start); el < time.Second || el > 1500*time.Millisecond {
+			t.Errorf("returned after %v, want just over the 1 s deadline", el)
+		}
+		got := text(res)
+		if !res.IsError || !strings.Contains(got, "Request timed out after 1 second while receiving the answer") || !strings.Contains(got, "Partial") {
+			t.Errorf("unexpected result:\n%s", got)
+		}
+		checkStructured(t, outputSchema(t), res)
+	})
 }
 
 // progressLog collects the progress notifications a client receives.
@@ -162,71 +167,80 @@ func (p *progressLog) count() int {
 }
 
 func TestHeartbeatThroughClient(t *testing.T) {
-	srv, svc := modelService(t)
-	svc.Heartbeat = 200 * time.Millisecond
-	log := &progressLog{}
-	c := startClient(t, svc, log.add)
-	ctx := context.Background()
-	srv.Push(fake.Script{Steps: []fake.Step{fake.Think("hmm "), fake.Sleep(1100 * time.Millisecond), fake.Text("answer")}})
-	req := mcp.CallToolRequest{}
-	req.Params.Name = "consultation"
-	req.Params.Arguments = map[string]any{"path": goTree(t), "pattern": "**/*.go", "query": "q", "timeout": 10}
-	req.Params.Meta = &mcp.Meta{ProgressToken: "tok-7"}
-	res, err := c.CallTool(ctx, req)
-	if err != nil || res.IsError {
-		t.Fatalf("call: %v %s", err, text(res))
-	}
-	atResult := log.count()
-	time.Sleep(300 * time.Millisecond)
-	if log.count() != atResult {
-		t.Errorf("%d progress notifications arrived after the result", log.count()-atResult)
-	}
-	log.mu.Lock()
-	defer log.mu.Unlock()
-	if len(log.values) < 4 {
-		t.Fatalf("got %d progress notifications for a 1.1 s call with a 200 ms heartbeat, want at least 4", len(log.values))
-	}
-	for i, v := range log.values {
-		if log.tokens[i] != "tok-7" {
-			t.Errorf("notification %d carries token %v, want tok-7 unchanged", i, log.tokens[i])
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		srv, svc := modelService(t)
+		svc.Heartbeat = 200 * time.Millisecond
+		log := &progressLog{}
+		c := startClient(t, svc, log.add)
+		ctx := context.Background()
+		srv.Push(fake.Script{Steps: []fake.Step{fake.Think("hmm "), fake.Sleep(1100 * time.Millisecond), fake.Text("answer")}})
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "consultation"
+		req.Params.Arguments = map[string]any{"path": goTree(t), "pattern": "**/*.go", "query": "q", "timeout": 10}
+		req.Params.Meta = &mcp.Meta{ProgressToken: "tok-7"}
+		res, err := c.CallTool(ctx, req)
+		if err != nil || res.IsError {
+			t.Fatalf("call: %v %s", err, text(res))
 		}
-		if i > 0 && v <= log.values[i-1] {
-			t.Errorf("progress not increasing: %v", log.values)
+		atResult := log.count()
+		time.Sleep(300 * time.Millisecond)
+		if log.count() != atResult {
+			t.Errorf("%d progress notifications arrived after the result", log.count()-atResult)
 		}
-		if len(log.msgs[i]) == 0 || len(log.msgs[i]) > 200 {
-			t.Errorf("message %q: want 1-200 chars", log.msgs[i])
+		log.mu.Lock()
+		defer log.mu.Unlock()
+		if len(log.values) < 4 {
+			t.Fatalf("got %d progress notifications for a 1.1 s call with a 200 ms heartbeat, want at least 4", len(log.values))
 		}
-	}
-	if !strings.Contains(strings.Join(log.msgs, "|"), "model thinking") {
-		t.Errorf("messages should say the model is thinking: %q", log.msgs)
-	}
+		for i, v := range log.values {
+			if log.tokens[i] != "tok-7" {
+				t.Errorf("notification %d carries token %v, want tok-7 unchanged", i, log.tokens[i])
+			}
+			if i > 0 && v <= log.values[i-1] {
+				t.Errorf("progress not increasing: %v", log.values)
+			}
+			if len(log.msgs[i]) == 0 || len(log.msgs[i]) > 200 {
+				t.Errorf("message %q: want 1-200 chars", log.msgs[i])
+			}
+		}
+		if !strings.Contains(strings.Join(log.msgs, "|"), "model thinking") {
+			t.Errorf("messages should say the model is thinking: %q", log.msgs)
+		}
+	})
 }
 
 func TestNoProgressWithoutToken(t *testing.T) {
-	c, srv := modelClient(t)
-	log := &progressLog{}
-	c.OnNotification(log.add)
-	srv.Push(fake.Script{Steps: []fake.Step{fake.Sleep(500 * time.Millisecond), fake.Text("a")}})
-	res := call(t, c, map[string]any{"path": goTree(t), "pattern": "**/*.go", "query": "q"})
-	if res.IsError {
-		t.Fatal(text(res))
-	}
-	if n := log.count(); n != 0 {
-		t.Errorf("%d progress notifications without a progress token, want 0", n)
-	}
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		c, srv := modelClient(t)
+		log := &progressLog{}
+		c.OnNotification(log.add)
+		srv.Push(fake.Script{Steps: []fake.Step{fake.Sleep(500 * time.Millisecond), fake.Text("a")}})
+		res := call(t, c, map[string]any{"path": goTree(t), "pattern": "**/*.go", "query": "q"})
+		if res.IsError {
+			t.Fatal(text(res))
+		}
+		if n := log.count(); n != 0 {
+			t.Errorf("%d progress notifications without a progress token, want 0", n)
+		}
+	})
 }
 
 func TestIdleTimeoutThroughClient(t *testing.T) {
-	srv, svc := modelService(t)
-	svc.IdleTimeout = 500 * time.Millisecond
-	c := startClient(t, svc, nil)
-	srv.Push(fake.Script{Steps: []fake.Step{fake.Text("start"), fake.Hang()}})
-	start := time.Now()
-	res := call(t, c, map[string]any{"path": goTree(t), "pattern": "**/*.go", "query": "q", "timeout": 20})
-	if el := time.Since(start); el > 2*time.Second {
-		t.Errorf("idle call cut after %v, want about 500ms", el)
-	}
-	if got := text(res); !res.IsError || !strings.Contains(got, "No progress for 0.5 seconds (idle timeout) while receiving the answer") || !strings.Contains(got, "start") {
-		t.Errorf("want an idle timeout keeping the partial answer:\n%s", got)
-	}
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		srv, svc := modelService(t)
+		svc.IdleTimeout = 500 * time.Millisecond
+		c := startClient(t, svc, nil)
+		srv.Push(fake.Script{Steps: []fake.Step{fake.Text("start"), fake.Hang()}})
+		start := time.Now()
+		res := call(t, c, map[string]any{"path": goTree(t), "pattern": "**/*.go", "query": "q", "timeout": 20})
+		if el := time.Since(start); el > 2*time.Second {
+			t.Errorf("idle call cut after %v, want about 500ms", el)
+		}
+		if got := text(res); !res.IsError || !strings.Contains(got, "No progress for 0.5 seconds (idle timeout) while receiving the answer") || !strings.Contains(got, "start") {
+			t.Errorf("want an idle timeout keeping the partial answer:\n%s", got)
+		}
+	})
 }

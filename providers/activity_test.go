@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 	"testing/iotest"
+	"testing/synctest"
 	"time"
 
 	"github.com/consultmcp/consult"
@@ -71,26 +72,33 @@ func (f *firstAnswer) Answer(string) {
 
 // TestActivityTransportSeesKeepAlives: upstream life is seen, keep-alive comments
 // included, whether the caller's client wraps its transport already or not at all (the
-// providers wrap it then, once: a byte is reported once).
+// providers wrap it then, once: a byte is reported once). In a synctest bubble, so that each
+// comment is read apart however busy the machine.
 func TestActivityTransportSeesKeepAlives(t *testing.T) {
+	t.Parallel()
 	for _, fc := range flavors {
-		for _, client := range []struct {
-			name string
-			hc   *http.Client
-		}{{"wrapped", &http.Client{Transport: ActivityTransport(nil)}}, {"plain", nil}} {
-			t.Run(fc.name+"/"+client.name, func(t *testing.T) {
+		for _, wrapped := range []bool{true, false} {
+			name := fc.name + "/plain"
+			if wrapped {
+				name = fc.name + "/wrapped"
+			}
+			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				activitySeesKeepAlives(t, fc, client.hc)
+				synctest.Test(t, func(t *testing.T) { activitySeesKeepAlives(t, fc, wrapped) })
 			})
 		}
 	}
 }
 
-func activitySeesKeepAlives(t *testing.T, fc flavorCase, hc *http.Client) {
-	srv := fake.New(t, fc.flavor)
+func activitySeesKeepAlives(t *testing.T, fc flavorCase, wrapped bool) {
+	srv := fake.NewInMemory(t, fc.flavor)
 	// Nothing but keep-alive comments for 250 ms, then the answer.
 	srv.Push(fake.Script{KeepAlive: 25 * time.Millisecond,
 		Steps: []fake.Step{fake.Sleep(250 * time.Millisecond), fake.Text("done")}})
+	hc := srv.Client()
+	if wrapped {
+		hc.Transport = ActivityTransport(hc.Transport)
+	}
 	p := newProviderFor(t, fc, srv.BaseURL(), hc)
 
 	var act activityLog
@@ -130,6 +138,7 @@ func activitySeesKeepAlives(t *testing.T, fc flavorCase, hc *http.Client) {
 }
 
 func TestActivityTransportPassThrough(t *testing.T) {
+	t.Parallel()
 	srv := fake.New(t, fake.OpenAI)
 	hc := &http.Client{Transport: ActivityTransport(http.DefaultTransport)}
 	p := newProviderFor(t, flavorFor(fake.OpenAI), srv.BaseURL(), hc)
@@ -144,6 +153,7 @@ func TestActivityTransportPassThrough(t *testing.T) {
 }
 
 func TestSSEFilter(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x", 100<<10)
 	tests := []struct {
 		name, in, want string
@@ -162,6 +172,7 @@ func TestSSEFilter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			for _, slow := range []bool{false, true} {
 				var r io.Reader = strings.NewReader(tt.in)
 				if slow {
@@ -180,6 +191,7 @@ func TestSSEFilter(t *testing.T) {
 }
 
 func TestSSEFilterReadError(t *testing.T) {
+	t.Parallel()
 	capture := &geminiCapture{}
 	r := io.MultiReader(strings.NewReader("data: a\n\n"), iotest.ErrReader(io.ErrUnexpectedEOF))
 	got, err := io.ReadAll(newSSEFilter(io.NopCloser(r), capture))
@@ -199,6 +211,7 @@ func abbrev(s string) string {
 }
 
 func TestReplayRecordedStreams(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		file      string
 		flavor    fake.Flavor
@@ -224,6 +237,7 @@ func TestReplayRecordedStreams(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
+			t.Parallel()
 			raw, err := os.ReadFile(filepath.Join("..", "testdata", "upstream", tt.file))
 			if err != nil {
 				t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 // finish reason, without an error or a second request, whether it arrives in many events or
 // in one event of 50 MiB (openai-go's line scanner failed past 32 MiB and the call was retried).
 func TestAnswerCap(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("sends answers of 50 MiB")
 	}
@@ -35,6 +36,7 @@ func TestAnswerCap(t *testing.T) {
 	for _, fc := range flavors {
 		for _, tc := range cases {
 			t.Run(fc.name+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
 				p, srv := setup(t, fc)
 				srv.SetDefault(fake.Script{Steps: tc.steps})
 				var seen int
@@ -110,6 +112,7 @@ func (c *chunkReader) Read(p []byte) (int, error) { return c.r.Read(p[:min(len(p
 // TestLongReasoningEventNotAnswerCap: a reasoning string cut in one huge event does not mark
 // the answer that follows as cut.
 func TestLongReasoningEventNotAnswerCap(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("sends a reasoning event of 11 MiB")
 	}
@@ -119,6 +122,7 @@ func TestLongReasoningEventNotAnswerCap(t *testing.T) {
 			continue // OpenAI streams no reasoning
 		}
 		t.Run(fc.name, func(t *testing.T) {
+			t.Parallel()
 			p, srv := setup(t, fc)
 			srv.Push(fake.Script{Steps: []fake.Step{fake.Think(thought), fake.Text("the answer")}})
 			resp, err := p.Stream(context.Background(), Request{Model: fc.model, Prompt: "q", Thinking: Thinking{On: true}}, nil)

@@ -161,47 +161,43 @@ func pieces(s string, cuts ...int) func(func([]byte) bool) {
 // message given as Prompt, in one buffer of exactly the body's size; and a Body sent twice
 // (a retry) reaches the upstream as the same bytes both times.
 func TestEncodeOnce(t *testing.T) {
-	t.Parallel()
-	for _, fc := range flavors {
-		t.Run(fc.name, func(t *testing.T) {
-			t.Parallel()
-			p, srv := setup(t, fc)
-			enc := p.(Encoder)
-			req := Request{Model: fc.model, System: "Be brief.", Thinking: Thinking{On: true, Budget: 4000}}
-			fromString := req
-			fromString.Prompt = awkwardText
-			fromText := req
-			fromText.Text = pieces(awkwardText, 5, 17, 40)
-			a, err := enc.Encode(fromString)
-			if err != nil {
-				t.Fatal(err)
+	eachFlavor(t, func(t *testing.T, fc flavorCase) {
+		p, srv := setup(t, fc)
+		enc := p.(Encoder)
+		req := Request{Model: fc.model, System: "Be brief.", Thinking: Thinking{On: true, Budget: 4000}}
+		fromString := req
+		fromString.Prompt = awkwardText
+		fromText := req
+		fromText.Text = pieces(awkwardText, 5, 17, 40)
+		a, err := enc.Encode(fromString)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := enc.Encode(fromText)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a.data, b.data) {
+			t.Errorf("Text and Prompt encode differently:\n%s\n%s", a.data, b.data)
+		}
+		if got, want := cap(b.data), len(b.data); got != want {
+			t.Errorf("body buffer capacity %d, want exactly its length %d", got, want)
+		}
+		for range 2 {
+			if _, err := p.Stream(context.Background(), Request{Body: b}, nil); err != nil {
+				t.Fatalf("Stream: %v", err)
 			}
-			b, err := enc.Encode(fromText)
-			if err != nil {
-				t.Fatal(err)
+		}
+		reqs := srv.Requests()
+		if len(reqs) != 2 {
+			t.Fatalf("the fake got %d requests, want 2", len(reqs))
+		}
+		for i, r := range reqs {
+			if !bytes.Equal(r.Body, b.data) {
+				t.Errorf("attempt %d sent other bytes than the encoded body", i+1)
 			}
-			if !bytes.Equal(a.data, b.data) {
-				t.Errorf("Text and Prompt encode differently:\n%s\n%s", a.data, b.data)
-			}
-			if got, want := cap(b.data), len(b.data); got != want {
-				t.Errorf("body buffer capacity %d, want exactly its length %d", got, want)
-			}
-			for range 2 {
-				if _, err := p.Stream(context.Background(), Request{Body: b}, nil); err != nil {
-					t.Fatalf("Stream: %v", err)
-				}
-			}
-			reqs := srv.Requests()
-			if len(reqs) != 2 {
-				t.Fatalf("the fake got %d requests, want 2", len(reqs))
-			}
-			for i, r := range reqs {
-				if !bytes.Equal(r.Body, b.data) {
-					t.Errorf("attempt %d sent other bytes than the encoded body", i+1)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // TestBodyForAnotherProvider: a body encoded by one provider is refused by another.

@@ -11,6 +11,7 @@ import (
 // unfinished stream gets, in order (the context's end, the provider's own reason, a
 // transport error), and that a finished one succeeds.
 func TestStreamRunEnd(t *testing.T) {
+	t.Parallel()
 	blockedErr := &Error{Provider: "p", Kind: ContentFiltered, Message: "the prompt was blocked"}
 	ended, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -72,6 +73,7 @@ func TestStreamRunEnd(t *testing.T) {
 // TestStreamRunSettle checks the answer cap finishes the answer, and a reported reasoning
 // count of zero gives way to the estimate from the streamed text.
 func TestStreamRunSettle(t *testing.T) {
+	t.Parallel()
 	r := startRun("p", &Body{req: Request{Model: "m"}}, slog.New(slog.DiscardHandler))
 	r.meter.add("twelve chars") // 12 characters: 3 tokens estimated
 	r.text.add("answer")

@@ -46,6 +46,18 @@ var flavors = func() []flavorCase {
 	return out
 }()
 
+// eachFlavor runs f for every provider in flavors, each in a parallel subtest, t in parallel
+// too.
+func eachFlavor(t *testing.T, f func(t *testing.T, fc flavorCase)) {
+	t.Parallel()
+	for _, fc := range flavors {
+		t.Run(fc.name, func(t *testing.T) {
+			t.Parallel()
+			f(t, fc)
+		})
+	}
+}
+
 // syncBuffer is a goroutine-safe log sink.
 type syncBuffer struct {
 	mu  sync.Mutex
@@ -71,6 +83,13 @@ func setup(t *testing.T, fc flavorCase) (Provider, *fake.Server) {
 	srv := fake.New(t, fc.flavor)
 	p := newProviderFor(t, fc, srv.BaseURL(), nil)
 	return p, srv
+}
+
+// setupInMemory is setup with a fake that serves in memory, for a test in a synctest bubble.
+func setupInMemory(t *testing.T, fc flavorCase) (Provider, *fake.Server) {
+	t.Helper()
+	srv := fake.NewInMemory(t, fc.flavor)
+	return newProviderFor(t, fc, srv.BaseURL(), srv.Client()), srv
 }
 
 func newProviderFor(t *testing.T, fc flavorCase, baseURL string, hc *http.Client) Provider {

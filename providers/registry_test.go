@@ -13,6 +13,7 @@ import (
 // TestRegistryComplete checks each registry entry is whole and is what its constructor
 // builds, and that the tests cover it: a fake that speaks its wire format and a test model.
 func TestRegistryComplete(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for _, s := range Registry() {
 		if s.Name == "" || seen[s.Name] {
@@ -50,6 +51,7 @@ func TestRegistryComplete(t *testing.T) {
 // TestNoKeyAdvice checks a provider built without a key names its key variables, from
 // the registry, in order.
 func TestNoKeyAdvice(t *testing.T) {
+	t.Parallel()
 	for _, s := range Registry() {
 		t.Run(s.Name, func(t *testing.T) {
 			t.Parallel()
@@ -67,6 +69,7 @@ func TestNoKeyAdvice(t *testing.T) {
 
 // TestAuthAdvice checks an authentication failure names the provider's key variables.
 func TestAuthAdvice(t *testing.T) {
+	t.Parallel()
 	for _, s := range Registry() {
 		e := &Error{Provider: s.Name, Kind: Auth, Status: 401}
 		if want := "(the key argument or " + strings.Join(s.KeyEnv, " or ") + ")"; !strings.HasSuffix(e.Error(), want) {

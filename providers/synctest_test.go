@@ -37,6 +37,7 @@ func modelsTransport(calls *atomic.Int32, block bool) http.RoundTripper {
 }
 
 func TestModelsTTLSynctest(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var calls atomic.Int32
 		p, err := NewOpenRouter(Config{APIKey: testKey, BaseURL: "http://models.test/api/v1",
@@ -64,6 +65,7 @@ func TestModelsTTLSynctest(t *testing.T) {
 }
 
 func TestModelsWaitBoundedSynctest(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var calls atomic.Int32
 		p, err := NewOpenRouter(Config{APIKey: testKey, BaseURL: "http://models.test/api/v1",

@@ -81,6 +81,7 @@ func splitPath(p string) []string {
 }
 
 func TestThinkingOpenRouter(t *testing.T) {
+	t.Parallel()
 	fc := flavorFor(fake.OpenRouter)
 	tests := []struct {
 		name string
@@ -102,6 +103,7 @@ func TestThinkingOpenRouter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			body := sendAndRecord(t, fc, tt.req)
 			checkBody(t, body, tt.want)
 			checkBody(t, body, expect{"usage.include": true, "stream_options.include_usage": true, "model": "x/y"})
@@ -110,6 +112,7 @@ func TestThinkingOpenRouter(t *testing.T) {
 }
 
 func TestThinkingOpenAI(t *testing.T) {
+	t.Parallel()
 	fc := flavorFor(fake.OpenAI)
 	tests := []struct {
 		name string
@@ -137,6 +140,7 @@ func TestThinkingOpenAI(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			body := sendAndRecord(t, fc, tt.req)
 			checkBody(t, body, tt.want)
 			checkBody(t, body, expect{"reasoning": nil, "usage": nil, "stream_options.include_usage": true})
@@ -145,6 +149,7 @@ func TestThinkingOpenAI(t *testing.T) {
 }
 
 func TestThinkingGemini(t *testing.T) {
+	t.Parallel()
 	fc := flavorFor(fake.Gemini)
 	tests := []struct {
 		name string
@@ -175,6 +180,7 @@ func TestThinkingGemini(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			body := sendAndRecord(t, fc, tt.req)
 			checkBody(t, body, tt.want)
 		})
@@ -182,6 +188,7 @@ func TestThinkingGemini(t *testing.T) {
 }
 
 func TestOutputLimit(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		req           Request
 		answerDefault bool
@@ -204,6 +211,7 @@ func TestOutputLimit(t *testing.T) {
 }
 
 func TestGeminiBudget(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		model string
 		in    int64
@@ -224,6 +232,7 @@ func TestGeminiBudget(t *testing.T) {
 }
 
 func TestNormaliseFinish(t *testing.T) {
+	t.Parallel()
 	tests := map[string]string{
 		"": "", "FINISH_REASON_UNSPECIFIED": "", "stop": "stop", "STOP": "stop", "end_turn": "stop",
 		"length": "length", "MAX_TOKENS": "length", "content_filter": "content_filter",

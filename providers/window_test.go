@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/consultmcp/consult"
@@ -12,6 +13,7 @@ import (
 )
 
 func TestContextWindow(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		flavor fake.Flavor
 		model  string
@@ -30,6 +32,7 @@ func TestContextWindow(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.flavor.String()+"/"+tt.model, func(t *testing.T) {
+			t.Parallel()
 			fc := flavorFor(tt.flavor)
 			p, _ := setup(t, fc)
 			got, ok, err := p.ContextWindow(context.Background(), tt.model)
@@ -57,6 +60,7 @@ func flavorFor(f fake.Flavor) flavorCase {
 }
 
 func TestOpenRouterModelsCached(t *testing.T) {
+	t.Parallel()
 	p, srv := setup(t, flavorFor(fake.OpenRouter))
 	for i := range 3 {
 		if _, ok, err := p.ContextWindow(context.Background(), "openai/gpt-4o"); err != nil || !ok {
@@ -72,6 +76,7 @@ func TestOpenRouterModelsCached(t *testing.T) {
 }
 
 func TestOpenRouterModelsSharedFetch(t *testing.T) {
+	t.Parallel()
 	p, srv := setup(t, flavorFor(fake.OpenRouter))
 	srv.PushModels(fake.Script{HeaderDelay: 100 * time.Millisecond})
 	var wg sync.WaitGroup
@@ -88,26 +93,36 @@ func TestOpenRouterModelsSharedFetch(t *testing.T) {
 	}
 }
 
+// TestContextWindowBoundedByCtx: a model look-up that gets no answer returns at the caller's
+// deadline, to the instant (in a synctest bubble), with a Canceled error.
 func TestContextWindowBoundedByCtx(t *testing.T) {
+	t.Parallel()
 	for _, fc := range []flavorCase{flavorFor(fake.OpenRouter), flavorFor(fake.Gemini)} {
 		t.Run(fc.name, func(t *testing.T) {
-			p, srv := setup(t, fc)
-			srv.PushModels(fake.Script{HeaderDelay: time.Hour})
-			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-			defer cancel()
-			deadline, _ := ctx.Deadline()
-			_, ok, err := p.ContextWindow(ctx, fc.model)
-			within(t, "ContextWindow returned", time.Now(), deadline, 100*time.Millisecond)
-			if ok || !errors.Is(err, Canceled) || !errors.Is(err, context.DeadlineExceeded) {
-				t.Errorf("ContextWindow = %v, %v; want a Canceled error", ok, err)
-			}
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				p, srv := setupInMemory(t, fc)
+				srv.PushModels(fake.Script{HeaderDelay: time.Hour})
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				defer cancel()
+				deadline, _ := ctx.Deadline()
+				_, ok, err := p.ContextWindow(ctx, fc.model)
+				if returned := time.Now(); !returned.Equal(deadline) {
+					t.Errorf("ContextWindow returned %v from the deadline, want at it", returned.Sub(deadline))
+				}
+				if ok || !errors.Is(err, Canceled) || !errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("ContextWindow = %v, %v; want a Canceled error", ok, err)
+				}
+			})
 		})
 	}
 }
 
 func TestContextWindowErrors(t *testing.T) {
+	t.Parallel()
 	for _, fc := range []flavorCase{flavorFor(fake.OpenRouter), flavorFor(fake.Gemini)} {
 		t.Run(fc.name, func(t *testing.T) {
+			t.Parallel()
 			p, srv := setup(t, fc)
 			srv.PushModels(fake.Script{Status: 503, Header: map[string]string{"Retry-After": "1"}},
 				fake.Script{Status: 401})

@@ -305,18 +305,22 @@ func New(t testing.TB, f Flavor) *Server {
 
 // NewServer starts a server of the given flavor; call Close when done.
 func NewServer(f Flavor) *Server {
-	s := &Server{
+	s := newServer(f)
+	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	s.srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	s.srv.Start()
+	s.URL = s.srv.URL
+	return s
+}
+
+func newServer(f Flavor) *Server {
+	return &Server{
 		Flavor:  f,
 		quit:    make(chan struct{}),
 		models:  append([]Model(nil), DefaultModels[f]...),
 		def:     Answer("ok"),
 		changed: make(chan struct{}),
 	}
-	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
-	s.srv.Config.ErrorLog = log.New(io.Discard, "", 0)
-	s.srv.Start()
-	s.URL = s.srv.URL
-	return s
 }
 
 // BaseURL is the value to give a provider as its base URL (--base-url):
@@ -336,8 +340,10 @@ func (s *Server) BaseURL() string {
 func (s *Server) Close() {
 	s.once.Do(func() {
 		close(s.quit)
-		s.srv.CloseClientConnections()
-		s.srv.Close()
+		if s.srv != nil {
+			s.srv.CloseClientConnections()
+			s.srv.Close()
+		}
 	})
 }
 

@@ -3,10 +3,12 @@ package fake_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/consultmcp/consult/providers/fake"
@@ -299,4 +301,75 @@ func TestChunks(t *testing.T) {
 			t.Errorf("len(Chunks(%q, %d)) = %d, want %d", tt.s, tt.size, got, tt.want)
 		}
 	}
+}
+
+// TestInMemory: a server made by NewInMemory serves its client without a socket, inside a
+// synctest bubble: a stream arrives whole, an error keeps its status and headers, a client
+// that cancels or closes the body is seen going away at that instant, and a reset fails the
+// read.
+func TestInMemory(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := fake.NewInMemory(t, fake.OpenRouter)
+		c := s.Client()
+		do := func(ctx context.Context) (*http.Response, error) {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.BaseURL()+"/chat/completions", strings.NewReader(`{"model":"m"}`))
+			return c.Do(req)
+		}
+		s.Push(fake.Answer("hello"),
+			fake.Script{Status: 429, Header: map[string]string{"Retry-After": "2"}},
+			fake.Script{KeepAlive: 10 * time.Millisecond, Steps: []fake.Step{fake.Text("a"), fake.Hang()}},
+			fake.Script{HeaderDelay: time.Hour},
+			fake.Script{Steps: []fake.Step{fake.Text("a"), fake.Reset()}})
+
+		resp, err := do(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if body := readAll(t, resp.Body); resp.StatusCode != 200 || !strings.Contains(body, `"content":"hel`) || !strings.Contains(body, "[DONE]") {
+			t.Errorf("answer: status %d, body %q", resp.StatusCode, body)
+		}
+		resp.Body.Close()
+
+		resp, err = do(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "2" {
+			t.Errorf("error: status %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+		}
+		resp.Body.Close()
+
+		resp, err = do(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		closed := time.Now()
+		resp.Body.Close()
+		r := s.Requests()[2]
+		<-r.Ended()
+		if !r.EndedAt().Equal(closed) || !r.ClientGone() {
+			t.Errorf("closing the body: request ended %v after, client gone %v", r.EndedAt().Sub(closed), r.ClientGone())
+		}
+
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if _, err := do(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("waiting for headers past the deadline: %v", err)
+		}
+		r = s.Requests()[3]
+		<-r.Ended()
+		if deadline, _ := ctx.Deadline(); !r.EndedAt().Equal(deadline) || !r.ClientGone() {
+			t.Errorf("cancelling: request ended %v after, client gone %v", r.EndedAt().Sub(deadline), r.ClientGone())
+		}
+
+		resp, err = do(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadAll(resp.Body); err == nil {
+			t.Error("reading a reset stream gave no error")
+		}
+		resp.Body.Close()
+	})
 }
