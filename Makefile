@@ -37,15 +37,13 @@ dist:
 
 # What CI runs: static checks, then every test with the race detector, including the
 # end-to-end tests that drive the built binary with the official TypeScript MCP SDK. The
-# tests that stream answers of 50 MiB and more (LARGE) skip under -short and run once more
-# without the race detector, which makes them twelve times slower and proves nothing more.
+# tests that stream answers of 50 MiB and more (LARGE) skip under the race detector, which
+# makes them twelve times slower and proves nothing more, and run once more without it.
+# Each package runs eight tests at a time unless -parallel says otherwise (internal/testrun:
+# they wait on fakes and processes rather than compute); load tests run in `make bench`.
 LARGE ?= ^TestAnswerCap$$|^TestLongReasoningEventNotAnswerCap$$
-# Most tests wait on fakes and processes rather than compute: eight at a time in a package,
-# not the two a 2-core machine's GOMAXPROCS allows by default (the consultation package takes
-# 13 s instead of 33).
-PARALLEL ?= 8
 test: lint e2e/node_modules/.package-lock.json
-	$(GO) test -race -short -count=1 -parallel $(PARALLEL) $(PKGS)
+	$(GO) test -race -count=1 $(PKGS)
 	$(GO) test -count=1 -run '$(LARGE)' ./providers/
 
 # The TypeScript SDK for the e2e tests, pinned by e2e/package-lock.json; reinstalled only

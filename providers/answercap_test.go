@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/internal/testrun"
 
 	"github.com/consultmcp/consult/providers/fake"
 )
@@ -17,9 +18,7 @@ import (
 // in one event of 50 MiB (openai-go's line scanner failed past 32 MiB and the call was retried).
 func TestAnswerCap(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("sends answers of 50 MiB")
-	}
+	testrun.Large(t, "sends answers of 50 MiB")
 	piece := strings.Repeat("é lorem ipsum \"quoted\"\n", 2900) // ~64 KiB, escapes and 2-byte runes
 	many := make([]fake.Step, 0, 1100)
 	for range 1100 { // ~70 MiB
@@ -113,9 +112,7 @@ func (c *chunkReader) Read(p []byte) (int, error) { return c.r.Read(p[:min(len(p
 // the answer that follows as cut.
 func TestLongReasoningEventNotAnswerCap(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("sends a reasoning event of 11 MiB")
-	}
+	testrun.Large(t, "sends a reasoning event of 11 MiB")
 	thought := strings.Repeat("hmm ", maxEventString/4+1<<18)
 	for _, fc := range flavors {
 		if fc.flavor == fake.OpenAI {

@@ -35,6 +35,16 @@ func Run(m *testing.M) int {
 	return m.Run()
 }
 
+// Large skips t under -short and under the race detector: a test that streams tens of MiB
+// through one client takes twelve times longer with the detector and proves nothing more
+// there (`make test` runs these once more without it). what says what makes it large.
+func Large(t testing.TB, what string) {
+	t.Helper()
+	if testing.Short() || Race {
+		t.Skipf("%s: runs without -short and without -race", what)
+	}
+}
+
 // Load skips t unless the load tests were asked for with CONSULT_LOAD=1: they take seconds
 // of both cores each and measure rather than check, so `go test ./...` leaves them out.
 func Load(t testing.TB) {
