@@ -196,10 +196,12 @@ func (c *cancels) await(k cancelKey, grace time.Duration) (reason string, cancel
 
 // reasonGrace is how long a call whose HTTP request ended waits for the client's
 // notifications/cancelled before it stops without a reason. The official Go SDK closes the
-// call's stream first and posts the cancellation after it (a loopback round trip later);
-// a client that sends none (the stream's end is the cancellation in 2026-07-28) costs this
-// much delay.
-const reasonGrace = 20 * time.Millisecond
+// call's stream first and posts the cancellation after it: a loopback round trip later,
+// which took over 20 ms on a busy machine, and then a call the user cancelled read as a
+// client that went away. A cancellation that comes ends the wait at once; a client that
+// sends none (the stream's end is the cancellation in 2026-07-28) costs this much delay
+// before the upstream request is closed.
+const reasonGrace = 200 * time.Millisecond
 
 // cancelScope is put in the context of every request a shim passes on, so the handler can
 // look its cancellation up.

@@ -48,6 +48,56 @@ func TestCancelCause(t *testing.T) {
 	}
 }
 
+// TestReasonGrace: over HTTP a call's stream may end before the client's
+// notifications/cancelled arrives (the Go SDK posts it after closing the stream). A
+// cancellation that arrives within reasonGrace still gives the call its cause, and at once;
+// without one the call ends with the stream's own cause when the grace is over.
+func TestReasonGrace(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		after time.Duration // the cancellation arrives this long after the stream ended; <0 never
+		want  error
+		at    time.Duration // when the call's context ends, after the stream
+	}{
+		{"cancellation 150 ms late", 150 * time.Millisecond, consultation.ErrUserCancelled, 150 * time.Millisecond},
+		{"timeout reason 10 ms late", 10 * time.Millisecond, consultation.ErrClientGaveUp, 10 * time.Millisecond},
+		{"none", -1, context.Canceled, reasonGrace},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				c := newCancels()
+				k := cancelKey{"session", `7`}
+				c.begin(k, "", time.Now())
+				defer c.end(k)
+				stream, endStream := context.WithCancel(context.WithValue(context.Background(), cancelScopeKey{}, cancelScope{c, k.session, reasonGrace}))
+				req := mcp.CallToolRequest{}
+				req.Params.Meta = &mcp.Meta{AdditionalFields: map[string]any{requestIDMeta: k.id}}
+				ctx, stop := watchCancel(stream, req)
+				defer stop()
+				start := time.Now()
+				endStream()
+				if tc.after >= 0 {
+					time.Sleep(tc.after)
+					reason := "user pressed stop"
+					if tc.want == consultation.ErrClientGaveUp {
+						reason = "Request timed out"
+					}
+					c.cancel(k, reason)
+				}
+				<-ctx.Done()
+				if got := time.Since(start); got != tc.at {
+					t.Errorf("the call's context ended %v after the stream, want %v", got, tc.at)
+				}
+				if got := context.Cause(ctx); !errors.Is(got, tc.want) {
+					t.Errorf("cause = %v, want %v", got, tc.want)
+				}
+			})
+		})
+	}
+}
+
 // probe is a tool that runs until its call is cancelled and reports its JSON-RPC id and
 // the cause its context ended with, run as handler.run runs the consult tools.
 type probe struct {
@@ -216,7 +266,7 @@ func TestCancelOverStdio(t *testing.T) {
 // streamable HTTP, cancels a call: the handler sees ErrUserCancelled, no response is sent for
 // it, and a later call on the same session works. In a synctest bubble over in-memory HTTP:
 // the SDK posts its cancellation after it closes the call's stream, and the shim waits only
-// reasonGrace (20 ms) for it, which a loopback round trip on a busy machine sometimes took.
+// reasonGrace for it (once 20 ms, which a loopback round trip on a busy machine sometimes took).
 func TestCancelOverHTTPWithGoSDK(t *testing.T) {
 	t.Parallel()
 	for _, version := range []string{"2026-07-28", "2025-11-25"} {
