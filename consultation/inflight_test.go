@@ -192,9 +192,7 @@ func TestQueuedWaitCountsAgainstDeadline(t *testing.T) {
 		if !strings.Contains(res.Text, "while gathering files") {
 			t.Errorf("result: %s", res.Text)
 		}
-		if got := svc.Inflight.InUse(); got != 0 {
-			t.Errorf("in use after the call = %d, want 0", got)
-		}
+		allReleased(t, svc.Inflight, "the call")
 	})
 }
 
@@ -212,9 +210,7 @@ func TestCallLargerThanBoundRefused(t *testing.T) {
 	if !strings.Contains(res.Text, "--max-inflight 1.0 KiB") || !strings.Contains(res.Text, "could never run") {
 		t.Errorf("text does not name the bound: %s", res.Text)
 	}
-	if got := svc.Inflight.InUse(); got != 0 {
-		t.Errorf("in use after the refusal = %d, want 0", got)
-	}
+	allReleased(t, svc.Inflight, "the refusal")
 }
 
 // TestReservationReleasedOnEveryPath: whatever way a call ends, the bytes it reserved are
@@ -255,12 +251,7 @@ func TestReservationReleasedOnEveryPath(t *testing.T) {
 				defer cancel()
 			}
 			svc.Consult(ctx, tt.args, nil)
-			if got := svc.Inflight.InUse(); got != 0 {
-				t.Errorf("in use after the call = %s, want 0", got)
-			}
-			if got := svc.Inflight.Waiting(); got != 0 {
-				t.Errorf("waiting after the call = %d, want 0", got)
-			}
+			allReleased(t, svc.Inflight, "the call")
 		})
 	}
 }
@@ -286,9 +277,7 @@ func testBackgroundReleasesReservation(t *testing.T) {
 	for deadline := time.Now().Add(2 * time.Second); svc.Inflight.InUse() != 0 && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if got := svc.Inflight.InUse(); got != 0 {
-		t.Errorf("in use after the background consultation finished = %s, want 0", got)
-	}
+	allReleased(t, svc.Inflight, "the background consultation finished")
 }
 
 // TestArrivalIsStart: the deadline runs from the arrival WithArrival records, not from when
@@ -352,5 +341,16 @@ func TestMachineMemory(t *testing.T) {
 	}
 	if got := DefaultInflight(); got <= 0 || got > maxDefaultInflight {
 		t.Errorf("DefaultInflight = %s, want in (0, %s]", got, maxDefaultInflight)
+	}
+}
+
+// allReleased checks that nothing is reserved in in and nobody waits for it, after what.
+func allReleased(t *testing.T, in *Inflight, after string) {
+	t.Helper()
+	if got := in.InUse(); got != 0 {
+		t.Errorf("in use after %s = %s, want 0", after, got)
+	}
+	if got := in.Waiting(); got != 0 {
+		t.Errorf("waiting after %s = %d, want 0", after, got)
 	}
 }
