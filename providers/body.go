@@ -132,9 +132,9 @@ func specialBytes(w uint64) uint64 {
 	return (w | (w-0x20*lsb)&^w | (q-lsb)&^q | (b-lsb)&^b) & msb
 }
 
-// escapedLen is the length of s as a JSON string's content: what escapeTo writes. It
-// takes 8 bytes at a time up to the first that needs escaping.
-func escapedLen(s []byte) int {
+// escapedLenGeneric is escapedLen in portable Go: it takes 8 bytes at a time up to the
+// first that needs escaping.
+func escapedLenGeneric(s []byte) int {
 	n := 0
 	for i := 0; i < len(s); {
 		if i+8 <= len(s) {
@@ -156,27 +156,28 @@ func escapedLen(s []byte) int {
 			continue
 		}
 		r, size := utf8.DecodeRune(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1, r == '\u2028', r == '\u2029':
-			n += 6 // \ufffd, \u2028, \u2029
-		default:
-			n += size
-		}
+		n += runeLen(r, size)
 		i += size
 	}
 	return n
 }
 
-// escapeTo writes s at the start of dst as the content of a JSON string, escaped as
-// encoding/json does without its HTML escaping (which JSON does not need): quote,
-// backslash and control characters escaped, invalid UTF-8 replaced by U+FFFD, U+2028 and
-// U+2029 escaped. dst must have room for escapedLen(s) bytes; it returns that length.
+// runeLen is the escaped length of the rune r, decoded from size bytes (r above 0x7f, or
+// utf8.RuneError).
+func runeLen(r rune, size int) int {
+	if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+		return 6 // \ufffd, \u2028, \u2029
+	}
+	return size
+}
+
+// escapeToGeneric is escapeTo in portable Go.
 //
 // It copies 8 bytes at a time and then escapes the first byte of them that needs it. The
 // word is stored whole even when only its first bytes are plain: at least 8 bytes of s are
 // left and each is written as one byte or more, so the store stays within escapedLen(s) of
 // n, and what follows overwrites the bytes past the plain ones.
-func escapeTo(dst, s []byte) int {
+func escapeToGeneric(dst, s []byte) int {
 	n := 0
 	for i := 0; i < len(s); {
 		if i+8 <= len(s) {

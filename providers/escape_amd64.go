@@ -1,0 +1,95 @@
+package providers
+
+import (
+	"encoding/binary"
+	"unicode/utf8"
+)
+
+// avx2 reports whether escapedLen and escapeTo take 32 bytes at a time with AVX2.
+var avx2 = hasAVX2()
+
+// hasAVX2 reports whether the processor and the system support AVX2, and the processor
+// POPCNT.
+func hasAVX2() bool
+
+// escapedLen is the length of s as a JSON string's content: what escapeTo writes.
+//
+// With AVX2 it counts 32 bytes at a time, runs of runes above 0x7f aside: each needs
+// its UTF-8 checked, and U+2028 and U+2029 are escaped.
+func escapedLen(s []byte) int {
+	if !avx2 {
+		return escapedLenGeneric(s)
+	}
+	n, i := 0, 0
+	for len(s)-i >= 32 {
+		m, k := escapedLenAVX2(s[i:])
+		n += m
+		i += k
+		for i < len(s) && s[i] >= utf8.RuneSelf {
+			r, size := utf8.DecodeRune(s[i:])
+			n += runeLen(r, size)
+			i += size
+		}
+	}
+	return n + escapedLenGeneric(s[i:])
+}
+
+// escapedLenAVX2 returns i, the length of the longest prefix of s made of whole 32-byte
+// blocks and then the ASCII bytes before a byte above 0x7f, and n, escapedLen(s[:i]).
+//
+//go:noescape
+func escapedLenAVX2(s []byte) (n, i int)
+
+// escapeTo writes s at the start of dst as the content of a JSON string, escaped as
+// encoding/json does without its HTML escaping (which JSON does not need): quote,
+// backslash and control characters escaped, invalid UTF-8 replaced by U+FFFD, U+2028 and
+// U+2029 escaped. dst must have room for escapedLen(s) bytes; it returns that length, and
+// writes nothing past it.
+//
+// With AVX2 it copies 32 bytes at a time; see escapeAVX2. Runes above 0x7f, and the last
+// bytes of s, go through escapeOne and escapeToGeneric.
+func escapeTo(dst, s []byte) int {
+	if !avx2 {
+		return escapeToGeneric(dst, s)
+	}
+	n, i := 0, 0
+	for len(s)-i >= 64 {
+		m, k := escapeAVX2(dst[n:], s[i:], &escapeWords)
+		n += m
+		i += k
+		if i == len(s) || s[i] < utf8.RuneSelf {
+			break // too near the end of s or of dst
+		}
+		for i < len(s) && s[i] >= utf8.RuneSelf {
+			n, i = escapeOne(dst, n, s, i)
+		}
+	}
+	return n + escapeToGeneric(dst[n:], s[i:])
+}
+
+// escapeAVX2 escapes s into dst as escapeTo does, 32 bytes at a time, while at least 64
+// bytes of s are left and 224 of dst, and up to the first byte above 0x7f; it returns how
+// many bytes it wrote and read. It stores each block whole, then for each byte of it that
+// needs escaping stores the escape (a word of escapeWords) and the block's bytes from the
+// next one on (32 bytes read from s): at least 32 bytes of s are left past the block's
+// start, each written as one byte or more, so every store stays within escapedLen(s) of
+// the output so far, and the later stores overwrite what an earlier one wrote past it.
+// 224 bytes of dst are room for a block of long escapes (6×32) and one store.
+//
+//go:noescape
+func escapeAVX2(dst, s []byte, words *[utf8.RuneSelf]uint64) (n, i int)
+
+// escapeWords is, for each ASCII byte that needs escaping, its escape in the low bytes
+// of a little-endian word and the escape's length in the top byte.
+var escapeWords = func() (t [utf8.RuneSelf]uint64) {
+	for c := range t {
+		if asciiLen[c] == 1 {
+			continue
+		}
+		var w [8]byte
+		n, _ := escapeOne(w[:], 0, []byte{byte(c)}, 0)
+		w[7] = byte(n)
+		t[c] = binary.LittleEndian.Uint64(w[:])
+	}
+	return t
+}()

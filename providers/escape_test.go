@@ -1,0 +1,156 @@
+package providers
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/consultmcp/consult/files"
+	"github.com/consultmcp/consult/internal/testrun"
+)
+
+// escaper is one implementation of escapedLen and escapeTo.
+type escaper struct {
+	len    func(s []byte) int
+	escape func(dst, s []byte) int
+}
+
+// jsonContent is s as encoding/json writes it in a string (HTML escaping off), without
+// the quotes.
+func jsonContent(t testing.TB, s []byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(string(s)); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()[1 : b.Len()-2] // without the quotes and the newline
+}
+
+// checkEscape checks that each escaper writes s as want, the length its len gives, into a
+// dst of exactly that length, and writes nothing past it: dst is followed by a guard of
+// 0x00 bytes, then of 0xff bytes, and a stray write shows as a changed guard byte in one
+// of the two runs. Into a dst one byte short (guard of 0x00), or half as long (0xff), it
+// panics or writes less, and nothing past it.
+func checkEscape(t testing.TB, s, want []byte) {
+	const guard = 256
+	for name, e := range escapers() {
+		n := e.len(s)
+		if n != len(want) {
+			t.Fatalf("%s: escapedLen(%q) = %d, want %d", name, s, n, len(want))
+		}
+		for _, fill := range []byte{0x00, 0xff} {
+			buf := bytes.Repeat([]byte{fill}, n+guard)
+			if w := e.escape(buf[:n], s); w != n {
+				t.Fatalf("%s: escapeTo(%q) wrote %d bytes, escapedLen said %d", name, s, w, n)
+			}
+			if !bytes.Equal(buf[:n], want) {
+				t.Fatalf("%s: escape(%q):\n got  %s\n want %s", name, s, buf[:n], want)
+			}
+			if bytes.Count(buf[n:], []byte{fill}) != guard {
+				t.Fatalf("%s: escapeTo(%q) wrote past the %d bytes of dst", name, s, n)
+			}
+			if n == 0 {
+				continue
+			}
+			m := n - 1
+			if fill != 0 {
+				m = n / 2
+			}
+			buf = buf[:m+guard]
+			for i := range buf {
+				buf[i] = fill
+			}
+			if w, ok := try(func() int { return e.escape(buf[:m], s) }); ok && w >= n {
+				t.Fatalf("%s: escapeTo(%q) into %d bytes, too few, wrote %d", name, s, m, w)
+			}
+			if bytes.Count(buf[m:], []byte{fill}) != guard {
+				t.Fatalf("%s: escapeTo(%q) wrote past the %d bytes of a dst too short", name, s, m)
+			}
+		}
+	}
+}
+
+// try returns what f returns, and false if it panics.
+func try(f func() int) (n int, ok bool) {
+	defer func() { ok = recover() == nil }()
+	return f(), true
+}
+
+// TestEscapeMatchesEncodingJSON: the message is escaped byte for byte as encoding/json
+// escapes a string (HTML escaping off), and escapedLen is the length written, by each
+// escaper, for random inputs of up to several 32-byte blocks that put quotes, control
+// characters, multi-byte and invalid UTF-8 anywhere in them.
+func TestEscapeMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
+	alphabet := []string{"a", "Z", " ", "~", "\x7f", "\"", "\\", "\n", "\t", "\x00", "\x1f", "<", "&",
+		"é", "世", "🙂", "\u2028", "\u2029", "\xff", "\x80", "\xbf", "\xe2\x82", "\xf0\x9f"}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for k := range 3000 {
+		pieces := rnd.IntN(40)
+		if k%3 == 0 {
+			pieces = rnd.IntN(200)
+		}
+		var b strings.Builder
+		for range pieces {
+			if rnd.IntN(3) == 0 {
+				b.WriteString(alphabet[rnd.IntN(len(alphabet))])
+			} else {
+				b.WriteString("abcdefgh"[:1+rnd.IntN(8)])
+			}
+		}
+		s := []byte(b.String())
+		checkEscape(t, s, jsonContent(t, s))
+	}
+}
+
+// TestEscapeEveryOffset: one byte or rune that needs care, put at every offset of inputs
+// of 0 to 100 bytes of plain text, of tabs (two-byte escapes) and of \x01 (six-byte
+// ones), so that it lands at every place of a 32-byte block and at both ends of the
+// input, is escaped as encoding/json escapes it. The escaping starts no goroutine: the
+// race detector would only make the 23,000 inputs take ten times longer.
+func TestEscapeEveryOffset(t *testing.T) {
+	if testrun.Race {
+		t.Skip("runs without -race")
+	}
+	t.Parallel()
+	odd := []string{"\"", "\\", "\n", "\x00", "\x1f", "\x7f", "é", "🙂", "\u2028", "\u2029", "\xff", "\x80", "\xe2\x82"}
+	for _, fill := range []string{"x", "\t", "\x01"} {
+		if fill != "x" {
+			odd = []string{"\"", "\x00", "é", "\u2028", "\xff"}
+		}
+		for size := range 101 {
+			s := []byte(strings.Repeat(fill, size))
+			checkEscape(t, s, jsonContent(t, s))
+			for at := range size + 1 {
+				for _, o := range odd {
+					s := []byte(strings.Repeat(fill, at) + o + strings.Repeat(fill, size-at))
+					checkEscape(t, s, jsonContent(t, s))
+				}
+			}
+		}
+	}
+}
+
+// TestEscapeNetHTTP: GOROOT/src/net/http's prompt, 2.3 MB of source with a byte to
+// escape every ten or so, is escaped as encoding/json escapes it.
+func TestEscapeNetHTTP(t *testing.T) {
+	t.Parallel()
+	var prompt []byte
+	for piece := range files.NewPrompt(gatherNetHTTP(t).Files, "Why?").Pieces {
+		prompt = append(prompt, piece...)
+	}
+	checkEscape(t, prompt, jsonContent(t, prompt))
+}
+
+func FuzzEscape(f *testing.F) {
+	f.Add([]byte(awkwardText))
+	f.Add([]byte(strings.Repeat("\t\"x\x01é\u2028\xff", 20)))
+	f.Add([]byte(strings.Repeat("abcdefgh", 16) + "\xe2\x80\xa8" + strings.Repeat("\n", 70)))
+	f.Fuzz(func(t *testing.T, s []byte) {
+		checkEscape(t, s, jsonContent(t, s))
+	})
+}
