@@ -54,7 +54,7 @@ func escapeTo(dst, s []byte) int {
 	}
 	n, i := 0, 0
 	for len(s)-i >= 64 {
-		m, k := escapeAVX2(dst[n:], s[i:], &escapeWords)
+		m, k := escapeAVX2(dst[n:], s[i:], &escapeWords, &expandShuffles)
 		n += m
 		i += k
 		if i == len(s) || s[i] < utf8.RuneSelf {
@@ -69,15 +69,36 @@ func escapeTo(dst, s []byte) int {
 
 // escapeAVX2 escapes s into dst as escapeTo does, 32 bytes at a time, while at least 64
 // bytes of s are left and 224 of dst, and up to the first byte above 0x7f; it returns how
-// many bytes it wrote and read. It stores each block whole, then for each byte of it that
-// needs escaping stores the escape (a word of escapeWords) and the block's bytes from the
-// next one on (32 bytes read from s): at least 32 bytes of s are left past the block's
+// many bytes it wrote and read. It stores each block whole. A block whose special bytes
+// all take a two-byte escape (most blocks of source code: tabs, newlines, quotes) is
+// then written again 8 bytes at a time, each special byte replaced by its letter and the
+// 8 shuffled (expand) into 16 with a backslash before each letter. In another block each
+// special byte's escape is stored (a word of words), then the block's bytes from the
+// next one on (32 bytes read from s). At least 32 bytes of s are left past any store's
 // start, each written as one byte or more, so every store stays within escapedLen(s) of
 // the output so far, and the later stores overwrite what an earlier one wrote past it.
-// 224 bytes of dst are room for a block of long escapes (6×32) and one store.
+// 224 bytes of dst are room for a block of six-byte escapes (6×32) and one store.
 //
 //go:noescape
-func escapeAVX2(dst, s []byte, words *[utf8.RuneSelf]uint64) (n, i int)
+func escapeAVX2(dst, s []byte, words *[utf8.RuneSelf]uint64, expand *[256][16]byte) (n, i int)
+
+// expandShuffles is, for each set of the 8 bytes of a word that take a two-byte escape
+// (bit j for byte j), the shuffle that writes the word with a byte before each of them:
+// the byte's index, or 0x80 for the backslash.
+var expandShuffles = func() (t [256][16]byte) {
+	for m := range t {
+		j := 0
+		for b := range 8 {
+			if m>>b&1 != 0 {
+				t[m][j] = 0x80
+				j++
+			}
+			t[m][j] = byte(b)
+			j++
+		}
+	}
+	return t
+}()
 
 // escapeWords is, for each ASCII byte that needs escaping, its escape in the low bytes
 // of a little-endian word and the escape's length in the top byte.

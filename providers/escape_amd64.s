@@ -47,6 +47,21 @@ no:
 	VPOR Y2, Y1, Y1 \
 	VPOR Y3, Y1, Y1
 
+// HALVES(q, x, y): the bytes of q (8 to 15 of a 16-byte table) in both halves of y,
+// bytes 0 to 7 zero; x is y's lower half.
+#define HALVES(q, x, y) \
+	MOVQ q, AX \
+	VMOVQ AX, x \
+	VPSLLDQ $8, x, x \
+	VPERMQ $0x44, y, y
+
+// SHORTCONTROL(y, to): in to, all ones where y's byte is \b \t \n \f or \r (zero above
+// 0x7f). Y13 holds 0x10, Y14 all ones at those bytes' low halves.
+#define SHORTCONTROL(y, to) \
+	VPSHUFB y, Y14, to \
+	VPCMPGTB y, Y13, Y5 \
+	VPAND Y5, to, to
+
 // func escapedLenAVX2(s []byte) (n, i int)
 TEXT ·escapedLenAVX2(SB), NOSPLIT, $0-40
 	MOVQ s_base+0(FP), SI
@@ -57,11 +72,7 @@ TEXT ·escapedLenAVX2(SB), NOSPLIT, $0-40
 	BYTES($0x22, Y11)
 	BYTES($0x5c, Y12)
 	BYTES($0x10, Y13)
-	// Y14: all ones at \b \t \n \f \r, by low half-byte.
-	MOVQ $0x0000ffff00ffffff, AX
-	VMOVQ AX, X14
-	VPSLLDQ $8, X14, X14
-	VPERMQ $0x44, Y14, Y14
+	HALVES($0x0000ffff00ffffff, X14, Y14)
 	SUBQ $32, CX
 
 lenloop:
@@ -69,10 +80,8 @@ lenloop:
 	JGT lendone
 	VMOVDQU (SI)(DX*1), Y0
 	SPECIAL(Y0)
-	// Y4: the two-byte escapes among the control bytes (0 where y is above 0x7f).
-	VPSHUFB Y0, Y14, Y4
-	VPCMPGTB Y0, Y13, Y5
-	VPAND Y5, Y4, Y4
+	// Y4: the two-byte escapes among the control bytes.
+	SHORTCONTROL(Y0, Y4)
 	// Y5: the six-byte ones (and the bytes above 0x7f).
 	VPCMPGTB Y0, Y10, Y5
 	VPANDN Y5, Y4, Y5
@@ -110,8 +119,23 @@ lendone:
 	VZEROUPPER
 	RET
 
-// func escapeAVX2(dst, s []byte, words *[128]uint64) (n, i int)
-TEXT ·escapeAVX2(SB), NOSPLIT, $0-72
+// EXPAND(x, shift): writes the 8 bytes at the bottom of x, the block's bytes from shift
+// on, each special one as '\\' and its letter (x holds the letters in their place), at
+// DI+BX, and advances BX. AX holds the block's special bytes, R10 the expansion table.
+#define EXPAND(x, shift) \
+	MOVL AX, R11 \
+	SHRL $shift, R11 \
+	MOVBLZX R11B, R11 \
+	POPCNTL R11, R13 \
+	SHLL $4, R11 \
+	VMOVDQU (R10)(R11*1), X4 \
+	VPSHUFB X4, x, X5 \
+	VPBLENDVB X4, X12, X5, X5 \
+	VMOVDQU X5, (DI)(BX*1) \
+	LEAQ 8(BX)(R13*1), BX
+
+// func escapeAVX2(dst, s []byte, words *[128]uint64, expand *[256][16]byte) (n, i int)
+TEXT ·escapeAVX2(SB), NOSPLIT, $0-80
 	MOVQ dst_base+0(FP), DI
 	MOVQ dst_len+8(FP), R8
 	MOVQ s_base+24(FP), SI
@@ -122,6 +146,10 @@ TEXT ·escapeAVX2(SB), NOSPLIT, $0-72
 	BYTES($0x20, Y10)
 	BYTES($0x22, Y11)
 	BYTES($0x5c, Y12)
+	BYTES($0x10, Y13)
+	HALVES($0x0000ffff00ffffff, X14, Y14)
+	// Y9: the letters of \b \t \n \f \r, by low half-byte.
+	HALVES($0x00007266006e7462, X9, Y9)
 	SUBQ $64, CX
 	SUBQ $224, R8
 
@@ -135,9 +163,31 @@ block:
 	SPECIAL(Y0)
 	VPMOVMSKB Y1, AX
 	TESTL AX, AX
-	JNZ special
+	JNZ specials
 	ADDQ $32, DX
 	ADDQ $32, BX
+	JMP block
+
+specials:
+	// With two-byte escapes only (most source code's blocks), each 8 bytes are
+	// shuffled into place with a table; else one special byte at a time.
+	SHORTCONTROL(Y0, Y4)
+	VPCMPGTB Y0, Y10, Y5
+	VPANDN Y5, Y4, Y6
+	VPMOVMSKB Y6, R13
+	TESTL R13, R13
+	JNZ special
+	VPSHUFB Y0, Y9, Y6
+	VPBLENDVB Y5, Y6, Y0, Y0
+	VEXTRACTI128 $1, Y0, X7
+	MOVQ expand+56(FP), R10
+	EXPAND(X0, 0)
+	VPSRLDQ $8, X0, X0
+	EXPAND(X0, 8)
+	EXPAND(X7, 16)
+	VPSRLDQ $8, X7, X7
+	EXPAND(X7, 24)
+	ADDQ $32, DX
 	JMP block
 
 special:
@@ -181,7 +231,7 @@ high:
 	MOVQ R12, DX
 
 escdone:
-	MOVQ BX, n+56(FP)
-	MOVQ DX, i+64(FP)
+	MOVQ BX, n+64(FP)
+	MOVQ DX, i+72(FP)
 	VZEROUPPER
 	RET

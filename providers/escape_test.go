@@ -86,7 +86,7 @@ func try(f func() int) (n int, ok bool) {
 // characters, multi-byte and invalid UTF-8 anywhere in them.
 func TestEscapeMatchesEncodingJSON(t *testing.T) {
 	t.Parallel()
-	alphabet := []string{"a", "Z", " ", "~", "\x7f", "\"", "\\", "\n", "\t", "\x00", "\x1f", "<", "&",
+	alphabet := []string{"a", "Z", " ", "~", "\x7f", "\"", "\\", "\n", "\t", "\r", "\b", "\f", "\x00", "\x1f", "<", "&",
 		"é", "世", "🙂", "\u2028", "\u2029", "\xff", "\x80", "\xbf", "\xe2\x82", "\xf0\x9f"}
 	rnd := rand.New(rand.NewPCG(1, 2))
 	for k := range 3000 {
@@ -117,10 +117,10 @@ func TestEscapeEveryOffset(t *testing.T) {
 		t.Skip("runs without -race")
 	}
 	t.Parallel()
-	odd := []string{"\"", "\\", "\n", "\x00", "\x1f", "\x7f", "é", "🙂", "\u2028", "\u2029", "\xff", "\x80", "\xe2\x82"}
+	odd := []string{"\"", "\\", "\n", "\r", "\b", "\f", "\x00", "\x1f", "\x7f", "é", "🙂", "\u2028", "\u2029", "\xff", "\x80", "\xe2\x82"}
 	for _, fill := range []string{"x", "\t", "\x01"} {
 		if fill != "x" {
-			odd = []string{"\"", "\x00", "é", "\u2028", "\xff"}
+			odd = []string{"\"", "\r", "\x00", "é", "\u2028", "\xff"}
 		}
 		for size := range 101 {
 			s := []byte(strings.Repeat(fill, size))
