@@ -34,8 +34,8 @@ func escapedLen(s []byte) int {
 	return n + escapedLenGeneric(s[i:])
 }
 
-// escapedLenAVX2 returns i, the length of the longest prefix of s made of whole 32-byte
-// blocks and then the ASCII bytes before a byte above 0x7f, and n, escapedLen(s[:i]).
+// escapedLenAVX2 counts s 32 bytes at a time up to its first byte above 0x7f, or to the
+// end of its last whole block, and returns i, where it stopped, and n, escapedLen(s[:i]).
 //
 //go:noescape
 func escapedLenAVX2(s []byte) (n, i int)
