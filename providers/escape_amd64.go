@@ -3,14 +3,13 @@ package providers
 import (
 	"encoding/binary"
 	"unicode/utf8"
+
+	"golang.org/x/sys/cpu"
 )
 
-// avx2 reports whether escapedLen and escapeTo take 32 bytes at a time with AVX2.
-var avx2 = hasAVX2()
-
-// hasAVX2 reports whether the processor and the system support AVX2, and the processor
-// POPCNT.
-func hasAVX2() bool
+// avx2 reports whether escapedLen and escapeTo take 32 bytes at a time: the processor and
+// the system support AVX2, and the processor has POPCNT.
+var avx2 = cpu.X86.HasAVX2 && cpu.X86.HasPOPCNT
 
 // escapedLen is the length of s as a JSON string's content: what escapeTo writes.
 //

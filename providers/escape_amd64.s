@@ -1,37 +1,5 @@
 #include "textflag.h"
 
-// func hasAVX2() bool
-TEXT ·hasAVX2(SB), NOSPLIT, $0-1
-	XORL AX, AX
-	XORL CX, CX
-	CPUID
-	CMPL AX, $7
-	JLT no
-	// Leaf 1: ECX bit 23 POPCNT, bit 27 OSXSAVE, bit 28 AVX.
-	MOVL $1, AX
-	XORL CX, CX
-	CPUID
-	ANDL $0x18800000, CX
-	CMPL CX, $0x18800000
-	JNE no
-	// XCR0: the system saves the SSE and AVX registers.
-	XORL CX, CX
-	XGETBV
-	ANDL $6, AX
-	CMPL AX, $6
-	JNE no
-	// Leaf 7: EBX bit 5 AVX2.
-	MOVL $7, AX
-	XORL CX, CX
-	CPUID
-	BTL $5, BX
-	JCC no
-	MOVB $1, ret+0(FP)
-	RET
-no:
-	MOVB $0, ret+0(FP)
-	RET
-
 // BYTES(c, reg): c in every byte of reg.
 #define BYTES(c, reg) \
 	MOVL c, AX \

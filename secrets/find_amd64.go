@@ -1,6 +1,10 @@
 package secrets
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"golang.org/x/sys/cpu"
+)
 
 // anchorMasks sets bit j of masks[w] when b[64*w+j] is an anchor byte ('-', 'k', 'A' or
 // '_'), for each whole 64-byte block of b that masks has room for. It compares 16 bytes
@@ -56,10 +60,8 @@ func (s *scan) find() bool {
 	return s.findSSE2()
 }
 
-var avx2 = hasAVX2()
-
-// hasAVX2 reports whether the processor and the system support AVX2.
-func hasAVX2() bool
+// avx2 reports whether the processor and the system support AVX2.
+var avx2 = cpu.X86.HasAVX2
 
 // anchorMasksAVX2 sets bit j of masks[w] when the byte at b[1+64*w+j] is an anchor byte
 // that the bytes beside it let through (anchorBit & (nearBefore | nearAfter)), for each

@@ -62,38 +62,6 @@ loop:
 done:
 	RET
 
-// func hasAVX2() bool
-TEXT ·hasAVX2(SB), NOSPLIT, $0-1
-	XORL AX, AX
-	XORL CX, CX
-	CPUID
-	CMPL AX, $7
-	JLT no
-	// Leaf 1: ECX bit 27 OSXSAVE, bit 28 AVX.
-	MOVL $1, AX
-	XORL CX, CX
-	CPUID
-	ANDL $0x18000000, CX
-	CMPL CX, $0x18000000
-	JNE no
-	// XCR0: the system saves the SSE and AVX registers.
-	XORL CX, CX
-	XGETBV
-	ANDL $6, AX
-	CMPL AX, $6
-	JNE no
-	// Leaf 7: EBX bit 5 AVX2.
-	MOVL $7, AX
-	XORL CX, CX
-	CPUID
-	BTL $5, BX
-	JCC no
-	MOVB $1, ret+0(FP)
-	RET
-no:
-	MOVB $0, ret+0(FP)
-	RET
-
 // func anchorMasksAVX2(b []byte, masks []uint64, t *[8][32]byte)
 TEXT ·anchorMasksAVX2(SB), NOSPLIT, $0-56
 	MOVQ b_base+0(FP), SI
