@@ -102,6 +102,24 @@ func (s *rawServer) await(t *testing.T, id int) map[string]any {
 	}
 }
 
+// awaitProgress reads the server's messages up to a progress notification whose message
+// holds want, and fails the test if none comes within 10 s.
+func (s *rawServer) awaitProgress(t *testing.T, want string) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case m := <-s.lines:
+			params, _ := m["params"].(map[string]any)
+			if msg, _ := params["message"].(string); m["method"] == "notifications/progress" && strings.Contains(msg, want) {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no progress notification said %q", want)
+		}
+	}
+}
+
 // call makes a tool call and returns its result's text and structured content.
 func (s *rawServer) call(t *testing.T, id int, tool string, args map[string]any) (string, map[string]any) {
 	t.Helper()

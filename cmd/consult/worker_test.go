@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/consultmcp/consult/consultation"
 	"github.com/consultmcp/consult/providers/fake"
 	"github.com/consultmcp/consult/results"
 )
@@ -232,6 +233,7 @@ func TestUserCancelStopsWorker(t *testing.T) {
 	stopWorkers(t, resultsDir)
 	s := startRaw(t, "openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", resultsDir, "--heartbeat", "200ms")
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": map[string]any{"name": "consultation",
+		"_meta":     map[string]any{"progressToken": "p"},
 		"arguments": map[string]any{"path": fixture(t), "pattern": "**/*.go", "query": "hang forever", "model": "google/gemini-2.5-pro", "timeout": 20, "on_timeout": "continue"}}})
 	s.send(t, string(b))
 	upstream, err := srv.Await(1, 10*time.Second)
@@ -241,7 +243,8 @@ func TestUserCancelStopsWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	// Cancel once the worker has the first part of the answer: its heartbeat says so.
+	s.awaitProgress(t, string(consultation.PhaseReceiving))
 	s.send(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"The user pressed stop"}}`)
 	select {
 	case <-upstream.Ended():
