@@ -159,13 +159,38 @@ func (s *rawServer) waitExit(t *testing.T, within time.Duration) time.Time {
 // upstream outlasts, and returns its id.
 func startBackground(t *testing.T, s *rawServer, id int, dir, query string) string {
 	t.Helper()
+	bid, _ := startRunning(t, s, id, dir, query)
+	return bid
+}
+
+// startRunning is startBackground that also returns the running result's structured content.
+func startRunning(t *testing.T, s *rawServer, id int, dir, query string) (string, map[string]any) {
+	t.Helper()
 	text, sc := s.call(t, id, "consultation", map[string]any{"path": dir, "pattern": "**/*.go", "query": query,
 		"model": "google/gemini-2.5-pro", "timeout": 1, "on_timeout": "continue"})
 	bid, _ := sc["id"].(string)
 	if sc["kind"] != "running" || bid == "" {
 		t.Fatalf("want a running result with an id, got %v\n%s", sc, text)
 	}
-	return bid
+	return bid, sc
+}
+
+// startHanging starts a background consultation whose model sends a first part and then
+// nothing, and returns its id once the worker has that part: the running result says so,
+// or, on a machine too busy for that within the call's second, consultation_result does
+// (requests 1000 and up).
+func startHanging(t *testing.T, s *rawServer, id int, dir string) string {
+	t.Helper()
+	bid, sc := startRunning(t, s, id, dir, "hang forever")
+	for poll := 1000; ; poll++ {
+		if streamed, _ := sc["streamed"].(map[string]any); streamed["answer"] != nil && streamed["answer"] != 0.0 {
+			return bid
+		}
+		if poll == 1010 {
+			t.Fatalf("the worker has no answer tokens after 10 s: %v", sc)
+		}
+		_, sc = s.call(t, poll, "consultation_result", map[string]any{"id": bid, "wait": 1})
+	}
 }
 
 func TestParseServeBackgroundFlags(t *testing.T) {

@@ -154,7 +154,7 @@ func TestWorkerLimitAndCancel(t *testing.T) {
 	stopWorkers(t, resultsDir)
 	s := startRaw(t, "openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", resultsDir, "--heartbeat", "200ms", "--background-workers", "1")
 	dir := fixture(t)
-	id := startBackground(t, s, 2, dir, "hang forever")
+	id := startHanging(t, s, 2, dir)
 	text, _ := s.call(t, 3, "consultation", map[string]any{"path": dir, "pattern": "**/*.go", "query": "another",
 		"model": "google/gemini-2.5-pro", "timeout": 1, "on_timeout": "continue"})
 	if !strings.Contains(text, "--background-workers") || !strings.Contains(text, "1 of at most 1") {
@@ -199,7 +199,7 @@ func TestResultsCommand(t *testing.T) {
 	resultsDir := t.TempDir()
 	stopWorkers(t, resultsDir)
 	s := startRaw(t, "openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", resultsDir, "--heartbeat", "200ms")
-	id := startBackground(t, s, 2, fixture(t), "hang forever")
+	id := startHanging(t, s, 2, fixture(t))
 	consult := func(args ...string) (string, error) {
 		t.Helper()
 		cmd := exec.Command(binary, append([]string{"results", "--results-dir", resultsDir}, args...)...)
