@@ -73,11 +73,12 @@ func startRunningIn(ctx context.Context, t *testing.T, svc *Service, req Request
 
 // startHanging starts a background consultation whose model sends partial and then
 // nothing, and returns its id and the model's stream, checked to be still open.
-func startHanging(t *testing.T, m *memModel, svc *Service, partial string) (string, *memStream) {
+func startHanging(t *testing.T, m *memModel, svc *Service, partial string) (string, *fake.Request) {
 	t.Helper()
 	m.push(memScript{memText(partial), memHang()})
 	id := startRunning(t, svc, Request{Path: sampleTree(t)})
 	st := m.stream(t, 1) // sent: the call returned "still running" after it
+	synctest.Wait()      // the fake's handler has done what it will do at this instant
 	select {
 	case <-st.Ended():
 		t.Fatal("the stream ended before the test stopped it")
@@ -197,6 +198,7 @@ func testCancelStopsUpstreamAndKeepsPartial(t *testing.T) {
 	if res.IsError || !strings.Contains(res.Text, "Cancelled consultation "+id) || !strings.Contains(res.Text, "The first half") {
 		t.Fatalf("cancel result: error=%v\n%s", res.IsError, res.Text)
 	}
+	synctest.Wait() // the fake's handler sees the request end at this instant, or never
 	select {
 	case <-req.Ended():
 		if d := req.EndedAt().Sub(t0); d != 0 {
@@ -234,7 +236,8 @@ func testResultSurvivesRestart(t *testing.T) {
 	first.Jobs.Shutdown(grace)
 	cancel()
 
-	second := &Service{Counter: counter, Model: newMemModel(), Jobs: NewJobs(JobsConfig{Store: results.Open(dir, 0, 0, 0)})}
+	_, second := memUpstream(t) // another process, with a model of its own
+	second.Jobs = NewJobs(JobsConfig{Store: results.Open(dir, 0, 0, 0)})
 	res := collect(second, id, 1, nil)
 	if res.IsError || !strings.HasPrefix(res.Text, "main prints hello.") {
 		t.Fatalf("collected after restart: error=%v\n%s", res.IsError, res.Text)
@@ -259,6 +262,7 @@ func testShutdownSavesPartialAfterGrace(t *testing.T) {
 	if d := time.Since(t0); d != 300*time.Millisecond {
 		t.Errorf("shutdown took %s, want the 300 ms grace", d)
 	}
+	synctest.Wait() // the fake's handler sees the request end at this instant, or never
 	select {
 	case <-req.Ended():
 	default:
