@@ -42,14 +42,14 @@ dist:
 # Each package runs eight tests at a time unless -parallel says otherwise (internal/testrun:
 # they wait on fakes and processes rather than compute); load tests run in `make bench`.
 LARGE ?= ^TestAnswerCap$$|^TestLongReasoningEventNotAnswerCap$$
-test: lint e2e/node_modules/.package-lock.json
+test: lint internal/e2e/node_modules/.package-lock.json
 	$(GO) test -race -count=1 $(PKGS)
 	$(GO) test -count=1 -run '$(LARGE)' ./providers/
 
-# The TypeScript SDK for the e2e tests, pinned by e2e/package-lock.json; reinstalled only
+# The TypeScript SDK for the e2e tests, pinned by internal/e2e/package-lock.json; reinstalled only
 # when the lockfile changes.
-e2e/node_modules/.package-lock.json: e2e/package-lock.json e2e/package.json
-	$(NPM) ci --prefix e2e --no-audit --no-fund
+internal/e2e/node_modules/.package-lock.json: internal/e2e/package-lock.json internal/e2e/package.json
+	$(NPM) ci --prefix internal/e2e --no-audit --no-fund
 
 lint: vet fmt-check
 
@@ -65,12 +65,12 @@ fmt-check:
 # run only with CONSULT_LOAD=1.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=$(BENCHTIME) -count=3 ./files/
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime=1x -count=3 ./tokens/
-	$(GO) test -run '^$$' -bench . -benchmem -count=3 ./results/
-	$(GO) test -run '^$$' -bench GOROOT -benchmem -benchtime=5x -count=3 ./secrets/
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime=1x -count=3 ./internal/tokens/
+	$(GO) test -run '^$$' -bench . -benchmem -count=3 ./internal/results/
+	$(GO) test -run '^$$' -bench GOROOT -benchmem -benchtime=5x -count=3 ./internal/secrets/
 	$(GO) test -run '^$$' -bench NetHTTP -benchmem -benchtime=10x -count=3 ./providers/
 	CONSULT_LOAD=1 $(GO) test -run '^TestLoadNetHTTP$$' -count=1 -v ./consultation/
-	CONSULT_LOAD=1 $(GO) test -count=1 -v -run '^TestDeadlineFromArrivalUnderLoad$$' ./mcpserver/
+	CONSULT_LOAD=1 $(GO) test -count=1 -v -run '^TestDeadlineFromArrivalUnderLoad$$' ./internal/mcpserver/
 	CONSULT_LOAD=1 $(GO) test -count=1 -v -timeout 15m -run '^TestInflightBoundsMemory$$' ./cmd/consult/
 	$(GO) test -run '^$$' -bench StartToToolsList -benchtime=20x -count=3 ./cmd/consult/
 
@@ -78,11 +78,11 @@ bench:
 # in each package's testdata/fuzz/ also run as ordinary tests in `make test`.
 fuzz:
 	$(GO) test ./consultation -run '^$$' -fuzz '^FuzzValidate$$'     -fuzztime $(FUZZTIME)
-	$(GO) test ./mcpserver    -run '^$$' -fuzz '^FuzzDecode$$'       -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/mcpserver    -run '^$$' -fuzz '^FuzzDecode$$'       -fuzztime $(FUZZTIME)
 	$(GO) test ./files        -run '^$$' -fuzz '^FuzzCheckPattern$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./models       -run '^$$' -fuzz '^FuzzParseSpec$$'    -fuzztime $(FUZZTIME)
-	$(GO) test ./results      -run '^$$' -fuzz '^FuzzParseID$$'      -fuzztime $(FUZZTIME)
-	$(GO) test ./secrets      -run '^$$' -fuzz '^FuzzRedact$$'       -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/models       -run '^$$' -fuzz '^FuzzParseSpec$$'    -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/results      -run '^$$' -fuzz '^FuzzParseID$$'      -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/secrets      -run '^$$' -fuzz '^FuzzRedact$$'       -fuzztime $(FUZZTIME)
 
 clean:
 	rm -rf bin dist

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/consultmcp/consult/files"
-	"github.com/consultmcp/consult/providers/fake"
-	"github.com/consultmcp/consult/results"
+	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/results"
 )
 
 // background starts a fake OpenRouter and a service with background jobs saving to a new

@@ -17,8 +17,8 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/files"
-	"github.com/consultmcp/consult/models"
-	"github.com/consultmcp/consult/tokens"
+	"github.com/consultmcp/consult/internal/models"
+	"github.com/consultmcp/consult/internal/tokens"
 )
 
 // Phase names what a call is doing; timeouts and progress messages report it.

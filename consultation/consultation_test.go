@@ -12,7 +12,7 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/files"
-	"github.com/consultmcp/consult/tokens"
+	"github.com/consultmcp/consult/internal/tokens"
 )
 
 var counter = tokens.NewCounter()

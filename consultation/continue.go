@@ -8,7 +8,7 @@ import (
 	"time"
 
 	consult "github.com/consultmcp/consult"
-	"github.com/consultmcp/consult/results"
+	"github.com/consultmcp/consult/internal/results"
 )
 
 // consultContinuing runs a call with on_timeout "continue": the consultation runs as a job

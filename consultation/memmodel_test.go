@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/results"
 	"github.com/consultmcp/consult/providers"
-	"github.com/consultmcp/consult/providers/fake"
-	"github.com/consultmcp/consult/results"
 )
 
 // memModel is the model of the tests of background consultations that run under

@@ -14,7 +14,7 @@ import (
 	"weak"
 
 	"github.com/consultmcp/consult/files"
-	"github.com/consultmcp/consult/results"
+	"github.com/consultmcp/consult/internal/results"
 )
 
 // watchGathered makes svc's gathering keep a weak pointer to each gathered tree, so a test

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/consultmcp/consult/internal/fake"
 	"github.com/consultmcp/consult/providers"
-	"github.com/consultmcp/consult/providers/fake"
 )
 
 // flavors maps each fake upstream to the provider built against it and a model it lists.

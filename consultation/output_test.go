@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/consultmcp/consult/providers/fake"
+	"github.com/consultmcp/consult/internal/fake"
 )
 
 func TestWriteNewNeverOverwrites(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/consultmcp/consult/results"
+	"github.com/consultmcp/consult/internal/results"
 )
 
 // asUnknown is res's text with id replaced by a placeholder, to compare the answer about

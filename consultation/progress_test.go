@@ -10,8 +10,8 @@ import (
 	"time"
 
 	consult "github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/internal/fake"
 	"github.com/consultmcp/consult/providers"
-	"github.com/consultmcp/consult/providers/fake"
 )
 
 // recorder is a Reporter that keeps what it is told.

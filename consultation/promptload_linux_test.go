@@ -22,8 +22,8 @@ import (
 	"time"
 
 	"github.com/consultmcp/consult/internal/cputime"
+	"github.com/consultmcp/consult/internal/fake"
 	"github.com/consultmcp/consult/providers"
-	"github.com/consultmcp/consult/providers/fake"
 
 	"github.com/consultmcp/consult/internal/testrun"
 )

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	consult "github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/internal/fake"
 	"github.com/consultmcp/consult/providers"
-	"github.com/consultmcp/consult/providers/fake"
 )
 
 func noJitter(time.Duration) time.Duration { return 0 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/consultmcp/consult/providers/fake"
+	"github.com/consultmcp/consult/internal/fake"
 )
 
 // sse frames JSON events as a server-sent event stream.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/consultmcp/consult/files"
-	"github.com/consultmcp/consult/results"
+	"github.com/consultmcp/consult/internal/results"
 )
 
 // TestSavedSummaryReadBackUnchanged: a result read back from the results directory carries

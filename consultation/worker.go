@@ -14,7 +14,7 @@ import (
 	"time"
 
 	consult "github.com/consultmcp/consult"
-	"github.com/consultmcp/consult/results"
+	"github.com/consultmcp/consult/internal/results"
 )
 
 // A consultation with on_timeout "continue", when the server has a results directory and a

@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/results"
 	"github.com/consultmcp/consult/providers"
-	"github.com/consultmcp/consult/providers/fake"
-	"github.com/consultmcp/consult/results"
 
 	"github.com/consultmcp/consult/internal/testrun"
 )

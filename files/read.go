@@ -5,7 +5,7 @@ import (
 	"io"
 
 	"github.com/consultmcp/consult/internal/prefault"
-	"github.com/consultmcp/consult/secrets"
+	"github.com/consultmcp/consult/internal/secrets"
 )
 
 // SniffBytes is how much of a file is inspected for a NUL byte (binary) or a private key

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/consultmcp/consult"
-	"github.com/consultmcp/consult/providers/fake"
+	"github.com/consultmcp/consult/internal/fake"
 )
 
 // activityLog records what an ActivityTransport reports.

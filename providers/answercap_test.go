@@ -10,7 +10,7 @@ import (
 	"github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/internal/testrun"
 
-	"github.com/consultmcp/consult/providers/fake"
+	"github.com/consultmcp/consult/internal/fake"
 )
 
 // TestAnswerCap: an answer past MaxAnswerBytes comes back cut at the cap, marked with its own

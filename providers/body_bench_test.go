@@ -9,7 +9,7 @@ import (
 
 	"github.com/consultmcp/consult/files"
 	"github.com/consultmcp/consult/internal/cputime"
-	"github.com/consultmcp/consult/providers/fake"
+	"github.com/consultmcp/consult/internal/fake"
 )
 
 // gatherNetHTTP gathers the .go files of GOROOT/src/net/http (about 2.3 MB), the tree the

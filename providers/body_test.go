@@ -11,7 +11,7 @@ import (
 
 	"google.golang.org/genai"
 
-	"github.com/consultmcp/consult/providers/fake"
+	"github.com/consultmcp/consult/internal/fake"
 )
 
 // awkwardText holds every kind of character a JSON string escapes or the SDKs treat

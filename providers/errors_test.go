@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/consultmcp/consult/providers/fake"
+	"github.com/consultmcp/consult/internal/fake"
 )
 
 func TestStreamHTTPErrors(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/consultmcp/consult/internal/fake"
 	"github.com/consultmcp/consult/providers"
-	"github.com/consultmcp/consult/providers/fake"
 )
 
 // An OpenRouter call against a fake upstream, with upstream liveness noted at the

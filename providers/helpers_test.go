@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/consultmcp/consult"
-	"github.com/consultmcp/consult/providers/fake"
+	"github.com/consultmcp/consult/internal/fake"
 )
 
 // testKey deliberately does not look like any provider's key, so only exact-key redaction

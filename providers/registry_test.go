@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/consultmcp/consult/providers/fake"
+	"github.com/consultmcp/consult/internal/fake"
 )
 
 // TestRegistryComplete checks each registry entry is whole and is what its constructor

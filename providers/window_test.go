@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/consultmcp/consult"
-	"github.com/consultmcp/consult/providers/fake"
+	"github.com/consultmcp/consult/internal/fake"
 )
 
 func TestContextWindow(t *testing.T) {

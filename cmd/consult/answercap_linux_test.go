@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/internal/fake"
 	"github.com/consultmcp/consult/providers"
-	"github.com/consultmcp/consult/providers/fake"
 )
 
 // TestBigAnswerMemory: a 32 MiB answer comes back cut at the answer cap, and the server's

@@ -10,7 +10,7 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/consultation"
-	"github.com/consultmcp/consult/tokens"
+	"github.com/consultmcp/consult/internal/tokens"
 )
 
 // runDryRun gathers and counts like a consultation with dry_run: true and prints the report.

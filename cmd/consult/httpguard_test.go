@@ -23,7 +23,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/consultmcp/consult/consultation"
-	"github.com/consultmcp/consult/mcpserver"
+	"github.com/consultmcp/consult/internal/mcpserver"
 )
 
 const (

@@ -9,7 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/consultmcp/consult/consultation"
-	"github.com/consultmcp/consult/results"
+	"github.com/consultmcp/consult/internal/results"
 )
 
 // resultsURI prefixes the resource of each background consultation's result:

@@ -10,7 +10,7 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/consultation"
-	"github.com/consultmcp/consult/results"
+	"github.com/consultmcp/consult/internal/results"
 )
 
 // runResults is `consult results [ID] [--json] [--cancel ID] [--results-dir DIR]`: the

@@ -17,10 +17,10 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/consultation"
-	"github.com/consultmcp/consult/mcpserver"
+	"github.com/consultmcp/consult/internal/mcpserver"
+	"github.com/consultmcp/consult/internal/results"
+	"github.com/consultmcp/consult/internal/tokens"
 	"github.com/consultmcp/consult/providers"
-	"github.com/consultmcp/consult/results"
-	"github.com/consultmcp/consult/tokens"
 	"github.com/mark3labs/mcp-go/server"
 )
 

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/consultmcp/consult/consultation"
-	"github.com/consultmcp/consult/results"
+	"github.com/consultmcp/consult/internal/results"
 )
 
 // A background consultation (on_timeout "continue") runs in a worker: this binary started

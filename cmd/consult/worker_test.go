@@ -18,8 +18,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/consultmcp/consult/consultation"
-	"github.com/consultmcp/consult/providers/fake"
-	"github.com/consultmcp/consult/results"
+	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/results"
 )
 
 // heldAnswer is the upstream of the background tests. A query with "hang" gets a first part

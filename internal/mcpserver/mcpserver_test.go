@@ -19,7 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/consultmcp/consult/consultation"
-	"github.com/consultmcp/consult/tokens"
+	"github.com/consultmcp/consult/internal/tokens"
 )
 
 // newClient starts an in-process mcp-go client against a fresh server and initializes it.

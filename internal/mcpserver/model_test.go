@@ -16,9 +16,9 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/tokens"
 	"github.com/consultmcp/consult/providers"
-	"github.com/consultmcp/consult/providers/fake"
-	"github.com/consultmcp/consult/tokens"
 	"github.com/consultmcp/consult/tooldefs"
 )
 

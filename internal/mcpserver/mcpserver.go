@@ -18,7 +18,7 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/consultation"
-	"github.com/consultmcp/consult/tokens"
+	"github.com/consultmcp/consult/internal/tokens"
 	"github.com/consultmcp/consult/tooldefs"
 )
 

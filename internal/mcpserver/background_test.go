@@ -12,8 +12,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/consultmcp/consult/consultation"
-	"github.com/consultmcp/consult/providers/fake"
-	"github.com/consultmcp/consult/results"
+	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/results"
 	"github.com/consultmcp/consult/tooldefs"
 )
 

@@ -2,5 +2,5 @@
 // over streamable HTTP by the official TypeScript MCP SDK client (client.mjs), against the
 // fake model upstream of providers/fake. See README.md; run with
 //
-//	npm ci --prefix e2e && go test ./e2e/
+//	npm ci --prefix internal/e2e && go test ./internal/e2e/
 package e2e

@@ -12,9 +12,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/tokens"
 	"github.com/consultmcp/consult/providers"
-	"github.com/consultmcp/consult/providers/fake"
-	"github.com/consultmcp/consult/tokens"
 
 	"github.com/consultmcp/consult/internal/goroutines"
 	"github.com/consultmcp/consult/internal/testrun"

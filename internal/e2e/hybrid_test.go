@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/consultmcp/consult"
-	"github.com/consultmcp/consult/providers/fake"
+	"github.com/consultmcp/consult/internal/fake"
 )
 
 // The hybrid wait: a consultation with on_timeout "continue" returns "still running" with an

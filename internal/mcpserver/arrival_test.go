@@ -11,7 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/consultmcp/consult/consultation"
-	"github.com/consultmcp/consult/tokens"
+	"github.com/consultmcp/consult/internal/tokens"
 	"github.com/consultmcp/consult/tooldefs"
 )
 

@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/consultmcp/consult/providers/fake"
+	"github.com/consultmcp/consult/internal/fake"
 
 	"github.com/consultmcp/consult/internal/testrun"
 )
@@ -45,13 +45,13 @@ func TestMain(m *testing.M) {
 	if _, err := exec.LookPath("node"); err != nil {
 		missing = "node is not on PATH (the e2e tests need Node.js 20 or later)"
 	} else if _, err := os.Stat(filepath.Join(sdkDir, "package.json")); err != nil {
-		missing = "the TypeScript MCP SDK is not installed in e2e/" + sdkDir
+		missing = "the TypeScript MCP SDK is not installed in internal/e2e/" + sdkDir
 	}
 
 	if missing != "" {
 		os.Exit(m.Run()) // every test fails or skips in requireClient; no binary needed
 	}
-	bin, cleanup, err := testrun.BuildConsult("../cmd/consult", os.Getenv("CONSULT_E2E_RACE") == "1")
+	bin, cleanup, err := testrun.BuildConsult("../../cmd/consult", os.Getenv("CONSULT_E2E_RACE") == "1")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: building consult:", err)
 		os.Exit(1)

@@ -19,11 +19,11 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/internal/fake"
 	"github.com/consultmcp/consult/internal/goroutines"
+	"github.com/consultmcp/consult/internal/results"
+	"github.com/consultmcp/consult/internal/tokens"
 	"github.com/consultmcp/consult/providers"
-	"github.com/consultmcp/consult/providers/fake"
-	"github.com/consultmcp/consult/results"
-	"github.com/consultmcp/consult/tokens"
 )
 
 // The hostile-input battery (issue 5, item 3): every bad argument gets a clear isError
