@@ -22,7 +22,7 @@ import (
 	"time"
 
 	consult "github.com/consultmcp/consult"
-	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/internal/background"
 )
 
 // The limits of what one HTTP request may make the server hold.
@@ -235,7 +235,7 @@ func (g *httpGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	g.next.ServeHTTP(w, r.WithContext(consultation.WithOwner(r.Context(), g.owner)))
+	g.next.ServeHTTP(w, r.WithContext(background.WithOwner(r.Context(), g.owner)))
 }
 
 // authorized reports whether r carries the token in its Authorization header, comparing
@@ -281,7 +281,7 @@ func (g *httpGuard) readBody(w http.ResponseWriter, r *http.Request) error {
 // ownerContext is the streamable HTTP server's context function: it carries the owner the
 // guard put in the request's context into the context tool handlers get.
 func ownerContext(ctx context.Context, r *http.Request) context.Context {
-	return consultation.WithOwner(ctx, consultation.OwnerFrom(r.Context()))
+	return background.WithOwner(ctx, background.OwnerFrom(r.Context()))
 }
 
 // loopbackHost reports whether a Host header names this machine: localhost, 127.0.0.0/8 or

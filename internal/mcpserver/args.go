@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/internal/background"
 	"github.com/consultmcp/consult/tooldefs"
 )
 
@@ -69,8 +70,8 @@ func resultRequest(raw map[string]any) (id string, wait time.Duration, err error
 	var a tooldefs.ResultArgs
 	d := decoder{raw: raw}
 	d.known(tooldefs.ResultName, resultArgs)
-	d.optional(consultation.ArgID, &a.ID)
-	wait = d.seconds(consultation.WaitRule(), &a.Wait)
+	d.optional(background.ArgID, &a.ID)
+	wait = d.seconds(background.WaitRule(), &a.Wait)
 	return a.ID, wait, d.err
 }
 
@@ -79,7 +80,7 @@ func cancelRequest(raw map[string]any) (string, error) {
 	var a tooldefs.CancelArgs
 	d := decoder{raw: raw}
 	d.known(tooldefs.CancelName, cancelArgs)
-	d.required(consultation.ArgID, &a.ID)
+	d.required(background.ArgID, &a.ID)
 	return a.ID, d.err
 }
 
