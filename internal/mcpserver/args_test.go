@@ -138,7 +138,7 @@ func TestDecodeRefuses(t *testing.T) {
 		{"timeout NaN", consultationCall, with("timeout", math.NaN()), "timeout", `got NaN`},
 		{"timeout float32", consultationCall, with("timeout", float32(0.1)), "timeout", `got 0.1`},
 		{"on_timeout a list", consultationCall, with("on_timeout", []any{"continue"}), "on_timeout", `argument "on_timeout" must be a string; got a list`},
-		{"unknown names", consultationCall, with("timeout_seconds", 30.0), "timeout_seconds", `unknown argument "timeout_seconds": consultation takes path, pattern, query, model, exclude_pattern, timeout, output_file, dry_run, on_timeout`},
+		{"unknown names", consultationCall, with("timeout_seconds", 30.0), "timeout_seconds", `unknown argument "timeout_seconds" (did you mean "timeout"?): consultation takes path, pattern, query, model, exclude_pattern, timeout, output_file, dry_run, on_timeout`},
 		{"unknown before missing", consultationCall, map[string]any{"b": 1, "a": 2}, "a", `unknown argument "a", "b": consultation takes`},
 		{"result id a number", resultCall, map[string]any{"id": 12}, "id", `argument "id" must be a string; got 12`},
 		{"result wait a string", resultCall, map[string]any{"wait": "soon"}, "wait", `wait must be a number of seconds from 1 to 600 (default 20 seconds); got the string "soon"`},
@@ -231,7 +231,7 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 		raw["pattern"] = "*"
-		unknown := extra != "" && !slices.Contains(consultationArgs, extra)
+		unknown := extra != "" && !slices.Contains(consultationArgs, extra) && !slices.Contains(Injected, extra)
 		if extra != "" {
 			raw[extra] = s
 		}
@@ -259,4 +259,28 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("timeout not given became %v", req.Timeout)
 		}
 	})
+}
+
+// TestInjectedArgumentsAccepted: the arguments clients add to every call on their own
+// (Gemini CLI's wait_for_previous) are accepted and ignored by every tool; a misspelt
+// argument is still refused, naming the closest one the tool takes.
+func TestInjectedArgumentsAccepted(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, v := range []any{true, false, "yes"} {
+		req, err := consultationRequest(map[string]any{"path": dir, "pattern": "*.go", "query": "q", "wait_for_previous": v}, consultation.SecondsRule{Arg: "timeout", Min: time.Second, Max: time.Minute, Default: time.Second})
+		if err != nil || req.Path != dir {
+			t.Errorf("consultation with wait_for_previous %v: %v", v, err)
+		}
+		if _, _, err := resultRequest(map[string]any{"wait_for_previous": v}); err != nil {
+			t.Errorf("consultation_result with wait_for_previous %v: %v", v, err)
+		}
+		if _, err := cancelRequest(map[string]any{"id": "x", "wait_for_previous": v}); err != nil {
+			t.Errorf("consultation_cancel with wait_for_previous %v: %v", v, err)
+		}
+	}
+	_, err := consultationRequest(map[string]any{"paht": dir, "pattern": "*.go", "query": "q"}, consultation.SecondsRule{Arg: "timeout", Min: time.Second, Max: time.Minute})
+	if err == nil || !strings.Contains(err.Error(), `did you mean "path"?`) {
+		t.Errorf("a misspelt path: %v", err)
+	}
 }
