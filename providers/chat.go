@@ -114,6 +114,7 @@ func (c *chatClient) stream(ctx context.Context, body *Body, obs Observer) (*Res
 		refusal answerText
 		usage   *openai.CompletionUsage
 	)
+	refusals, _ := obs.(RefusalObserver)
 	for !run.capped && stream.Next() {
 		chunk := stream.Current()
 		// A string of this event was cut (see stringCap): if it was answer text, the answer
@@ -137,7 +138,10 @@ func (c *chatClient) stream(ctx context.Context, body *Body, obs Observer) (*Res
 				run.capped = full || cutHere
 			}
 			if r := ch.Delta.Refusal; r != "" {
-				refusal.add(r) // a refusal is not an answer: kept apart, bounded like one
+				// A refusal is not an answer: kept apart, bounded like one.
+				if kept, _ := refusal.add(r); kept != "" && refusals != nil {
+					refusals.Refusal(kept)
+				}
 			}
 			if ch.FinishReason != "" {
 				resp.Finish = normaliseFinish(ch.FinishReason)
@@ -238,6 +242,7 @@ func extraRaw(fields map[string]respjson.Field, name string) string {
 func chatUsage(u openai.CompletionUsage) Usage {
 	reasoning := consult.Tokens(u.CompletionTokensDetails.ReasoningTokens)
 	out := Usage{
+		Reported:  true,
 		Input:     consult.Tokens(u.PromptTokens),
 		Output:    max(consult.Tokens(u.CompletionTokens)-reasoning, 0),
 		Reasoning: reasoning,
@@ -301,10 +306,16 @@ func (c *chatClient) convert(ctx context.Context, err error, httpResp *http.Resp
 		_ = json.Unmarshal(se.Event.Data, &env)
 		code := codeString(env.Error.Code)
 		kind := Server
-		if n, convErr := strconv.Atoi(code); convErr == nil && n >= 400 {
+		n, convErr := strconv.Atoi(code)
+		switch typ := strings.ToLower(code + " " + env.Error.Type); {
+		case convErr == nil && n >= 400:
 			kind = kindForStatus(n)
-		} else if strings.Contains(strings.ToLower(code+env.Error.Type), "rate_limit") {
+		case strings.Contains(typ, "rate_limit"):
 			kind = RateLimited
+		case strings.Contains(typ, "invalid_request"):
+			// OpenAI's error type for a request it will not serve as sent
+			// (platform.openai.com/docs/guides/error-codes): a client error, not a server one.
+			kind = BadRequest
 		}
 		// The choice's native reason says what the generic error hides ("MAX_TOKENS").
 		var choices struct {
@@ -317,9 +328,9 @@ func (c *chatClient) convert(ctx context.Context, err error, httpResp *http.Resp
 		if len(choices.Choices) > 0 && choices.Choices[0].Native != "" {
 			detail += " (" + choices.Choices[0].Native + ")"
 		}
-		return &Error{Provider: c.name, Kind: refine(kind, code, detail), Code: code,
+		return withOverflow(&Error{Provider: c.name, Kind: refine(kind, code, detail), Code: code,
 			Message: c.redact.clean(env.Error.text()), InBand: true, Partial: partial,
-			RetryAfter: retryInText(env.Error.text())}
+			RetryAfter: retryInText(env.Error.text())}, detail)
 	}
 
 	// An HTTP error status. The SDK's *openai.Error carries the parsed body; when the body
@@ -358,10 +369,9 @@ func (c *chatClient) convert(ctx context.Context, err error, httpResp *http.Resp
 		if msg == "" {
 			msg = http.StatusText(status)
 		}
-		return &Error{Provider: c.name, Kind: refine(kindForStatus(status), code, msg), Status: status,
+		return withOverflow(&Error{Provider: c.name, Kind: refine(kindForStatus(status), code, msg), Status: status,
 			Code: code, Message: c.redact.clean(msg), RetryAfter: retryHint(header, msg, now),
-			Partial: partial} // no Err: the SDK's error holds the request and the raw body
-
+			Partial: partial}, msg) // no Err: the SDK's error holds the request and the raw body
 	}
 	return &Error{Provider: c.name, Kind: Transport, Message: c.redact.clean(err.Error()), Partial: partial, Err: err}
 }
