@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -265,7 +266,49 @@ type chatErrorBody struct {
 	Metadata struct {
 		Raw          any    `json:"raw"`
 		ProviderName string `json:"provider_name"`
+		// Headers are the rate-limit headers OpenRouter copies into a 429's metadata
+		// ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset").
+		Headers map[string]any `json:"headers"`
 	} `json:"metadata"`
+}
+
+// openRouterQuotaRE finds the limit OpenRouter names in a 429: "Rate limit exceeded:
+// free-models-per-day. Add 10 credits to unlock 1000 free model requests per day".
+var openRouterQuotaRE = regexp.MustCompile(`(?i)rate limit exceeded: ([a-z0-9][a-z0-9-]*[a-z0-9])`)
+
+// quota reads the quota a rate-limit error body names (OpenRouter's "free-models-per-day",
+// "free-models-per-min"), with its limit and reset from metadata.headers
+// (X-RateLimit-Reset is in milliseconds since the epoch, openrouter.ai/docs/api-reference/limits);
+// nil when it names none.
+func (b chatErrorBody) quota() *Quota {
+	m := openRouterQuotaRE.FindStringSubmatch(b.Message)
+	if m == nil {
+		return nil
+	}
+	q := &Quota{ID: m[1]}
+	switch id := strings.ToLower(q.ID); {
+	case strings.Contains(id, "per-day"):
+		q.Period = PerDay
+	case strings.Contains(id, "per-hour"):
+		q.Period = PerHour
+	case strings.Contains(id, "per-min"):
+		q.Period = PerMinute
+	}
+	header := func(name string) (float64, bool) {
+		for k, v := range b.Metadata.Headers {
+			if strings.EqualFold(k, name) {
+				return toFloat(v)
+			}
+		}
+		return 0, false
+	}
+	if n, ok := header("X-RateLimit-Limit"); ok && n > 0 && n < 1e15 {
+		q.Limit = int64(n)
+	}
+	if ms, ok := header("X-RateLimit-Reset"); ok && ms > 1e12 && ms < 1e14 {
+		q.ResetsAt = time.UnixMilli(int64(ms))
+	}
+	return q
 }
 
 func (b chatErrorBody) text() string {
@@ -369,9 +412,16 @@ func (c *chatClient) convert(ctx context.Context, err error, httpResp *http.Resp
 		if msg == "" {
 			msg = http.StatusText(status)
 		}
-		return withOverflow(&Error{Provider: c.name, Kind: refine(kindForStatus(status), code, msg), Status: status,
+		e := &Error{Provider: c.name, Kind: refine(kindForStatus(status), code, msg), Status: status,
 			Code: code, Message: c.redact.clean(msg), RetryAfter: retryHint(header, msg, now),
-			Partial: partial}, msg) // no Err: the SDK's error holds the request and the raw body
+			Partial: partial} // no Err: the SDK's error holds the request and the raw body
+		if e.Kind == RateLimited {
+			e.Quota = body.quota()
+			if e.Quota != nil && e.Quota.Period == PerDay {
+				e.RetryAfter = 0 // waiting seconds does not lift a daily quota
+			}
+		}
+		return withOverflow(e, msg)
 	}
 	return &Error{Provider: c.name, Kind: Transport, Message: c.redact.clean(err.Error()), Partial: partial, Err: err}
 }

@@ -126,7 +126,7 @@ func (e *Error) Error() string {
 		if q.Limit > 0 {
 			fmt.Fprintf(&b, " (limit %s)", consult.Thousands(q.Limit))
 		}
-		b.WriteString(" is used up: it resets at midnight Pacific time, so retrying sooner will not help")
+		fmt.Fprintf(&b, " is used up: %s, so retrying sooner will not help", q.resetNote(e.Provider))
 	}
 	if o := e.Overflow; o != nil && o.ReservationTipped() {
 		fmt.Fprintf(&b, "; the prompt alone (%s tokens) fits the %s-token window: the %s tokens reserved for the answer tipped it over",
@@ -409,10 +409,25 @@ type Quota struct {
 	Metric string
 	// Limit is the quota's value (25 requests a day); 0 when the provider did not say.
 	Limit int64
-	// Period is how often the quota resets, read from its id ("PerDay", "PerMinute"); ""
-	// when the id does not say. Gemini's daily quotas reset at midnight Pacific time
-	// (ai.google.dev/gemini-api/docs/rate-limits).
+	// Period is how often the quota resets, read from its id ("PerDay", "PerMinute",
+	// "free-models-per-day"); "" when the id does not say. Gemini's daily quotas reset at
+	// midnight Pacific time (ai.google.dev/gemini-api/docs/rate-limits).
 	Period QuotaPeriod
+	// ResetsAt is when the quota resets, when the provider said (OpenRouter's
+	// X-RateLimit-Reset); zero otherwise.
+	ResetsAt time.Time
+}
+
+// resetNote says when a daily quota resets: at the time the provider gave, else at
+// Gemini's documented reset.
+func (q *Quota) resetNote(provider string) string {
+	switch {
+	case !q.ResetsAt.IsZero():
+		return "it resets at " + q.ResetsAt.UTC().Format("2006-01-02 15:04 UTC")
+	case provider == NameGemini:
+		return "it resets at midnight Pacific time"
+	}
+	return "it resets once a day"
 }
 
 // quotaPeriodRE finds the period in a quota id: "GenerateRequestsPerDayPerProjectPerModel-FreeTier".

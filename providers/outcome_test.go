@@ -3,6 +3,7 @@ package providers
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -415,4 +416,56 @@ func TestClientErrorsNotRetryable(t *testing.T) {
 			t.Errorf("message %q lacks the provider's words", e.Error())
 		}
 	})
+}
+
+// TestOpenRouterDailyQuota: OpenRouter's 429 for the free models' daily limit names the
+// quota in its message and copies the rate-limit headers into metadata.headers (the body
+// Gitlawb/openclaude#936 quotes; X-RateLimit-Reset in milliseconds since the epoch, per
+// openrouter.ai/docs/api-reference/limits; the reset value here is our own). It is not
+// retryable and says when the quota resets; the per-minute limit stays retryable.
+func TestOpenRouterDailyQuota(t *testing.T) {
+	t.Parallel()
+	fc := flavorFor(fake.OpenRouter)
+	reset := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name, body string
+		want       Quota
+		retryable  bool
+		note       string
+	}{
+		{"per day",
+			`{"error":{"message":"Rate limit exceeded: free-models-per-day. Add 10 credits to unlock 1000 free model requests per day","code":429,"metadata":{"headers":{"X-RateLimit-Limit":"50","X-RateLimit-Remaining":"0","X-RateLimit-Reset":"` +
+				strconv.FormatInt(reset.UnixMilli(), 10) + `"}}}}`,
+			Quota{ID: "free-models-per-day", Period: PerDay, Limit: 50, ResetsAt: reset}, false,
+			"the daily quota free-models-per-day (limit 50) is used up: it resets at 2026-11-27 00:00 UTC"},
+		{"per minute",
+			`{"error":{"message":"Rate limit exceeded: free-models-per-min. ","code":429}}`,
+			Quota{ID: "free-models-per-min", Period: PerMinute}, true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p, srv := setup(t, fc)
+			srv.Push(fake.Script{Status: 429, Header: map[string]string{"Retry-After": "7"}, Body: tt.body})
+			_, err := p.Stream(context.Background(), Request{Model: fc.model, Prompt: "q"}, nil)
+			e := asError(t, err)
+			if e.Kind != RateLimited || Retryable(err) != tt.retryable {
+				t.Errorf("kind %q, retryable %v; want %q, %v", e.Kind, Retryable(err), RateLimited, tt.retryable)
+			}
+			if e.Quota == nil || !e.Quota.ResetsAt.Equal(tt.want.ResetsAt) {
+				t.Fatalf("Quota = %+v, want %+v", e.Quota, tt.want)
+			}
+			got := *e.Quota
+			got.ResetsAt = tt.want.ResetsAt
+			if got != tt.want {
+				t.Errorf("Quota = %+v, want %+v", got, tt.want)
+			}
+			if tt.note != "" && !strings.Contains(e.Error(), tt.note) {
+				t.Errorf("message %q lacks %q", e.Error(), tt.note)
+			}
+			if wantAfter := map[bool]time.Duration{true: 7 * time.Second, false: 0}[tt.retryable]; e.RetryAfter != wantAfter {
+				t.Errorf("RetryAfter = %v, want %v", e.RetryAfter, wantAfter)
+			}
+		})
+	}
 }
