@@ -450,7 +450,7 @@ func (c *call) stopped(ctx context.Context) Result {
 		var reasoning consult.Tokens
 		partial, reasoning, _ = live.snapshot()
 		if reasoning > 0 {
-			fmt.Fprintf(&b, "The model had produced %s reasoning tokens.\n", reasoning)
+			fmt.Fprintf(&b, "The model had produced %s.\n", tokensWord(reasoning, "reasoning token"))
 		}
 	}
 	if len(c.failed) > 0 {

@@ -69,7 +69,7 @@ func errorInfo(err error) ErrorInfo {
 		case providers.Billing:
 			info.Class = ClassPermissionDenied
 		case providers.RateLimited:
-			info.Class, info.Retryable = ClassRateLimited, true
+			info.Class = ClassRateLimited // a daily quota is not retryable (providers.Retryable)
 		case providers.Overloaded:
 			info.Class, info.Retryable = ClassOverloaded, true
 		case providers.NotFound:
@@ -82,6 +82,8 @@ func errorInfo(err error) ErrorInfo {
 			info.Class = ClassOutputLimit
 		case providers.Canceled:
 			info.Class = ClassCancelled
+		case providers.BadRequest:
+			info.Class = ClassInvalidArgument // the provider refused the request as invalid: the same call fails the same way
 		default:
 			info.Class = ClassUpstreamError
 		}

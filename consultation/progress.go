@@ -228,7 +228,7 @@ func (c *call) phaseNow() string {
 		case started:
 			return fmt.Sprintf("receiving the answer (%s characters so far)", consult.Thousands(int64(len(answer))))
 		case reasoning > 0:
-			return fmt.Sprintf("model thinking (%s reasoning tokens so far)", reasoning)
+			return fmt.Sprintf("model thinking (%s so far)", tokensWord(reasoning, "reasoning token"))
 		}
 	}
 	return string(c.currentPhase())
@@ -256,7 +256,7 @@ func (c *call) progressMessage(now time.Time) string {
 		case started:
 			fmt.Fprintf(&b, "receiving the answer, %s, %s characters", elapsed, consult.Thousands(int64(len(answer))))
 		case reasoning > 0:
-			fmt.Fprintf(&b, "model thinking, %s, %s reasoning tokens", elapsed, reasoning)
+			fmt.Fprintf(&b, "model thinking, %s, %s", elapsed, tokensWord(reasoning, "reasoning token"))
 		default:
 			fmt.Fprintf(&b, "waiting for the first token, %s", elapsed)
 		}
