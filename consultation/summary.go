@@ -70,8 +70,21 @@ type Summary struct {
 	// Message is, for every kind but answer, what the text says for people: for an error its
 	// cause and what to do, for a running consultation how to collect it.
 	Message string `json:"message,omitempty" desc:"the cause and what to do, in words"`
-	// Next is the next step of a running consultation, as data.
+	// Page says which part of a long answer Answer holds, when it holds only a part: fetch
+	// the next with Next.
+	Page *Page `json:"page,omitempty" desc:"a long answer's part: offset, next_offset, total_chars"`
+	// Next is the next step of a running consultation, or of a long answer's next page, as
+	// data.
 	Next *NextStep `json:"next,omitempty" desc:"running: the call that collects it"`
+}
+
+// Page is the part of a long answer a result holds: bytes Offset to NextOffset of
+// TotalChars (UTF-8 bytes), cut at a line or character boundary. NextOffset is 0 on the
+// last page.
+type Page struct {
+	Offset     int `json:"offset"`
+	NextOffset int `json:"next_offset,omitempty"`
+	TotalChars int `json:"total_chars"`
 }
 
 // NextStep is what to do about a consultation that is still running: the tool to call and

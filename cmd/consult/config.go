@@ -17,6 +17,7 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/internal/background"
 	"github.com/consultmcp/consult/providers"
 )
 
@@ -79,6 +80,8 @@ type config struct {
 	BackgroundWorkers int           `json:"background_workers"` // how many background workers may run at once
 
 	MaxInflight consult.Bytes `json:"max_inflight"` // the bound on bytes in flight
+
+	PageBytes int `json:"page_bytes"` // answers longer than this are returned in pages; 0: never
 
 	InWorker bool `json:"-"` // this process is a background worker, not a server
 }
@@ -173,6 +176,9 @@ func intSetter(n *int) func(string) error {
 	}
 }
 
+// minPageBytes is the smallest page: smaller ones make a long answer take too many calls.
+const minPageBytes = 4096
+
 // minInflight is the smallest --max-inflight: below it even a small tree would be refused.
 const minInflight consult.Bytes = 16 << 20
 
@@ -196,6 +202,7 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 
 		BackgroundWorkers: consult.DefaultBackgroundWorkers,
 		MaxInflight:       consultation.DefaultInflight(),
+		PageBytes:         background.DefaultPageBytes,
 	}
 	// warn by default: MCP clients such as Claude Code show every stderr line of a stdio
 	// server as an error, so normal operation (start-up, each call's summary, at info)
@@ -222,6 +229,7 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 		{"CONSULT_BACKGROUND_LIMIT", durationValue{&cfg.BackgroundLimit}.Set},
 		{"CONSULT_BACKGROUND_WORKERS", intSetter(&cfg.BackgroundWorkers)},
 		{"CONSULT_MAX_INFLIGHT", bytesValue{&cfg.MaxInflight}.Set},
+		{"CONSULT_PAGE_BYTES", intSetter(&cfg.PageBytes)},
 	}
 	for _, e := range envs {
 		if v := getenv(e.name); v != "" {
@@ -251,6 +259,7 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 	fs.Var(durationValue{&cfg.BackgroundLimit}, "background-limit", "how long a consultation may run in all with on_timeout continue")
 	fs.IntVar(&cfg.BackgroundWorkers, "background-workers", cfg.BackgroundWorkers, "how many background consultations may run at once")
 	fs.Var(bytesValue{&cfg.MaxInflight}, "max-inflight", "bound on the memory calls in flight hold, server-wide (2GiB, 512MiB); a call that would pass it waits")
+	fs.IntVar(&cfg.PageBytes, "page-bytes", cfg.PageBytes, "answers longer than this many bytes are returned in pages (0: never)")
 	fs.BoolVar(&cfg.Test, "test", false, "send a one-line query, print the answer, model and timing, and exit")
 	var flagRoots []string
 	fs.Func("allow-root", "confine consultations to this directory (repeatable)", func(s string) error {
@@ -309,6 +318,9 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 	}
 	if cfg.BackgroundWorkers < 1 {
 		return cfg, fmt.Errorf("--background-workers %d: must be at least 1", cfg.BackgroundWorkers)
+	}
+	if cfg.PageBytes != 0 && cfg.PageBytes < minPageBytes {
+		return cfg, fmt.Errorf("--page-bytes %d: must be 0 (answers are never paged) or at least %d", cfg.PageBytes, minPageBytes)
 	}
 	if cfg.MaxInflight < minInflight {
 		return cfg, fmt.Errorf("--max-inflight %s: must be at least %s", cfg.MaxInflight, minInflight)

@@ -131,7 +131,11 @@ func runServe(ctx context.Context, provider string, args []string, getenv func(s
 			return exitCode(2)
 		}
 	}
-	s := mcpserver.New(mcpserver.Config{Service: srv.svc, Background: srv.engine, Provider: provider, Logger: logger})
+	page := cfg.PageBytes
+	if page == 0 {
+		page = -1 // never paged
+	}
+	s := mcpserver.New(mcpserver.Config{Service: srv.svc, Background: srv.engine, PageBytes: page, Provider: provider, Logger: logger})
 	if cfg.DefaultTimeout >= consult.TimeoutWarnAt {
 		// Once here, not on every call that leaves the timeout to the server.
 		logger.Warn("the default timeout is long enough for many MCP clients to give up on a call first (they wait about 25-60 seconds unless progress resets their clock); calls that need longer can pass on_timeout \"continue\"",

@@ -64,15 +64,34 @@ func consultationRequest(raw map[string]any, timeout consultation.SecondsRule) (
 	}, nil
 }
 
-// resultRequest decodes consultation_result's arguments: an optional id, and the wait
-// (0 when not given: the default).
-func resultRequest(raw map[string]any) (id string, wait time.Duration, err error) {
+// resultRequest decodes consultation_result's arguments: an optional id, the wait (0 when
+// not given: the default) and the offset of a page of a long answer (-1 when not given).
+func resultRequest(raw map[string]any) (id string, wait time.Duration, offset int, err error) {
 	var a tooldefs.ResultArgs
 	d := decoder{raw: raw}
 	d.known(tooldefs.ResultName, resultArgs)
 	d.optional(background.ArgID, &a.ID)
 	wait = d.seconds(background.WaitRule(), &a.Wait)
-	return a.ID, wait, d.err
+	offset = d.offset(background.ArgOffset, &a.Offset)
+	if d.err == nil && offset >= 0 && a.ID == "" {
+		d.refuse(background.ArgOffset, "offset needs id: it names where the next page of that consultation's answer starts")
+	}
+	return a.ID, wait, offset, d.err
+}
+
+// offset reads a non-negative whole number of bytes; -1 when absent.
+func (d *decoder) offset(name string, dst *int) int {
+	v, ok := d.value(name)
+	if !ok {
+		return -1
+	}
+	f, isNum := v.(float64)
+	if !isNum || f < 0 || f != float64(int64(f)) || f > 1<<40 {
+		d.refuse(name, "%s must be a whole number of bytes, 0 or more, as next.arguments.offset of the previous page gave it; got %s", name, describe(v))
+		return -1
+	}
+	*dst = int(f)
+	return *dst
 }
 
 // cancelRequest decodes consultation_cancel's argument, the id.

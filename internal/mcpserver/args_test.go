@@ -38,13 +38,14 @@ func toolArgs(dir string) []struct {
 		}, func(raw map[string]any) (any, error) {
 			return consultationRequest(raw, consultation.SecondsRule{Arg: "timeout", Min: time.Second, Max: 600 * time.Second, Default: 22 * time.Second})
 		}},
-		{tooldefs.Result(), resultArgs, map[string]any{"id": "20260101-000000-aaaaaaaaaaaaaaaaaaaaaaaaaa", "wait": 5.0},
+		{tooldefs.Result(), resultArgs, map[string]any{"id": "20260101-000000-aaaaaaaaaaaaaaaaaaaaaaaaaa", "wait": 5.0, "offset": 3.0},
 			func(raw map[string]any) (any, error) {
-				id, wait, err := resultRequest(raw)
+				id, wait, offset, err := resultRequest(raw)
 				return struct {
-					ID   string
-					Wait time.Duration
-				}{id, wait}, err
+					ID     string
+					Wait   time.Duration
+					Offset int
+				}{id, wait, offset}, err
 			}},
 		{tooldefs.Cancel(), cancelArgs, map[string]any{"id": "20260101-000000-aaaaaaaaaaaaaaaaaaaaaaaaaa"},
 			func(raw map[string]any) (any, error) {
@@ -113,7 +114,7 @@ func TestDecodeRefuses(t *testing.T) {
 		return m
 	}
 	consultationCall := func(raw map[string]any) error { _, err := consultationRequest(raw, rule); return err }
-	resultCall := func(raw map[string]any) error { _, _, err := resultRequest(raw); return err }
+	resultCall := func(raw map[string]any) error { _, _, _, err := resultRequest(raw); return err }
 	cancelCall := func(raw map[string]any) error { _, err := cancelRequest(raw); return err }
 	for _, tc := range []struct {
 		name string
@@ -272,7 +273,7 @@ func TestInjectedArgumentsAccepted(t *testing.T) {
 		if err != nil || req.Path != dir {
 			t.Errorf("consultation with wait_for_previous %v: %v", v, err)
 		}
-		if _, _, err := resultRequest(map[string]any{"wait_for_previous": v}); err != nil {
+		if _, _, _, err := resultRequest(map[string]any{"wait_for_previous": v}); err != nil {
 			t.Errorf("consultation_result with wait_for_previous %v: %v", v, err)
 		}
 		if _, err := cancelRequest(map[string]any{"id": "x", "wait_for_previous": v}); err != nil {

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -231,5 +232,49 @@ func TestOwnershipThroughClient(t *testing.T) {
 	res, err = callWith(alice, c, "consultation_result", map[string]any{"id": id, "wait": 5}, nil)
 	if err != nil || res.IsError || !strings.HasPrefix(text(res), "for alice only") {
 		t.Errorf("the owner collecting: %v %s", err, text(res))
+	}
+}
+
+// TestLongAnswerInPagesThroughClient: a 120,000-byte answer reaches the client whole over
+// pages: the call's result holds the first page (under the page size, valid against the
+// output schema) with page and next; consultation_result with next's arguments returns each
+// following page; together they are the answer.
+func TestLongAnswerInPagesThroughClient(t *testing.T) {
+	t.Parallel()
+	c, srv, _ := backgroundClient(t, nil)
+	var want strings.Builder
+	for i := 0; want.Len() < 120_000; i++ {
+		fmt.Fprintf(&want, "%d. a line of the long answer, with an é in it\n", i)
+	}
+	srv.Push(fake.Script{Steps: fake.Chunks(want.String(), 4096)})
+	ctx := context.Background()
+	res, err := callWith(ctx, c, "consultation", map[string]any{"path": goTree(t), "pattern": "**/*.go", "query": "q", "timeout": 20}, nil)
+	if err != nil || res.IsError {
+		t.Fatalf("consultation: %v %s", err, text(res))
+	}
+	m := checkStructured(t, schemaOf(t, tooldefs.Consultation(tooldefs.Server{})), res)
+	got, _ := m["answer"].(string)
+	for pages := 1; ; pages++ {
+		if len(m["answer"].(string)) > background.DefaultPageBytes {
+			t.Fatalf("page %d holds %d bytes", pages, len(m["answer"].(string)))
+		}
+		next, _ := m["next"].(map[string]any)
+		if next == nil {
+			break
+		}
+		if pages > 8 {
+			t.Fatal("too many pages")
+		}
+		args, _ := next["arguments"].(map[string]any)
+		res, err = callWith(ctx, c, next["tool"].(string), args, nil)
+		if err != nil || res.IsError {
+			t.Fatalf("page %d: %v %s", pages+1, err, text(res))
+		}
+		m = checkStructured(t, schemaOf(t, tooldefs.Result()), res)
+		part, _ := m["answer"].(string)
+		got += part
+	}
+	if got != want.String() {
+		t.Errorf("the pages make %d bytes, want the %d-byte answer", len(got), want.Len())
 	}
 }

@@ -40,7 +40,12 @@ type Config struct {
 	Service *consultation.Service
 	// Background runs the consultations that go on past their call (on_timeout
 	// "continue") and serves consultation_result and consultation_cancel; nil refuses them.
+	// It also keeps long answers, returned in pages.
 	Background *background.Engine
+	// PageBytes is the longest answer a result holds whole: a longer one is returned in
+	// pages (background.DefaultPageBytes if 0; negative: never paged). Paging needs
+	// Background.
+	PageBytes int
 	// Provider is the provider's name as the command line takes it (openrouter, openai,
 	// gemini), for the instructions and the tool description; the default model is
 	// Service.DefaultModel.
@@ -74,7 +79,11 @@ func New(cfg Config) *server.MCPServer {
 		server.WithRecovery(),
 		server.WithInstructions(instructions),
 	)
-	h := &handler{svc: cfg.Service, bg: cfg.Background, log: logger, levels: levels}
+	page := cfg.PageBytes
+	if page == 0 {
+		page = background.DefaultPageBytes
+	}
+	h := &handler{svc: cfg.Service, bg: cfg.Background, page: page, log: logger, levels: levels}
 	s.AddTool(tooldefs.Consultation(srv), h.consultation)
 	if cfg.Background != nil {
 		s.AddTool(tooldefs.Result(), h.result)
@@ -102,6 +111,7 @@ func Instructions(srv tooldefs.Server, background bool) string {
 type handler struct {
 	svc    *consultation.Service
 	bg     *background.Engine
+	page   int // bytes of answer a result holds whole; negative: no paging
 	log    *slog.Logger
 	levels *levelChoices
 }
@@ -152,18 +162,30 @@ func (h *handler) consultCall(ctx context.Context, args map[string]any, rep cons
 		if h.bg == nil {
 			return consultation.Failure(consultation.ClassInvalidArgument, `on_timeout "continue" is not available: this server has no results directory to keep background consultations in (start it with --results-dir). Call again without on_timeout.`)
 		}
-		return h.bg.Start(ctx, in, rep)
+		return h.paged(ctx, h.bg.Start(ctx, in, rep))
 	}
-	return h.svc.Consult(ctx, in, rep)
+	return h.paged(ctx, h.svc.Consult(ctx, in, rep))
+}
+
+// paged is res with its answer cut to its first page when it is too long for clients to
+// pass on whole (see background.Engine.Paged); res as it is without a results directory.
+func (h *handler) paged(ctx context.Context, res consultation.Result) consultation.Result {
+	if h.bg == nil || h.page < 0 {
+		return res
+	}
+	return h.bg.Paged(ctx, res, h.page)
 }
 
 // resultCall is consultation_result on its decoded arguments.
 func (h *handler) resultCall(ctx context.Context, args map[string]any, rep consultation.Reporter) consultation.Result {
-	id, wait, err := resultRequest(args)
+	id, wait, offset, err := resultRequest(args)
 	if err != nil {
 		return h.refuse(err)
 	}
-	return h.bg.Collect(ctx, id, wait, rep)
+	if offset >= 0 {
+		return h.bg.Page(ctx, id, offset, max(h.page, 1))
+	}
+	return h.paged(ctx, h.bg.Collect(ctx, id, wait, rep))
 }
 
 // cancelCall is consultation_cancel on its decoded argument.
