@@ -61,7 +61,7 @@ func TestHTTPDiscoveryPathsNameToken(t *testing.T) {
 			t.Errorf("%s %s: status %d, body %q; want 404 with an OAuth error invalid_token", probe.method, probe.path, resp.StatusCode, body)
 			continue
 		}
-		for _, frag := range []string{"no OAuth", "Authorization: Bearer <token>", "--http-token-file", "CONSULT_HTTP_TOKEN"} {
+		for _, frag := range []string{"does not use OAuth", "Authorization: Bearer <token>", "--http-token-file", "CONSULT_HTTP_TOKEN"} {
 			if !strings.Contains(body, frag) { // in the body as sent, as clients show it: no \u003c
 				t.Errorf("%s %s: body %q does not say %q", probe.method, probe.path, body, frag)
 			}

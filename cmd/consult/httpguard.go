@@ -224,10 +224,10 @@ func newHTTPGuard(token string, origins []string, loopbackBind bool) *httpGuard 
 	return g
 }
 
-// howToAuthenticate ends every refusal for a missing or wrong token: what to send and where
-// the token comes from. It has no double quotes, so that it reads as it is where a client
+// tokenSource says where the bearer token comes from. Like every text of a refusal for a
+// missing or wrong token, it has no double quotes, so that it reads as it is where a client
 // shows it inside JSON or a header.
-const howToAuthenticate = `This server does not use OAuth: send the header Authorization: Bearer <token> with every request (e.g. claude mcp add --transport http consult URL --header 'Authorization: Bearer TOKEN'). The token is the one printed when the server started, or the one in its --http-token-file or CONSULT_HTTP_TOKEN. A token in the URL is not accepted.`
+const tokenSource = "the token is the one consult printed when it started, or the one in its --http-token-file or CONSULT_HTTP_TOKEN"
 
 // The first sentence of a 401, by what the request carried.
 const (
@@ -290,7 +290,7 @@ func refuse(w http.ResponseWriter, msg string, code int) {
 // with the same advice (see oauthRefusal), which is what they show the user.
 func unauthorized(w http.ResponseWriter, first string) {
 	w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm="consult", error="invalid_token", error_description=%q`, first+" Send the header Authorization: Bearer <token>."))
-	refuse(w, first+" "+howToAuthenticate, http.StatusUnauthorized)
+	refuse(w, first+" Send the header Authorization: Bearer <token>; "+tokenSource+". consult does not use OAuth, and a token in the URL is not accepted.", http.StatusUnauthorized)
 }
 
 // authorized reports whether the value of an Authorization header is the bearer token,

@@ -5,8 +5,9 @@ import (
 	"net/http"
 )
 
-// notMCPMessage is the advice of oauthRefusal.
-const notMCPMessage = "consult serves MCP at /mcp only, and has no OAuth endpoints (no authorization server, no client registration). " + howToAuthenticate
+// oauthMessage is the advice of oauthRefusal. It comes first and short: Claude Code cuts what
+// it shows after about 400 characters (and hides what looks like a path).
+const oauthMessage = "consult does not use OAuth: it needs the header Authorization: Bearer <token> (e.g. claude mcp add ... --header 'Authorization: Bearer TOKEN'); " + tokenSource + "."
 
 // oauthRefusal answers every path but /mcp: 404 with an OAuth error body (RFC 6749 section
 // 5.2, RFC 7591 section 3.2.2) whose error_description says how to authenticate.
@@ -26,7 +27,7 @@ func oauthRefusal(w http.ResponseWriter, _ *http.Request) {
 	w.WriteHeader(http.StatusNotFound)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false) // clients show the body as it is: <token> must stay readable
-	enc.Encode(oauthError{Error: "invalid_token", Description: notMCPMessage})
+	enc.Encode(oauthError{Error: "invalid_token", Description: oauthMessage})
 }
 
 // oauthError is an OAuth error response.
