@@ -136,10 +136,10 @@ func TestTokenFileOwner(t *testing.T) {
 	if !ok {
 		t.Skip("files have no owning user id here")
 	}
-	if err := checkTokenFileOwner(fi, uid, p); err != nil {
+	if err := checkTokenFileOwner(fi, uid); err != nil {
 		t.Errorf("the owner's own file: %v", err)
 	}
-	err = checkTokenFileOwner(fi, uid+1, p)
+	err = checkTokenFileOwner(fi, uid+1)
 	if !errors.Is(err, errTokenFileNotOwned) || !strings.Contains(err.Error(), "--http-token-file NEWFILE") {
 		t.Errorf("a file another user owns: %v, want errTokenFileNotOwned naming the fix", err)
 	}

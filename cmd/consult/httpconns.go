@@ -90,7 +90,7 @@ func (g *connGate) arrive(c net.Conn) {
 		g.mu.Lock()
 		var evict net.Conn
 		wait := time.Duration(0)
-		if len(g.pending) >= g.max {
+		if g.max > 0 && len(g.pending) >= g.max {
 			oldest := g.order.Front()
 			p := oldest.Value.(*pendingConn)
 			if wait = g.grace - time.Since(p.since); wait <= 0 {

@@ -115,7 +115,7 @@ func readTokenFile(path string) (string, error) {
 	if !fi.Mode().IsRegular() {
 		return "", fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
 	}
-	if err := checkTokenFileOwner(fi, os.Geteuid(), path); err != nil {
+	if err := checkTokenFileOwner(fi, os.Geteuid()); err != nil {
 		return "", err
 	}
 	if perm := fi.Mode().Perm(); runtime.GOOS != "windows" && perm&0o077 != 0 {
@@ -133,7 +133,7 @@ func readTokenFile(path string) (string, error) {
 }
 
 // checkTokenFileOwner refuses a token file that user euid does not own.
-func checkTokenFileOwner(fi os.FileInfo, euid int, path string) error {
+func checkTokenFileOwner(fi os.FileInfo, euid int) error {
 	uid, ok := fileOwner(fi)
 	if !ok || uid == euid {
 		return nil
