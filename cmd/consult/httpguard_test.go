@@ -138,8 +138,19 @@ func TestHTTPGuardAdmits(t *testing.T) {
 			if !strings.Contains(body, tc.body) {
 				t.Errorf("body = %q, want it to contain %q", body, tc.body)
 			}
-			if got, want := resp.Header.Get("WWW-Authenticate"), `Bearer realm="consult"`; tc.want == 401 && got != want {
+			if tc.want != 401 {
+				return
+			}
+			first := noTokenMessage
+			if _, sent := tc.header["Authorization"]; sent {
+				first = wrongTokenMessage
+			}
+			want := fmt.Sprintf(`Bearer realm="consult", error="invalid_token", error_description="%s Send the header Authorization: Bearer <token>."`, first)
+			if got := resp.Header.Get("WWW-Authenticate"); got != want {
 				t.Errorf("WWW-Authenticate = %q, want %q", got, want)
+			}
+			if !strings.HasPrefix(body, first) || !strings.Contains(body, "--http-token-file") {
+				t.Errorf("401 body = %q, want it to start %q and name --http-token-file", body, first)
 			}
 		})
 	}

@@ -224,15 +224,18 @@ func newHTTPServer(ctx context.Context, s *server.MCPServer, guard *httpGuard, l
 		MaxHeaderBytes:    maxHeaderBytes,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
+	guard.boundConns(httpSrv)
 	h := server.NewStreamableHTTPServer(s,
 		server.WithEndpointPath("/mcp"),
 		server.WithStreamableHTTPServer(httpSrv),
 		server.WithStreamableHTTPLogger(logger),
 		server.WithHTTPContextFunc(sessionContext),
+		server.WithSessionIdManager(guard.sessionManager()),
 	)
 	mux := http.NewServeMux()
 	guard.next = mcpserver.HTTPShim(h)
 	mux.Handle("/mcp", guard)
+	mux.HandleFunc("/", oauthRefusal)
 	httpSrv.Handler = mux
 	return httpSrv
 }
