@@ -369,3 +369,19 @@ func TestRefusedBeforeStart(t *testing.T) {
 		t.Errorf("records written: %d", len(recs))
 	}
 }
+
+// TestResultsDirCreated: the first continue-mode call on a machine creates the results
+// directory (mode 0700) rather than failing for want of it.
+func TestResultsDirCreated(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "state", "consult", "results")
+	r := newRig(t, Config{Store: results.Open(dir, 0, 0, 0)})
+	r.up.Push(fake.Answer("first answer"))
+	res := r.eng.Start(context.Background(), r.request(5*time.Second), nil)
+	if res.IsError || !strings.Contains(res.Text, "first answer") {
+		t.Fatalf("got %s", res.Text)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("results directory: %v, mode %v", err, fi.Mode().Perm())
+	}
+}
