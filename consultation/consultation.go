@@ -461,7 +461,9 @@ func (c *call) stopped(ctx context.Context) Result {
 		fmt.Fprintf(&b, "\nPartial answer (%s):\n%s", partialWhy, partial)
 	}
 	c.setAnswer(partial)
-	res := c.errorResult(errorInfo(cause), b.String(), rep)
+	info := errorInfo(cause)
+	info.Message = "" // the text's first line: the timeout used, the phase
+	res := c.errorResult(info, b.String(), rep)
 	res.Summary.Answer = partial
 	return res
 }

@@ -204,6 +204,14 @@ func TestTimeoutWhileGathering(t *testing.T) {
 		if !res.IsError {
 			t.Error("a timeout must be an error result")
 		}
+		// What Codex shows its model is the structured result alone: it must hold the timeout
+		// used, the cause and the remedies too.
+		if e := res.Summary.Error; e == nil || e.Class != ClassTimeout || !strings.HasPrefix(e.Message, "Request timed out after 3 seconds while gathering files") {
+			t.Errorf("structured error %+v", e)
+		}
+		if m := res.Summary.Message; !strings.Contains(m, "Request timed out after 3 seconds") || !strings.Contains(m, "raise timeout") {
+			t.Errorf("structured message lacks the cause or the remedy: %q", m)
+		}
 	})
 }
 
