@@ -36,6 +36,12 @@ func (e *ArgError) Error() string { return e.Msg }
 // Unwrap lets errors.Is(err, ErrInvalidArgument) hold.
 func (e *ArgError) Unwrap() error { return ErrInvalidArgument }
 
+// NewArgError is an *ArgError for argument arg, its message formatted from format and a.
+func NewArgError(arg, format string, a ...any) error { return argErr(arg, format, a...) }
+
+// Shown quotes a caller's value for a message, cut to a readable length.
+func Shown(v string) string { return shown(v) }
+
 func argErr(arg, format string, a ...any) error {
 	return &ArgError{Arg: arg, Msg: fmt.Sprintf(format, a...)}
 }
@@ -120,7 +126,7 @@ var wanted = map[string]string{
 	ArgPath:    "the absolute directory to gather files from, e.g. \"/home/me/project\"",
 	ArgPattern: "a glob relative to path, e.g. \"**/*.go\"",
 	ArgQuery:   "the question to ask about the files",
-	ArgID:      `the id a consultation returned with "still running"`,
+	"id":       `the id a consultation returned with "still running"`,
 }
 
 // Wanted says what the required argument name holds, for a message that asks for it
@@ -215,11 +221,6 @@ func timeoutRule(def time.Duration) SecondsRule {
 	return SecondsRule{Arg: ArgTimeout, Min: consult.MinTimeout, Max: consult.MaxTimeout, Default: def}
 }
 
-// WaitRule is the rule for consultation_result's wait.
-func WaitRule() SecondsRule {
-	return SecondsRule{Arg: ArgWait, Min: consult.MinWait, Max: consult.MaxWait, Default: consult.DefaultWait}
-}
-
 // Refuse is the error for a value that breaks the rule (out of range, or not a number);
 // got describes the value as the caller gave it ("0.5", "the string \"30\"").
 func (r SecondsRule) Refuse(got string) error {
@@ -236,7 +237,9 @@ func (r SecondsRule) FromSeconds(sec float64) (time.Duration, error) {
 	return time.Duration(sec * float64(time.Second)), nil
 }
 
-// check refuses d when it is not from Min to Max.
+// Check refuses d when it is not from Min to Max.
+func (r SecondsRule) Check(d time.Duration) error { return r.check(d) }
+
 func (r SecondsRule) check(d time.Duration) error {
 	if d < r.Min || d > r.Max {
 		return r.Refuse(fmt.Sprintf("%g", d.Seconds()))
@@ -244,7 +247,12 @@ func (r SecondsRule) check(d time.Duration) error {
 	return nil
 }
 
-// longWaitWarning is the note on a wait (timeout, wait) long enough for clients to give up.
+// LongWaitWarning is the note on a wait (timeout, wait) long enough for clients to give up;
+// fix says what to do if the call is cut off.
+func LongWaitWarning(arg string, d time.Duration, fix string) string {
+	return longWaitWarning(arg, d, fix)
+}
+
 func longWaitWarning(arg string, d time.Duration, fix string) string {
 	return fmt.Sprintf("%s %s accepted, but many MCP clients give up on a tool call after about 25-60 seconds unless they reset their clock on progress notifications; if this call is cut off, %s",
 		arg, consult.FormatDuration(d), fix)

@@ -28,12 +28,6 @@ func withCallDeadline(ctx context.Context, start time.Time, timeout time.Duratio
 	return context.WithDeadlineCause(ctx, start.Add(timeout), ErrCallTimeout)
 }
 
-// withBackgroundLimit bounds ctx by the server's background limit, counted from the
-// consultation's start; past it, the cause is ErrBackgroundLimit.
-func withBackgroundLimit(ctx context.Context, start time.Time, limit time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithDeadlineCause(ctx, start.Add(limit), ErrBackgroundLimit)
-}
-
 // budgetOf reads ctx's deadline.
 func budgetOf(ctx context.Context) budget {
 	dl, _ := ctx.Deadline()

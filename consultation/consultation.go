@@ -50,6 +50,9 @@ type Result struct {
 	// Summary holds the same figures as Text in machine-readable form: kind, id, answer,
 	// usage, report, error details. Nil for a plain acknowledgement (e.g. a cancellation).
 	Summary *Summary
+	// Answer is the model's answer as received, whole or partial, even when it was written
+	// to output_file: what a background consultation keeps in its record.
+	Answer string `json:"-"`
 }
 
 // Service runs consultations. The zero value is not usable: set Counter.
@@ -79,9 +82,6 @@ type Service struct {
 	// AllowRoots, when set (see ResolveRoots), confines path and output_file to these
 	// directories.
 	AllowRoots []string
-	// Jobs runs and keeps consultations that continue after their call (on_timeout
-	// "continue"); nil refuses such calls and consultation_result.
-	Jobs *Jobs
 	// Inflight bounds the bytes the calls in flight hold, server-wide; nil is no bound.
 	Inflight *Inflight
 
@@ -121,7 +121,9 @@ func WithArrival(ctx context.Context, t time.Time) context.Context {
 	return context.WithValue(ctx, arrivalKey{}, t)
 }
 
-// arrival is the moment WithArrival put in ctx, or now.
+// Arrival is the moment WithArrival put in ctx, or now.
+func Arrival(ctx context.Context) time.Time { return arrival(ctx) }
+
 func arrival(ctx context.Context) time.Time {
 	if t, ok := ctx.Value(arrivalKey{}).(time.Time); ok && !t.IsZero() {
 		return t
@@ -129,64 +131,109 @@ func arrival(ctx context.Context) time.Time {
 	return time.Now()
 }
 
-// Consult runs one call. The deadline runs from the moment the request arrived (WithArrival;
-// else now) and covers everything, the time the call waited included; when it passes, work
-// stops at once and the result says what was collected. A request that breaks a rule is
-// refused (an *ArgError's message, class invalid_argument) before any file is read. r
-// receives progress and notable events while the call runs (nil: nobody listens); nothing
-// is sent to it after Consult returns.
-func (s *Service) Consult(ctx context.Context, in Request, r Reporter) Result {
-	start := arrival(ctx)
+// Validate checks in against every rule, as Consult does before it reads anything, and
+// returns the warnings a call with it would carry (e.g. a long timeout). It opens nothing
+// that outlives it. A background engine validates a request with it before it starts a
+// worker, and the worker runs it with Run under the same configuration.
+func (s *Service) Validate(in Request) ([]string, error) {
+	req, err := s.check(in)
+	req.output.close()
+	return req.Warnings, err
+}
+
+// check validates in and applies the server's confinement and default model.
+func (s *Service) check(in Request) (request, error) {
 	req, err := in.validate(s.defaultTimeout())
 	if err == nil {
 		err = checkAllowed(&req, s.AllowRoots)
 	}
 	if err != nil {
-		s.logger().Info("consultation refused", "reason", err.Error())
-		return FailureOf(err)
+		return req, err
 	}
 	if req.Model.ID == "" && s.DefaultModel != "" {
 		if req.Model, err = models.ParseSpec(s.DefaultModel); err != nil {
-			return Failure(ClassInternal, "the server's default model is invalid: "+err.Error())
+			return req, &configError{"the server's default model is invalid: " + err.Error()}
 		}
 	}
-	if l := s.liveRules(req.Timeout); !req.Continue && l.clamped {
-		req.Warnings = append(req.Warnings, fmt.Sprintf("the server's idle timeout (%s) is longer than this call's timeout; it is clamped to %s", consult.FormatDuration(s.IdleTimeout), consult.FormatDuration(req.Timeout)))
-	}
-	var res Result
-	if req.Continue {
-		res = s.consultContinuing(ctx, req, start, r)
-	} else {
-		res = s.consultWithin(ctx, req, start, r)
-	}
-	if len(req.Warnings) > 0 {
-		res.Text = res.Text + "\n\nWarning: " + strings.Join(req.Warnings, "\nWarning: ")
-	}
-	s.logger().Info("consultation done", "path", req.Path, "pattern", req.Pattern, "dry_run", req.DryRun,
-		"error", res.IsError, "elapsed", time.Since(start).Round(time.Millisecond))
-	return res
+	return req, nil
 }
 
-// consultWithin runs a call that ends at its timeout (on_timeout "fail").
-func (s *Service) consultWithin(ctx context.Context, req request, start time.Time, r Reporter) Result {
+// configError is a failure of the server's own configuration, not of the call.
+type configError struct{ msg string }
+
+func (e *configError) Error() string { return e.msg }
+
+// Consult runs one call. The deadline runs from the moment the request arrived (WithArrival;
+// else now) and covers everything, the time the call waited included; when it passes, work
+// stops at once and the result says what was collected. A request that breaks a rule is
+// refused (an *ArgError's message, class invalid_argument) before any file is read. r
+// receives progress and notable events while the call runs (nil: nobody listens); nothing
+// is sent to it after Consult returns. on_timeout is not acted on here: a consultation that
+// is to go on past its call is the background engine's, which runs it with Run.
+func (s *Service) Consult(ctx context.Context, in Request, r Reporter) Result {
+	start := arrival(ctx)
+	req, err := s.check(in)
+	if err != nil {
+		return s.refused(err)
+	}
 	ctx, cancel := withCallDeadline(ctx, start, req.Timeout)
 	defer cancel()
+	return s.run(ctx, req, start, req.Timeout, r)
+}
+
+// Run runs one consultation under ctx's deadline alone (a background worker's limit), with
+// no timeout of its own: the same rules as Consult otherwise. The call started at start (the
+// background limit runs from it; zero is now).
+func (s *Service) Run(ctx context.Context, in Request, start time.Time, r Reporter) Result {
+	if start.IsZero() {
+		start = time.Now()
+	}
+	req, err := s.check(in)
+	if err != nil {
+		return s.refused(err)
+	}
+	req.Warnings = nil // the call that started it carried them
+	return s.run(ctx, req, start, budgetOf(ctx).left(), r)
+}
+
+func (s *Service) refused(err error) Result {
+	s.logger().Info("consultation refused", "reason", err.Error())
+	var ce *configError
+	if errors.As(err, &ce) {
+		return Failure(ClassInternal, ce.msg)
+	}
+	return FailureOf(err)
+}
+
+// run is a validated call that may take up to d (its timeout, or what is left of a
+// background limit) under ctx's deadline.
+func (s *Service) run(ctx context.Context, req request, start time.Time, d time.Duration, r Reporter) Result {
+	l := s.liveRules(d)
+	if l.clamped && !req.Continue {
+		req.Warnings = append(req.Warnings, fmt.Sprintf("the server's idle timeout (%s) is longer than this call's timeout; it is clamped to %s", consult.FormatDuration(s.IdleTimeout), consult.FormatDuration(d)))
+		s.logger().Warn("idle timeout longer than the call's timeout: clamped", "idle_timeout", s.IdleTimeout, "timeout", d)
+	}
 	c := &call{svc: s, req: req, start: start, reporter: r}
 	ctx = c.cancellable(ctx)
 	defer c.cancel(nil)
 	c.setPhase(PhaseQueued)
-	l := s.liveRules(req.Timeout)
-	if l.clamped {
-		s.logger().Warn("idle timeout longer than the call's timeout: clamped", "idle_timeout", s.IdleTimeout, "timeout", req.Timeout)
-	}
 	c.idle, c.interval = l.rules()
 	for _, w := range c.req.Warnings {
 		c.log(LevelWarning, w)
 	}
-	hb := startHeartbeatNow(ctx, r, c.interval, c.progressMessage) // the first report, warnings and all, at once
+	hb := startHeartbeatNow(ctx, r, c.interval, c) // the first report, warnings and all, at once
 	c.setHeartbeat(hb)
 	res := c.run(ctx)
 	hb.halt()
+	res.Answer = c.fullAnswer()
+	if len(req.Warnings) > 0 {
+		res.Text = res.Text + "\n\nWarning: " + strings.Join(req.Warnings, "\nWarning: ")
+		if res.Summary != nil {
+			res.Summary.Warnings = append(res.Summary.Warnings, req.Warnings...)
+		}
+	}
+	s.logger().Info("consultation done", "path", req.Path, "pattern", req.Pattern, "dry_run", req.DryRun,
+		"error", res.IsError, "elapsed", time.Since(start).Round(time.Millisecond))
 	return res
 }
 
@@ -195,7 +242,7 @@ func (s *Service) consultWithin(ctx context.Context, req request, start time.Tim
 // carries it, so a client that shows only progress, or gives up before the result, still
 // hears of it.
 func (c *call) log(level Level, msg string) {
-	c.svc.logger().Info("notice to client", "level", string(level), "id", c.id, "message", msg)
+	c.svc.logger().Info("notice to client", "level", string(level), "message", msg)
 	if level == LevelWarning || level == LevelError {
 		c.notice.Store(&msg)
 	}
@@ -249,7 +296,6 @@ type call struct {
 	hb       *heartbeat              // poked when there is news; nil before it starts
 	reporter Reporter                // dropped (nil) when a background call's caller leaves
 	cancel   context.CancelCauseFunc // set by cancellable only
-	id       string                  // set for on_timeout "continue": the id to collect the result with
 	queuedOn atomic.Pointer[waiter]  // its place in line for admission while it waits
 	idle     time.Duration
 	interval time.Duration
@@ -357,14 +403,27 @@ func (c *call) report() *Report {
 	return rep
 }
 
-// stopped explains a call whose context ended: its own deadline, its idle timeout, the
-// background limit, a shutdown, consultation_cancel, or the client cancelling.
+// A Stop is a cause of a call's context that its caller defines (a background engine's limit
+// or cancel): it says how the stop is classed and worded. Any other cause but the call's
+// own deadline and idle timeout reads as the client cancelling.
+type Stop interface {
+	error
+	// Class is the error class of a call stopped for this cause.
+	Class() ErrorClass
+	// Words are the first line of the failure, why a partial answer was cut, and advice
+	// (ending in a newline, or empty), for a call stopped while in phase after elapsed.
+	Words(phase, elapsed string) (headline, partialWhy, advice string)
+}
+
+// stopped explains a call whose context ended: its own deadline, its idle timeout, a cause
+// its caller defines (Stop), or the client cancelling.
 func (c *call) stopped(ctx context.Context) Result {
 	rep := c.report()
 	cause := context.Cause(ctx)
 	phase, elapsed := c.phaseNow(), consult.FormatDuration(time.Since(c.start))
 	var b strings.Builder
 	var advice string
+	var stop Stop
 	partialWhy := "cut off at the deadline"
 	switch {
 	case errors.Is(cause, ErrIdleTimeout):
@@ -373,19 +432,10 @@ func (c *call) stopped(ctx context.Context) Result {
 	case errors.Is(cause, ErrCallTimeout):
 		fmt.Fprintf(&b, "Request timed out after %s while %s.\n", consult.FormatDuration(c.req.Timeout), phase)
 		advice = c.timeoutAdvice(rep)
-	case errors.Is(cause, ErrBackgroundLimit):
-		fmt.Fprintf(&b, "Stopped at the server's background limit (%s) while %s.\n", consult.FormatDuration(c.svc.Jobs.Limit()), phase)
-		partialWhy = "cut off at the background limit"
-		advice = fmt.Sprintf("The limit is the server's --background-limit (now %s): raise it where the server is started, or make the request smaller: %s.\n", consult.FormatDuration(c.svc.Jobs.Limit()), sizeTips(rep))
-	case errors.Is(cause, ErrShutdown):
-		fmt.Fprintf(&b, "The server shut down while %s, after %s; the consultation was stopped and what it had is kept here. Run it again for a full answer.\n", phase, elapsed)
-		partialWhy = "cut off by the shutdown"
-	case errors.Is(cause, ErrCancelledByTool):
-		fmt.Fprintf(&b, "Cancelled with consultation_cancel while %s, after %s.\n", phase, elapsed)
-		partialWhy = "cut off by the cancellation"
-	case errors.Is(cause, ErrUserCancelled) && c.id != "":
-		fmt.Fprintf(&b, "Cancelled by the client (the user stopped the call) while %s, after %s.\n", phase, elapsed)
-		partialWhy = "cut off by the cancellation"
+	case errors.As(cause, &stop):
+		headline, why, more := stop.Words(phase, elapsed)
+		b.WriteString(headline + "\n")
+		partialWhy, advice = why, more
 	default:
 		return c.errorResult(ErrorInfo{Class: ClassCancelled}, fmt.Sprintf("Cancelled by the client while %s after %s.", phase, consult.FormatDuration(time.Since(c.start))), rep)
 	}
@@ -400,7 +450,7 @@ func (c *call) stopped(ctx context.Context) Result {
 		var reasoning consult.Tokens
 		partial, reasoning, _ = live.snapshot()
 		if reasoning > 0 {
-			fmt.Fprintf(&b, "The model had produced %s reasoning tokens.\n", reasoning)
+			fmt.Fprintf(&b, "The model had produced %s.\n", tokensWord(reasoning, "reasoning token"))
 		}
 	}
 	if len(c.failed) > 0 {

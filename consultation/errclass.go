@@ -69,7 +69,7 @@ func errorInfo(err error) ErrorInfo {
 		case providers.Billing:
 			info.Class = ClassPermissionDenied
 		case providers.RateLimited:
-			info.Class, info.Retryable = ClassRateLimited, true
+			info.Class = ClassRateLimited // a daily quota is not retryable (providers.Retryable)
 		case providers.Overloaded:
 			info.Class, info.Retryable = ClassOverloaded, true
 		case providers.NotFound:
@@ -82,16 +82,22 @@ func errorInfo(err error) ErrorInfo {
 			info.Class = ClassOutputLimit
 		case providers.Canceled:
 			info.Class = ClassCancelled
+		case providers.BadRequest:
+			info.Class = ClassInvalidArgument // the provider refused the request as invalid: the same call fails the same way
 		default:
 			info.Class = ClassUpstreamError
 		}
 	case errors.Is(err, ErrIdleTimeout):
 		info.Class, info.Retryable = ClassIdleTimeout, true
-	case errors.Is(err, ErrCallTimeout), errors.Is(err, ErrBackgroundLimit), errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, ErrCallTimeout), errors.Is(err, context.DeadlineExceeded):
 		info.Class, info.Retryable = ClassTimeout, true
-	case errors.Is(err, context.Canceled), errors.Is(err, ErrCancelledByTool), errors.Is(err, ErrShutdown),
-		errors.Is(err, ErrUserCancelled), errors.Is(err, ErrClientGaveUp):
+	case errors.Is(err, context.Canceled), errors.Is(err, ErrUserCancelled), errors.Is(err, ErrClientGaveUp), errors.Is(err, ErrClientCancelled):
 		info.Class = ClassCancelled
+	}
+	var stop Stop
+	if errors.As(err, &stop) {
+		info.Class = stop.Class()
+		info.Retryable = retryableClass[info.Class]
 	}
 	return info
 }
@@ -99,14 +105,14 @@ func errorInfo(err error) ErrorInfo {
 // FailureOf is the error result for err alone (an argument refused, a store that failed).
 func FailureOf(err error) Result {
 	info := errorInfo(err)
-	return Result{Text: err.Error(), IsError: true, Summary: &Summary{Kind: KindError, Error: &info}}
+	return Result{Text: err.Error(), IsError: true, Summary: &Summary{Kind: KindError, Error: &info, Message: err.Error()}}
 }
 
 // Failure is an error result of a class, with no report: the Summary holds only the error.
 // A call that failed for want of time or capacity may succeed when made again.
 func Failure(class ErrorClass, text string) Result {
 	info := ErrorInfo{Class: class, Message: firstLine(text), Retryable: retryableClass[class]}
-	return Result{Text: text, IsError: true, Summary: &Summary{Kind: KindError, Error: &info}}
+	return Result{Text: text, IsError: true, Summary: &Summary{Kind: KindError, Error: &info, Message: text}}
 }
 
 // retryableClass are the classes whose calls may succeed when made again as they are.

@@ -256,30 +256,6 @@ func TestReservationReleasedOnEveryPath(t *testing.T) {
 	}
 }
 
-// TestBackgroundReleasesReservation: a consultation that goes on in the background (inside
-// the server) holds its reservation until it finishes, then gives it back.
-func TestBackgroundReleasesReservation(t *testing.T) {
-	t.Parallel()
-	synctest.Test(t, testBackgroundReleasesReservation)
-}
-
-func testBackgroundReleasesReservation(t *testing.T) {
-	m, svc := memJobs(t, JobsConfig{})
-	svc.Inflight = NewInflight(1 << 30)
-	m.push(memScript{memSleep(1100 * time.Millisecond), memText("done")})
-	id := startRunning(t, svc, Request{Path: sampleTree(t)})
-	if got := svc.Inflight.InUse(); got == 0 {
-		t.Error("a running background consultation holds no reservation")
-	}
-	if res := collect(svc, id, 5, nil); !strings.HasPrefix(res.Text, "done") {
-		t.Fatalf("collected: %s", res.Text)
-	}
-	for deadline := time.Now().Add(2 * time.Second); svc.Inflight.InUse() != 0 && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
-	allReleased(t, svc.Inflight, "the background consultation finished")
-}
-
 // TestArrivalIsStart: the deadline runs from the arrival WithArrival records, not from when
 // Consult runs; a call whose deadline passed before it ran ends at once in phase "queued",
 // having gathered nothing.

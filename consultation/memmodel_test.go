@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/consultmcp/consult/internal/fake"
-	"github.com/consultmcp/consult/internal/results"
 	"github.com/consultmcp/consult/providers"
 )
 
@@ -75,22 +74,4 @@ func memUpstream(t *testing.T) (*memModel, *Service) {
 		t.Fatal(err)
 	}
 	return &memModel{srv}, &Service{Counter: counter, Model: p, DefaultModel: "google/gemini-2.5-pro", KeyHint: "OPENROUTER_API_KEY"}
-}
-
-// memJobs is memUpstream with background jobs configured by cfg, stopped when the test ends.
-func memJobs(t *testing.T, cfg JobsConfig) (*memModel, *Service) {
-	t.Helper()
-	m, svc := memUpstream(t)
-	svc.Jobs = NewJobs(cfg)
-	t.Cleanup(func() { shutdownNow(svc.Jobs) })
-	return m, svc
-}
-
-// memBackground is background with the fake in memory: a service with background jobs
-// saving to a new results directory, for tests that run under testing/synctest.
-func memBackground(t *testing.T) (*memModel, *Service, *results.Store) {
-	t.Helper()
-	store := results.Open(t.TempDir(), 0, 0, 0)
-	m, svc := memJobs(t, JobsConfig{Store: store})
-	return m, svc, store
 }

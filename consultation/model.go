@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -58,6 +60,21 @@ func (s *stream) Answer(delta string) {
 	s.answer.WriteString(delta)
 	s.mu.Unlock()
 }
+
+// Refusal notes refusal text as it streams: the model's reply has arrived, though it is not
+// an answer, so the call is receiving it.
+func (s *stream) Refusal(delta string) {
+	s.mu.Lock()
+	if s.firstAt.IsZero() && delta != "" {
+		s.firstAt = time.Now()
+		if s.onFirst != nil {
+			s.onFirst()
+		}
+	}
+	s.mu.Unlock()
+}
+
+var _ providers.RefusalObserver = (*stream)(nil)
 
 // snapshot returns the answer so far, the reasoning tokens and whether the answer started.
 func (s *stream) snapshot() (text string, reasoning consult.Tokens, started bool) {
@@ -158,14 +175,35 @@ func (c *call) upstreamFailure(err error, resp *providers.Response, rep *Report,
 		fmt.Fprintf(&b, "The model call failed while %s: %s, %s in all. Attempts:%s",
 			c.phaseNow(), gaveUp, consult.FormatDuration(time.Since(c.start)), describeAttempts(c.failed))
 	case errors.Is(err, providers.ContextLength):
-		window := "window unknown"
-		if rep.ContextWindow > 0 {
+		rep.Refused = true
+		window, count := "window unknown", rep.PromptTokens.String()+" tokens by consult's count"
+		var of *providers.Overflow
+		if errors.As(err, &pe) && pe.Overflow != nil {
+			of = pe.Overflow
+		}
+		switch {
+		case of != nil && of.Window > 0:
+			window = "the provider's window " + of.Window.String()
+		case rep.ContextWindow > 0:
 			window = "window " + rep.ContextWindow.String()
 		}
-		rep.Refused = true
-		fmt.Fprintf(&b, "Too large for %s (%s tokens, %s): the provider refused it (%v). More time will not help.\n%s",
-			consult.Printable(c.req.Model.ID), rep.PromptTokens, window, err, rep.Text())
-		fmt.Fprintf(&b, "Make it smaller: %s; or use a model with a larger context window.\n", sizeTips(rep))
+		if of != nil && of.Prompt > 0 {
+			count = of.Prompt.String() + " tokens by the provider's count"
+		}
+		fmt.Fprintf(&b, "Too large for %s (%s, %s): the provider refused it (%v). More time will not help.\n%s",
+			consult.Printable(c.req.Model.ID), count, window, err, rep.Text())
+		if of.ReservationTipped() {
+			fmt.Fprintf(&b, "The prompt alone fits; the %s tokens reserved for the answer pushed it over: use a model with a larger window, or a smaller thinking budget (model %q).\n", of.Completion, c.req.Model.ID+"|thinking=4000")
+		} else {
+			fmt.Fprintf(&b, "Make it smaller: %s; or use a model with a larger context window.\n", sizeTips(rep))
+		}
+	case errors.Is(err, providers.OutputLimit):
+		fmt.Fprintf(&b, "The model reached its output limit before it finished (%v).\n", err)
+		fmt.Fprintf(&b, "With a thinking model, give it a smaller reasoning budget (model %q) or ask a narrower question.", c.req.Model.ID+"|thinking=8000")
+	case errors.Is(err, providers.ContentFiltered):
+		fmt.Fprintf(&b, "The provider's content filter stopped the request (%v).\nLeave out the files that may set it off (exclude_pattern), rephrase the question, or try another model.", err)
+	case errors.As(err, &pe) && pe.Quota != nil && pe.Quota.Period == providers.PerDay:
+		fmt.Fprintf(&b, "The model call failed: %v\nRetrying today will not help: use another model, or a key on a paid tier.", err)
 	case errors.As(err, &pe) && pe.Kind == providers.Auth:
 		// The provider's own words, without the error's generic advice: the advice is given
 		// once, here, naming where this server's key comes from.
@@ -178,11 +216,15 @@ func (c *call) upstreamFailure(err error, resp *providers.Response, rep *Report,
 		}
 	}
 	if resp != nil && resp.Text != "" {
-		fmt.Fprintf(&b, "\n\nPartial answer (cut off by the failure):\n%s", resp.Text)
+		why := "cut off by the failure"
+		if errors.Is(err, providers.OutputLimit) {
+			why = "cut off by the output limit"
+		}
+		fmt.Fprintf(&b, "\n\nPartial answer (%s):\n%s", why, resp.Text)
 	}
 	res := c.errorResult(errorInfo(err), b.String(), rep)
 	res.Summary.Answer = partialText(resp)
-	if resp != nil && resp.Usage != (providers.Usage{}) {
+	if resp != nil && resp.Usage.Reported {
 		res.Summary.Usage = usageOf(resp) // tokens spent are billed, failure or not
 	}
 	c.setAnswer(partialText(resp))
@@ -196,8 +238,12 @@ func partialText(resp *providers.Response) string {
 	return resp.Text
 }
 
-// usageOf is the provider's accounting in a summary's form.
+// usageOf is the provider's accounting in a summary's form; nil when it reported none (a
+// refusal stream may send none): never zeros that were not counted.
 func usageOf(resp *providers.Response) *UsageSummary {
+	if !resp.Usage.Reported {
+		return nil
+	}
 	u := &UsageSummary{
 		Input: resp.Usage.Input, Output: resp.Usage.Output, Reasoning: resp.Usage.Reasoning, Cached: resp.Usage.Cached,
 	}
@@ -234,8 +280,8 @@ func (c *call) stopFailure(resp *providers.Response, rep *Report) (res Result, o
 		b.WriteString(").\nRephrase the question, leave out the files that may set the filter off (exclude_pattern), or try another model.")
 	case resp.Finish == "length" && strings.TrimSpace(resp.Text) == "":
 		info.Class = ClassOutputLimit
-		fmt.Fprintf(&b, "The model reached its output limit before it wrote any answer (stop reason %s; %s reasoning tokens, %s answer tokens).\n",
-			reason, resp.Usage.Reasoning, resp.Usage.Output)
+		fmt.Fprintf(&b, "The model reached its output limit before it wrote any answer (stop reason %s; %s, %s).\n",
+			reason, tokensWord(resp.Usage.Reasoning, "reasoning token"), tokensWord(resp.Usage.Output, "answer token"))
 		fmt.Fprintf(&b, "With a thinking model, give it a smaller reasoning budget (model %q) or ask a narrower question.", c.req.Model.ID+"|thinking=8000")
 	default:
 		return Result{}, false
@@ -306,6 +352,29 @@ func (c *call) answer(resp *providers.Response, rep *Report) Result {
 	return Result{Text: b.String(), Summary: sum}
 }
 
+// FormatUSD writes a price in dollars: cents for a dollar or more, and two significant
+// digits below ("$0.0000058"), never "$0.0000" for a cost that is not zero.
+func FormatUSD(v float64) string {
+	switch {
+	case v == 0:
+		return "$0"
+	case v >= 1:
+		return fmt.Sprintf("$%.2f", v)
+	case v >= 0.01:
+		return fmt.Sprintf("$%.4f", v)
+	}
+	digits := int(-math.Floor(math.Log10(v))) + 1 // two significant digits
+	return "$" + strconv.FormatFloat(v, 'f', min(digits, 12), 64)
+}
+
+// tokensWord is "1 reasoning token", "1,200 reasoning tokens".
+func tokensWord(n consult.Tokens, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return n.String() + " " + one + "s"
+}
+
 // footer renders a summary's figures in one short block.
 func footer(s *Summary) string {
 	var b strings.Builder
@@ -320,7 +389,7 @@ func footer(s *Summary) string {
 			fmt.Fprintf(&b, ", %s reasoning", u.Reasoning)
 		}
 		if u.CostUSD != nil {
-			fmt.Fprintf(&b, " · $%.4f", *u.CostUSD)
+			b.WriteString(" · " + FormatUSD(*u.CostUSD))
 		}
 	}
 	fmt.Fprintf(&b, " · %.1f s · %d %s", s.ElapsedSeconds, s.Attempts, plural(s.Attempts, "attempt", "attempts"))

@@ -327,3 +327,16 @@ func TestSecretsStayOutAndAreListed(t *testing.T) {
 		t.Errorf("structured withheld = %+v, redacted = %+v", sum.Withheld, sum.Redacted)
 	}
 }
+
+// TestFormatUSD: a cost under a cent keeps two significant digits, never "$0.0000".
+func TestFormatUSD(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		v    float64
+		want string
+	}{{0, "$0"}, {0.0000058, "$0.0000058"}, {0.00042, "$0.00042"}, {0.0123, "$0.0123"}, {1.5, "$1.50"}, {12.345, "$12.35"}} {
+		if got := FormatUSD(tc.v); got != tc.want {
+			t.Errorf("FormatUSD(%g) = %q, want %q", tc.v, got, tc.want)
+		}
+	}
+}

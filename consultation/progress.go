@@ -23,6 +23,33 @@ type Reporter interface {
 	Log(level Level, message string)
 }
 
+// A Recorder is a Reporter that also takes the call's state with each progress report: a
+// background worker writes it to its record, so whoever collects the consultation sees
+// where it is.
+type Recorder interface {
+	Reporter
+	// Record receives the call's state; it is called just before each Progress.
+	Record(State)
+}
+
+// State is where a call is: its phase and figures so far.
+type State struct {
+	// Phase is what the call is doing; Message is the progress message.
+	Phase   Phase
+	Message string
+	// Elapsed is the time since the call started; Attempts counts model requests sent.
+	Elapsed  time.Duration
+	Attempts int
+	// Files, Bytes and PromptTokens size the request, once counted (zero before).
+	Files        int
+	Bytes        consult.Bytes
+	PromptTokens consult.Tokens
+	// Reasoning and AnswerTokens are what the model has streamed; Partial is the answer so far.
+	Reasoning    consult.Tokens
+	AnswerTokens consult.Tokens
+	Partial      string
+}
+
 // Level is the severity of a Log message.
 type Level string
 
@@ -106,14 +133,20 @@ func (hb *heartbeat) poke() {
 	}
 }
 
-// startHeartbeat reports msg(now) to r every interval until halted or ctx ends, quiet in the
-// last moments before ctx's deadline.
-func startHeartbeat(ctx context.Context, r Reporter, interval time.Duration, msg func(time.Time) string) *heartbeat {
-	return beat(ctx, r, interval, msg, false)
-}
-
-// startHeartbeatNow is startHeartbeat with a first report at once.
-func startHeartbeatNow(ctx context.Context, r Reporter, interval time.Duration, msg func(time.Time) string) *heartbeat {
+// startHeartbeatNow reports c's progress to r at once and then every interval until halted
+// or ctx ends, quiet in the last moments before ctx's deadline. A Recorder gets c's state
+// with each report.
+func startHeartbeatNow(ctx context.Context, r Reporter, interval time.Duration, c *call) *heartbeat {
+	rec, _ := r.(Recorder)
+	msg := func(now time.Time) string {
+		m := c.progressMessage(now)
+		if rec != nil {
+			st := c.state(now)
+			st.Message = m
+			rec.Record(st)
+		}
+		return m
+	}
 	return beat(ctx, r, interval, msg, true)
 }
 
@@ -195,7 +228,7 @@ func (c *call) phaseNow() string {
 		case started:
 			return fmt.Sprintf("receiving the answer (%s characters so far)", consult.Thousands(int64(len(answer))))
 		case reasoning > 0:
-			return fmt.Sprintf("model thinking (%s reasoning tokens so far)", reasoning)
+			return fmt.Sprintf("model thinking (%s so far)", tokensWord(reasoning, "reasoning token"))
 		}
 	}
 	return string(c.currentPhase())
@@ -223,7 +256,7 @@ func (c *call) progressMessage(now time.Time) string {
 		case started:
 			fmt.Fprintf(&b, "receiving the answer, %s, %s characters", elapsed, consult.Thousands(int64(len(answer))))
 		case reasoning > 0:
-			fmt.Fprintf(&b, "model thinking, %s, %s reasoning tokens", elapsed, reasoning)
+			fmt.Fprintf(&b, "model thinking, %s, %s", elapsed, tokensWord(reasoning, "reasoning token"))
 		default:
 			fmt.Fprintf(&b, "waiting for the first token, %s", elapsed)
 		}
@@ -242,6 +275,19 @@ func (c *call) progressMessage(now time.Time) string {
 		msg = msg[:consult.MaxProgressMessage]
 	}
 	return msg
+}
+
+// state is the call's state at now.
+func (c *call) state(now time.Time) State {
+	st := State{Phase: c.currentPhase(), Elapsed: now.Sub(c.start), Attempts: int(c.attempts.Load())}
+	if rep := c.sized.Load(); rep != nil {
+		st.Files, st.Bytes, st.PromptTokens = rep.Files, rep.Bytes, rep.PromptTokens
+	}
+	if live := c.liveStream(); live != nil {
+		st.Partial, st.Reasoning, _ = live.snapshot()
+		st.AnswerTokens = c.svc.Counter.CountString(st.Partial)
+	}
+	return st
 }
 
 func (c *call) liveStream() *stream {

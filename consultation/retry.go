@@ -126,7 +126,7 @@ func (c *call) streamWithRetries(ctx context.Context, preq providers.Request) (*
 
 // describeAttempts lists failed attempts, each once with its cause, how long it took and the
 // wait after it; a cause that repeats an earlier attempt's is not written out again:
-// "1) openrouter: rate limited (HTTP 429) after 0.2 s; waited 6.1 s".
+// "1) after 0.2 s: openrouter: rate limited (HTTP 429); waited 6.1 s".
 func describeAttempts(failed []attemptRecord) string {
 	var b strings.Builder
 	seen := map[string]int{}
@@ -137,7 +137,7 @@ func describeAttempts(failed []attemptRecord) string {
 		} else {
 			seen[cause] = i + 1
 		}
-		fmt.Fprintf(&b, "\n  %d) %s after %s", i+1, cause, consult.FormatDuration(a.elapsed))
+		fmt.Fprintf(&b, "\n  %d) after %s: %s", i+1, consult.FormatDuration(a.elapsed), cause)
 		if a.wait > 0 {
 			fmt.Fprintf(&b, "; waited %s", consult.FormatDuration(a.wait))
 		}

@@ -193,7 +193,10 @@ func TestRateLimitUsesTheBudget(t *testing.T) {
 		if n := strings.Count(res.Text, "Rate limit reached for requests"); n != 1 {
 			t.Errorf("the upstream's message appears %d times, want once:\n%s", n, res.Text)
 		}
-		for _, w := range []string{"2) the same as 1)", "4) the same as 1)", "; waited "} {
+		if n := strings.Count(res.Text, ": the same as 1)"); n != 3 {
+			t.Errorf("%d attempts refer to the first, want 3:\n%s", n, res.Text)
+		}
+		for _, w := range []string{"\n  4) after ", "; waited "} {
 			if !strings.Contains(res.Text, w) {
 				t.Errorf("result lacks %q:\n%s", w, res.Text)
 			}

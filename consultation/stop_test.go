@@ -126,7 +126,7 @@ func TestErrorClasses(t *testing.T) {
 			ErrorMessage: "This model's maximum context length is 1047576 tokens. However, your messages resulted in 1200000 tokens."},
 			ClassTooLarge, false, 400, "context_length_exceeded"},
 		{"model not found", fake.Script{Status: 404, ErrorCode: "model_not_found"}, ClassNotFound, false, 404, "model_not_found"},
-		{"bad request", fake.Script{Status: 400, ErrorCode: "invalid_request_error"}, ClassUpstreamError, false, 400, "invalid_request_error"},
+		{"bad request", fake.Script{Status: 400, ErrorCode: "invalid_request_error"}, ClassInvalidArgument, false, 400, "invalid_request_error"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package consultation
 
 import (
+	"strings"
 	"time"
 
 	consult "github.com/consultmcp/consult"
@@ -63,6 +64,43 @@ type Summary struct {
 	Redacted []files.Redacted `json:"redacted,omitempty" schema:"undeclared"`
 	// Consultations lists the known consultations (kind "list").
 	Consultations []ListEntry `json:"consultations,omitempty" schema:"list" desc:"id, status, created, query"`
+	// Warnings are notes on the call the agent should act on (a timeout long enough for
+	// clients to give up, an idle timeout clamped, a result that could not be saved).
+	Warnings []string `json:"warnings,omitempty" desc:"notes to act on"`
+	// Message is, for every kind but answer, what the text says for people: for an error its
+	// cause and what to do, for a running consultation how to collect it.
+	Message string `json:"message,omitempty" desc:"the cause and what to do, in words"`
+	// Page says which part of a long answer Answer holds, when it holds only a part: fetch
+	// the next with Next.
+	Page *Page `json:"page,omitempty" desc:"a long answer's part: offset, next_offset, total_chars"`
+	// Next is the next step of a running consultation, or of a long answer's next page, as
+	// data.
+	Next *NextStep `json:"next,omitempty" desc:"running: the call that collects it"`
+}
+
+// Page is the part of a long answer a result holds: bytes Offset to NextOffset of
+// TotalChars (UTF-8 bytes), cut at a line or character boundary. NextOffset is 0 on the
+// last page.
+type Page struct {
+	Offset     int `json:"offset"`
+	NextOffset int `json:"next_offset,omitempty"`
+	TotalChars int `json:"total_chars"`
+}
+
+// NextStep is what to do about a consultation that is still running: the tool to call and
+// its arguments, and the times that bound it.
+type NextStep struct {
+	// Tool and Arguments are the call that collects the result.
+	Tool      string         `json:"tool"`
+	Arguments map[string]any `json:"arguments"`
+	// MaxWaitSeconds is the longest "wait" the tool takes.
+	MaxWaitSeconds float64 `json:"max_wait_seconds,omitempty"`
+	// RunsUntil is when the background limit stops it; KeptSeconds is how long its result is
+	// kept after it ends.
+	RunsUntil   time.Time `json:"runs_until,omitzero"`
+	KeptSeconds float64   `json:"kept_seconds,omitempty"`
+	// Cancel is the tool that stops it.
+	Cancel string `json:"cancel_tool,omitempty"`
 }
 
 // StreamedSummary is what a running consultation has received from the model so far.
@@ -96,7 +134,7 @@ type UsageSummary struct {
 // summary starts a Summary of this call with the gathering figures filled in.
 func (c *call) summary(kind string, rep *Report) *Summary {
 	s := &Summary{
-		Kind: kind, ID: c.id, Model: c.req.Model.ID, Attempts: int(c.attempts.Load()),
+		Kind: kind, Model: c.req.Model.ID, Attempts: int(c.attempts.Load()),
 		ElapsedSeconds: time.Since(c.start).Round(time.Millisecond).Seconds(),
 	}
 	if rep != nil {
@@ -115,6 +153,7 @@ func (c *call) errorResult(info ErrorInfo, text string, rep *Report) Result {
 		info.Message = firstLine(text)
 	}
 	s.Error = &info
+	s.Message = withoutPartial(text)
 	return Result{Text: text, IsError: true, Summary: s}
 }
 
@@ -126,3 +165,12 @@ const (
 	// not read.
 	TruncatedByAnswerCap = "answer_cap"
 )
+
+// withoutPartial is an error's text without the partial answer it ends with, if any: the
+// structured result carries that answer in its own field.
+func withoutPartial(text string) string {
+	if i := strings.Index(text, "\n\nPartial answer ("); i >= 0 {
+		return text[:i]
+	}
+	return text
+}

@@ -224,15 +224,15 @@ func TestReplayRecordedStreams(t *testing.T) {
 		{"openrouter_reasoning.sse", fake.OpenRouter, "google/gemini-2.5-pro",
 			"Build a map first; then one pass is enough.",
 			"**Reading the loop**\n\nThe function walks the slice twice, so it is O(n²).",
-			Usage{Input: 15234, Output: 22, Reasoning: 790, Cached: 12000, CostUSD: 0.02716, CostKnown: true}, ""},
+			Usage{Reported: true, Input: 15234, Output: 22, Reasoning: 790, Cached: 12000, CostUSD: 0.02716, CostKnown: true}, ""},
 		{"openrouter_midstream_error.sse", fake.OpenRouter, "anthropic/claude-sonnet-4",
 			"The first half of", "", Usage{}, Overloaded},
 		{"openai_reasoning.sse", fake.OpenAI, "o3", "Use a map.", "",
-			Usage{Input: 20480, Output: 4, Reasoning: 1600, Cached: 19968}, ""},
+			Usage{Reported: true, Input: 20480, Output: 4, Reasoning: 1600, Cached: 19968}, ""},
 		{"gemini_thinking.sse", fake.Gemini, "gemini-2.5-pro",
 			"Build a map first; then one pass is enough.",
 			"**Planning the answer**\n\nI will check the loop first.",
-			Usage{Input: 9000, Output: 12, Reasoning: 640, Cached: 8192}, ""},
+			Usage{Reported: true, Input: 9000, Output: 12, Reasoning: 640, Cached: 8192}, ""},
 		{"gemini_midstream_error.sse", fake.Gemini, "gemini-2.5-pro", "Partial", "", Usage{}, Overloaded},
 	}
 	for _, tt := range tests {

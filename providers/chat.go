@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -114,6 +115,7 @@ func (c *chatClient) stream(ctx context.Context, body *Body, obs Observer) (*Res
 		refusal answerText
 		usage   *openai.CompletionUsage
 	)
+	refusals, _ := obs.(RefusalObserver)
 	for !run.capped && stream.Next() {
 		chunk := stream.Current()
 		// A string of this event was cut (see stringCap): if it was answer text, the answer
@@ -137,7 +139,10 @@ func (c *chatClient) stream(ctx context.Context, body *Body, obs Observer) (*Res
 				run.capped = full || cutHere
 			}
 			if r := ch.Delta.Refusal; r != "" {
-				refusal.add(r) // a refusal is not an answer: kept apart, bounded like one
+				// A refusal is not an answer: kept apart, bounded like one.
+				if kept, _ := refusal.add(r); kept != "" && refusals != nil {
+					refusals.Refusal(kept)
+				}
 			}
 			if ch.FinishReason != "" {
 				resp.Finish = normaliseFinish(ch.FinishReason)
@@ -238,6 +243,7 @@ func extraRaw(fields map[string]respjson.Field, name string) string {
 func chatUsage(u openai.CompletionUsage) Usage {
 	reasoning := consult.Tokens(u.CompletionTokensDetails.ReasoningTokens)
 	out := Usage{
+		Reported:  true,
 		Input:     consult.Tokens(u.PromptTokens),
 		Output:    max(consult.Tokens(u.CompletionTokens)-reasoning, 0),
 		Reasoning: reasoning,
@@ -260,7 +266,49 @@ type chatErrorBody struct {
 	Metadata struct {
 		Raw          any    `json:"raw"`
 		ProviderName string `json:"provider_name"`
+		// Headers are the rate-limit headers OpenRouter copies into a 429's metadata
+		// ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset").
+		Headers map[string]any `json:"headers"`
 	} `json:"metadata"`
+}
+
+// openRouterQuotaRE finds the limit OpenRouter names in a 429: "Rate limit exceeded:
+// free-models-per-day. Add 10 credits to unlock 1000 free model requests per day".
+var openRouterQuotaRE = regexp.MustCompile(`(?i)rate limit exceeded: ([a-z0-9][a-z0-9-]*[a-z0-9])`)
+
+// quota reads the quota a rate-limit error body names (OpenRouter's "free-models-per-day",
+// "free-models-per-min"), with its limit and reset from metadata.headers
+// (X-RateLimit-Reset is in milliseconds since the epoch, openrouter.ai/docs/api-reference/limits);
+// nil when it names none.
+func (b chatErrorBody) quota() *Quota {
+	m := openRouterQuotaRE.FindStringSubmatch(b.Message)
+	if m == nil {
+		return nil
+	}
+	q := &Quota{ID: m[1]}
+	switch id := strings.ToLower(q.ID); {
+	case strings.Contains(id, "per-day"):
+		q.Period = PerDay
+	case strings.Contains(id, "per-hour"):
+		q.Period = PerHour
+	case strings.Contains(id, "per-min"):
+		q.Period = PerMinute
+	}
+	header := func(name string) (float64, bool) {
+		for k, v := range b.Metadata.Headers {
+			if strings.EqualFold(k, name) {
+				return toFloat(v)
+			}
+		}
+		return 0, false
+	}
+	if n, ok := header("X-RateLimit-Limit"); ok && n > 0 && n < 1e15 {
+		q.Limit = int64(n)
+	}
+	if ms, ok := header("X-RateLimit-Reset"); ok && ms > 1e12 && ms < 1e14 {
+		q.ResetsAt = time.UnixMilli(int64(ms))
+	}
+	return q
 }
 
 func (b chatErrorBody) text() string {
@@ -301,10 +349,16 @@ func (c *chatClient) convert(ctx context.Context, err error, httpResp *http.Resp
 		_ = json.Unmarshal(se.Event.Data, &env)
 		code := codeString(env.Error.Code)
 		kind := Server
-		if n, convErr := strconv.Atoi(code); convErr == nil && n >= 400 {
+		n, convErr := strconv.Atoi(code)
+		switch typ := strings.ToLower(code + " " + env.Error.Type); {
+		case convErr == nil && n >= 400:
 			kind = kindForStatus(n)
-		} else if strings.Contains(strings.ToLower(code+env.Error.Type), "rate_limit") {
+		case strings.Contains(typ, "rate_limit"):
 			kind = RateLimited
+		case strings.Contains(typ, "invalid_request"):
+			// OpenAI's error type for a request it will not serve as sent
+			// (platform.openai.com/docs/guides/error-codes): a client error, not a server one.
+			kind = BadRequest
 		}
 		// The choice's native reason says what the generic error hides ("MAX_TOKENS").
 		var choices struct {
@@ -317,9 +371,9 @@ func (c *chatClient) convert(ctx context.Context, err error, httpResp *http.Resp
 		if len(choices.Choices) > 0 && choices.Choices[0].Native != "" {
 			detail += " (" + choices.Choices[0].Native + ")"
 		}
-		return &Error{Provider: c.name, Kind: refine(kind, code, detail), Code: code,
+		return withOverflow(&Error{Provider: c.name, Kind: refine(kind, code, detail), Code: code,
 			Message: c.redact.clean(env.Error.text()), InBand: true, Partial: partial,
-			RetryAfter: retryInText(env.Error.text())}
+			RetryAfter: retryInText(env.Error.text())}, detail)
 	}
 
 	// An HTTP error status. The SDK's *openai.Error carries the parsed body; when the body
@@ -358,10 +412,16 @@ func (c *chatClient) convert(ctx context.Context, err error, httpResp *http.Resp
 		if msg == "" {
 			msg = http.StatusText(status)
 		}
-		return &Error{Provider: c.name, Kind: refine(kindForStatus(status), code, msg), Status: status,
+		e := &Error{Provider: c.name, Kind: refine(kindForStatus(status), code, msg), Status: status,
 			Code: code, Message: c.redact.clean(msg), RetryAfter: retryHint(header, msg, now),
 			Partial: partial} // no Err: the SDK's error holds the request and the raw body
-
+		if e.Kind == RateLimited {
+			e.Quota = body.quota()
+			if e.Quota != nil && e.Quota.Period == PerDay {
+				e.RetryAfter = 0 // waiting seconds does not lift a daily quota
+			}
+		}
+		return withOverflow(e, msg)
 	}
 	return &Error{Provider: c.name, Kind: Transport, Message: c.redact.clean(err.Error()), Partial: partial, Err: err}
 }

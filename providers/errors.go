@@ -26,6 +26,8 @@ const (
 	// UpstreamTimeout: the provider timed out (HTTP 408 or 504).
 	UpstreamTimeout Kind = "upstream timeout"
 	// RateLimited: HTTP 429 or a quota error; RetryAfter says when to try again if known.
+	// When the provider names the quota (Error.Quota) and it is a daily one, waiting
+	// seconds does not lift it and the error is not retryable.
 	RateLimited Kind = "rate limited"
 	// Overloaded: the provider or model is overloaded (HTTP 503/529 or an in-band error).
 	Overloaded Kind = "overloaded"
@@ -35,7 +37,10 @@ const (
 	Auth Kind = "authentication failed"
 	// Billing: the account has no credit left (HTTP 402).
 	Billing Kind = "payment required"
-	// BadRequest: the provider refused the request as malformed.
+	// BadRequest: the provider refused the request as invalid (HTTP 400, 422 and any other
+	// 4xx no other kind names; an in-band error of type invalid_request_error): a client
+	// error, such as thinking settings the model does not take. Sending the same request
+	// again gets the same answer, so it is never retryable.
 	BadRequest Kind = "bad request"
 	// NotFound: the model does not exist (HTTP 404 or an invalid model id).
 	NotFound Kind = "model not found"
@@ -76,6 +81,12 @@ type Error struct {
 	Partial bool
 	// InBand is true when the error arrived inside a 200 stream.
 	InBand bool
+	// Quota is the quota a rate-limit error names (Gemini's google.rpc.QuotaFailure), nil
+	// when the provider named none.
+	Quota *Quota
+	// Overflow holds the figures a context-length refusal states in the provider's own
+	// count (its window, the prompt, the answer reservation), nil when it gave none.
+	Overflow *Overflow
 	// Err is the underlying cause, if any (for Canceled: ctx.Err()).
 	Err error
 	// cause is context.Cause for Canceled errors when it differs from Err.
@@ -110,6 +121,17 @@ func (e *Error) Error() string {
 	if e.RetryAfter > 0 {
 		fmt.Fprintf(&b, "; retry after %s", consult.FormatDuration(e.RetryAfter))
 	}
+	if q := e.Quota; q != nil && q.Period == PerDay {
+		fmt.Fprintf(&b, "; the daily quota %s", consult.Printable(q.ID))
+		if q.Limit > 0 {
+			fmt.Fprintf(&b, " (limit %s)", consult.Thousands(q.Limit))
+		}
+		fmt.Fprintf(&b, " is used up: %s, so retrying sooner will not help", q.resetNote(e.Provider))
+	}
+	if o := e.Overflow; o != nil && o.ReservationTipped() {
+		fmt.Fprintf(&b, "; the prompt alone (%s tokens) fits the %s-token window: the %s tokens reserved for the answer tipped it over",
+			o.Prompt, o.Window, o.Completion)
+	}
 	if e.Kind == Auth {
 		fmt.Fprintf(&b, "; check the API key (the key argument or %s)", keyEnv(e.Provider))
 	}
@@ -140,10 +162,14 @@ func (e *Error) Is(target error) bool {
 // Retryable reports whether err may be sent again, per DESIGN "Retries": transport failures
 // before the answer started, upstream timeouts (408/504), rate limits (429), overload and
 // other 5xx, in-band or not. Never after part of the answer arrived, never for a cancelled
-// call, and never for 400, 401/403, 402, 404 or context-length errors.
+// call, never for a daily quota, and never for 400, 401/403, 402, 404, context-length or
+// output-limit errors.
 func Retryable(err error) bool {
 	var e *Error
 	if !errors.As(err, &e) || e.Partial {
+		return false
+	}
+	if e.Quota != nil && e.Quota.Period == PerDay {
 		return false
 	}
 	switch e.Kind {
@@ -179,7 +205,7 @@ func kindForStatus(status int) Kind {
 }
 
 var (
-	contextLengthRE = regexp.MustCompile(`(?i)context[ _-]?length|context window|maximum number of tokens|too many tokens|prompt is too long|input is too long|reduce the length`)
+	contextLengthRE = regexp.MustCompile(`(?i)context[ _-]?length|context window|context limit|tokens exceed the configured limit|maximum number of tokens|too many tokens|prompt is too long|input is too long|reduce the length`)
 	outputLimitRE   = regexp.MustCompile(`(?i)(output|completion|max(imum)?)[ _-]?tokens?\b.{0,40}\b(limit|reached|exceeded)|output token limit|\bMAX_TOKENS\b`)
 	overloadRE      = regexp.MustCompile(`(?i)overload|capacity|unavailable|try again later`)
 	notFoundRE      = regexp.MustCompile(`(?i)not a valid model|model .*(not found|does not exist)|no endpoints found|is not found`)
@@ -222,6 +248,14 @@ func refine(kind Kind, code, message string) Kind {
 		}
 	}
 	return kind
+}
+
+// withOverflow adds to a context-length error the figures its provider's message states.
+func withOverflow(e *Error, message string) *Error {
+	if e.Kind == ContextLength {
+		e.Overflow = parseOverflow(message)
+	}
+	return e
 }
 
 // canceledError reports that ctx ended during a call.
@@ -353,6 +387,178 @@ func parseRetryDelay(details []map[string]any) time.Duration {
 		}
 	}
 	return 0
+}
+
+// QuotaPeriod is how often a quota resets.
+type QuotaPeriod string
+
+// The quota periods providers name.
+const (
+	PerMinute QuotaPeriod = "minute"
+	PerHour   QuotaPeriod = "hour"
+	PerDay    QuotaPeriod = "day"
+)
+
+// Quota is a quota the provider says the request exceeded: a violation of Gemini's
+// google.rpc.QuotaFailure (QuotaFailure.Violation in googleapis google/rpc/error_details.proto).
+type Quota struct {
+	// ID is the provider's id of the quota ("GenerateRequestsPerDayPerProjectPerModel-FreeTier").
+	ID string
+	// Metric is what the quota counts
+	// ("generativelanguage.googleapis.com/generate_content_free_tier_requests").
+	Metric string
+	// Limit is the quota's value (25 requests a day); 0 when the provider did not say.
+	Limit int64
+	// Period is how often the quota resets, read from its id ("PerDay", "PerMinute",
+	// "free-models-per-day"); "" when the id does not say. Gemini's daily quotas reset at
+	// midnight Pacific time (ai.google.dev/gemini-api/docs/rate-limits).
+	Period QuotaPeriod
+	// ResetsAt is when the quota resets, when the provider said (OpenRouter's
+	// X-RateLimit-Reset); zero otherwise.
+	ResetsAt time.Time
+}
+
+// resetNote says when a daily quota resets: at the time the provider gave, else at
+// Gemini's documented reset.
+func (q *Quota) resetNote(provider string) string {
+	switch {
+	case !q.ResetsAt.IsZero():
+		return "it resets at " + q.ResetsAt.UTC().Format("2006-01-02 15:04 UTC")
+	case provider == NameGemini:
+		return "it resets at midnight Pacific time"
+	}
+	return "it resets once a day"
+}
+
+// quotaPeriodRE finds the period in a quota id: "GenerateRequestsPerDayPerProjectPerModel-FreeTier".
+var quotaPeriodRE = regexp.MustCompile(`Per(Day|Hour|Minute)`)
+
+// periodRank orders periods by how long they take to reset.
+var periodRank = map[QuotaPeriod]int{PerMinute: 1, PerHour: 2, PerDay: 3}
+
+// parseQuota reads the google.rpc.QuotaFailure violations in Gemini error details and
+// returns the one that resets last (a daily quota before a per-minute one), nil when there
+// is none.
+func parseQuota(details []map[string]any) *Quota {
+	var best *Quota
+	for _, d := range details {
+		t, _ := d["@type"].(string)
+		if !strings.HasSuffix(t, "google.rpc.QuotaFailure") {
+			continue
+		}
+		violations, _ := d["violations"].([]any)
+		for _, raw := range violations {
+			v, _ := raw.(map[string]any)
+			q := &Quota{}
+			q.ID, _ = v["quotaId"].(string)
+			q.Metric, _ = v["quotaMetric"].(string)
+			if q.ID == "" && q.Metric == "" {
+				continue
+			}
+			if f, ok := toFloat(v["quotaValue"]); ok && f > 0 && f < 1e15 {
+				q.Limit = int64(f)
+			}
+			if m := quotaPeriodRE.FindStringSubmatch(q.ID); m != nil {
+				q.Period = QuotaPeriod(strings.ToLower(m[1]))
+			}
+			if best == nil || periodRank[q.Period] > periodRank[best.Period] {
+				best = q
+			}
+		}
+	}
+	return best
+}
+
+// Overflow is what a context-length refusal says of the request, in the provider's own
+// tokens. Fields the refusal did not state are 0.
+type Overflow struct {
+	// Window is the limit the provider applied: the model's context length, or the input
+	// limit it names ("the configured limit of 272000 tokens").
+	Window consult.Tokens
+	// Prompt is the request's input as the provider counted it (messages, tools and other
+	// input together).
+	Prompt consult.Tokens
+	// Completion is the room the request reserved for the output (its max_tokens), as the
+	// provider counted it.
+	Completion consult.Tokens
+	// Requested is the total the provider says the request came to; Prompt + Completion
+	// when it stated only those.
+	Requested consult.Tokens
+}
+
+// ReservationTipped reports whether the prompt alone fits the window and the room reserved
+// for the answer pushed the request over it: a smaller output limit, not a smaller prompt,
+// would have let it through.
+func (o *Overflow) ReservationTipped() bool {
+	return o != nil && o.Window > 0 && o.Prompt > 0 && o.Completion > 0 &&
+		o.Prompt <= o.Window && o.Prompt+o.Completion > o.Window
+}
+
+// The figures of context-length refusals, as the providers word them (see TestParseOverflow
+// for a message of each). A number may have thousands separators.
+var (
+	overflowWindowRE = []*regexp.Regexp{
+		regexp.MustCompile(`(?i)maximum context length (?:is|of) ([0-9][0-9,]*) tokens`),
+		regexp.MustCompile(`(?i)configured limit of ([0-9][0-9,]*) tokens`),
+		regexp.MustCompile(`(?i)maximum number of tokens allowed \(([0-9][0-9,]*)\)`),
+		regexp.MustCompile(`(?i)context limit: [0-9][0-9,]* \+ [0-9][0-9,]* > ([0-9][0-9,]*)`),
+		regexp.MustCompile(`(?i)prompt is too long: [0-9][0-9,]* tokens > ([0-9][0-9,]*) maximum`),
+	}
+	overflowPromptRE = []*regexp.Regexp{
+		regexp.MustCompile(`(?i)([0-9][0-9,]*) in (?:the messages|the functions|the tools|your prompt)\b`),
+		regexp.MustCompile(`(?i)([0-9][0-9,]*) of [a-z]+ input\b`),
+		regexp.MustCompile(`(?i)messages resulted in ([0-9][0-9,]*) tokens`),
+		regexp.MustCompile(`(?i)input token count \(([0-9][0-9,]*)\)`),
+		regexp.MustCompile(`(?i)([0-9][0-9,]*) tokens from the input`),
+		regexp.MustCompile(`(?i)context limit: ([0-9][0-9,]*) \+`),
+		regexp.MustCompile(`(?i)prompt is too long: ([0-9][0-9,]*) tokens`),
+	}
+	overflowCompletionRE = []*regexp.Regexp{
+		regexp.MustCompile(`(?i)([0-9][0-9,]*) (?:in the (?:completion|output)|(?:tokens )?for the completion)\b`),
+		regexp.MustCompile(`(?i)context limit: [0-9][0-9,]* \+ ([0-9][0-9,]*) >`),
+	}
+	overflowRequestedRE = regexp.MustCompile(`(?i)requested (?:about |a total of )?([0-9][0-9,]*) tokens`)
+)
+
+// parseOverflow reads the figures of a context-length refusal from the provider's message;
+// nil when it states none.
+func parseOverflow(message string) *Overflow {
+	num := func(s string) consult.Tokens {
+		n, err := strconv.ParseInt(strings.ReplaceAll(s, ",", ""), 10, 64)
+		if err != nil || n < 0 {
+			return 0
+		}
+		return consult.Tokens(n)
+	}
+	first := func(res []*regexp.Regexp) consult.Tokens {
+		for _, re := range res {
+			if m := re.FindStringSubmatch(message); m != nil {
+				return num(m[1])
+			}
+		}
+		return 0
+	}
+	o := &Overflow{Window: first(overflowWindowRE), Completion: first(overflowCompletionRE)}
+	// The input may come in parts ("3703 in the messages, 120 in the functions"; "358454
+	// of text input, 56529 of tool input"): they add up. The first pattern that matches
+	// gives all of them.
+	for _, re := range overflowPromptRE {
+		if ms := re.FindAllStringSubmatch(message, -1); ms != nil {
+			for _, m := range ms {
+				o.Prompt += num(m[1])
+			}
+			break
+		}
+	}
+	if m := overflowRequestedRE.FindStringSubmatch(message); m != nil {
+		o.Requested = num(m[1])
+	} else {
+		o.Requested = o.Prompt + o.Completion
+	}
+	if *o == (Overflow{}) {
+		return nil
+	}
+	return o
 }
 
 // detailReason returns the first google.rpc.ErrorInfo reason in Gemini error details.

@@ -33,9 +33,10 @@ func startRun(provider string, body *Body, log *slog.Logger) *streamRun {
 }
 
 // settle fills resp from what the stream gave: the answer (a capped one finishes with
-// [FinishAnswerCap]), truncation, and usage, nil when the provider reported none; a
-// reported reasoning count of zero gives way to the estimate from the streamed text. It
-// returns whether any answer text arrived.
+// [FinishAnswerCap]), truncation, and usage, nil when the provider reported none (then
+// resp.Usage is not Reported and holds only the reasoning estimate); a reported reasoning
+// count of zero gives way to the estimate from the streamed text. It returns whether any
+// answer text arrived.
 func (r *streamRun) settle(resp *Response, usage *Usage) (partial bool) {
 	if r.capped {
 		resp.Finish, r.finished = FinishAnswerCap, true
@@ -70,6 +71,12 @@ func (r *streamRun) end(ctx context.Context, resp *Response, err error, partial 
 	}
 	if err != nil {
 		e := convert(err)
+		if e.InBand && resp.Finish == "length" && e.Kind != Canceled {
+			// The stream had said the output limit stopped the model; the error event after
+			// it (OpenRouter's "Token limit reached", code 400) is the same end, whatever
+			// code it carries. Sending it again would spend the same tokens on the same end.
+			e.Kind = OutputLimit
+		}
 		r.log.Debug("request failed", "provider", r.provider, "model", r.model,
 			"elapsed", time.Since(r.start), "error", e.Error())
 		return resp, e

@@ -148,6 +148,7 @@ func (p *Gemini) Stream(ctx context.Context, req Request, obs Observer) (*Respon
 	var reported *Usage
 	if usage != nil {
 		reported = &Usage{
+			Reported:  true,
 			Input:     consult.Tokens(usage.PromptTokenCount),
 			Output:    consult.Tokens(usage.CandidatesTokenCount),
 			Reasoning: consult.Tokens(usage.ThoughtsTokenCount),
@@ -166,7 +167,11 @@ func (p *Gemini) Stream(ctx context.Context, req Request, obs Observer) (*Respon
 		}
 		resp.Finish = "content_filter"
 		resp.StopReason = "prompt blocked: " + p.redact.clean(blocked)
-		msg := "the prompt was blocked: " + p.redact.clean(blocked)
+		// The reason is the error's code; the message adds only what the code does not say.
+		msg := "the prompt was blocked"
+		if rest := strings.TrimPrefix(blocked, blockCode); rest != "" {
+			msg += p.redact.clean(rest)
+		}
 		if resp.StopDetail != "" {
 			msg += " (" + resp.StopDetail + ")"
 		}
@@ -310,7 +315,14 @@ func (p *Gemini) convert(ctx context.Context, err error, capture *geminiCapture,
 	if out.RetryAfter == 0 {
 		out.RetryAfter = retryHint(header, ae.Message, time.Now())
 	}
-	return out
+	if out.Kind == RateLimited {
+		out.Quota = parseQuota(ae.Details)
+		if out.Quota != nil && out.Quota.Period == PerDay {
+			// The retryDelay sent with a daily quota (seconds) does not lift it.
+			out.RetryAfter = 0
+		}
+	}
+	return withOverflow(out, ae.Message)
 }
 
 // Encode builds req's body once; see [Encoder]. It is the body genai encodes for

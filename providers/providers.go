@@ -62,6 +62,11 @@ type Request struct {
 
 // Usage is what the provider reported about a call's tokens and cost.
 type Usage struct {
+	// Reported says whether the provider sent usage at all. When false, Input, Output,
+	// Cached and the cost are unknown (not zero), and Reasoning is the estimate from the
+	// streamed reasoning text: a stream can end without usage (a refusal, a server that
+	// ignores stream_options.include_usage).
+	Reported bool
 	// Input is the number of prompt tokens.
 	Input consult.Tokens
 	// Output is the number of visible answer tokens; it excludes Reasoning (billed output
@@ -116,6 +121,17 @@ type Observer interface {
 	Reasoning(tokensSoFar consult.Tokens, delta string)
 	// Answer reports new answer text.
 	Answer(delta string)
+}
+
+// RefusalObserver is an [Observer] that also receives refusal text as it streams: what the
+// model sends instead of an answer when it declines (OpenAI's delta.refusal). It is never
+// passed to Answer and never part of [Response.Text]; [Response.Refusal] holds it whole. A
+// refusal is the model's reply arriving, so a caller may report the answer phase on it.
+type RefusalObserver interface {
+	Observer
+	// Refusal reports new refusal text. Like the Observer methods it must be cheap and must
+	// not block.
+	Refusal(delta string)
 }
 
 // Provider sends a consultation to one model provider.

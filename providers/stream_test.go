@@ -40,7 +40,7 @@ func TestStreamPlainAnswer(t *testing.T) {
 		if resp.Model != fc.model {
 			t.Errorf("Model = %q, want %q", resp.Model, fc.model)
 		}
-		wantUsage := Usage{Input: 120, Output: 9, Cached: 100}
+		wantUsage := Usage{Reported: true, Input: 120, Output: 9, Cached: 100}
 		if fc.flavor == fake.OpenRouter {
 			wantUsage.CostUSD, wantUsage.CostKnown = 0.0042, true
 		}

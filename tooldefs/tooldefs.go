@@ -26,16 +26,16 @@ const (
 // consultationDescription is the consultation tool's description; the first %s is the
 // sentence that names this server's provider and default model (see Server), the second
 // the rule for choosing timeout.
-const consultationDescription = `Ask a large-context model a question about many files at once. The server reads the files under path matching pattern (skipping .gitignored files, dependencies, lock files, binaries, secrets), sends them with query to the model and returns the answer with a footer: files, tokens, cost, time.%s
+const consultationDescription = `Ask a large-context model a question about many files at once: the files under path matching pattern (skipping .gitignored files, dependencies, lock files, binaries, secrets) go with query to the model.%s
 
-Use it for questions that need many files together: architecture, cross-file bugs, reviews, "where is X handled". The model sees only these files and the query: make it self-contained.
+For questions that need many files together: architecture, cross-file bugs, reviews. The model sees only these files and the query.
 
-On a large or unfamiliar tree, call first with dry_run: true: files, tokens, the largest files and directories, whether it fits; no model call.
+On a large tree, call first with dry_run: true: files, tokens, largest files and directories, whether it fits; no model call.
 
-timeout covers the whole call; on timeout the error says what was gathered and what to do. %s If the answer is not ready by then, the result says "still running" with an id: collect it with consultation_result, or stop it with consultation_cancel.`
+timeout covers the whole call; on timeout the error says what was gathered and what to do. %s If not done by then, the result is "still running" with next: the consultation_result call that collects it.`
 
 // timeoutRule is how to choose a call's timeout; %g is the server's default timeout in seconds.
-const timeoutRule = `Choosing timeout: a fast model reads 100k tokens and writes a 1,000-token answer in 10-20 s (default timeout %g s); a thinking model ("model|thinking") or a bigger request takes minutes: pass on_timeout: "continue" with a timeout under your client's tool-call limit.`
+const timeoutRule = `A fast model answers about 100k tokens in 10-20 s (default timeout %g s); a thinking model ("model|thinking") or a bigger request takes minutes: pass on_timeout: "continue" with a timeout under your client's tool-call limit.`
 
 // Server is what the tool declarations say about the server that serves them.
 type Server struct {
@@ -89,6 +89,7 @@ type ConsultationArgs struct {
 type ResultArgs struct {
 	ID   string  `json:"id,omitempty" desc:"The id from the \"still running\" result."`
 	Wait float64 `json:"wait,omitempty"` // described from its limits
+	Offset int   `json:"offset,omitempty" desc:"With id: where the next page of a long answer starts (from next)."`
 }
 
 // CancelArgs are consultation_cancel's arguments.

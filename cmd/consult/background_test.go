@@ -200,28 +200,28 @@ func TestParseServeBackgroundFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.resultsDir != "/home/u/.local/state/consult/results" || cfg.resultsTTL != 24*time.Hour ||
-		cfg.backgroundLimit != 30*time.Minute || cfg.shutdownGrace != 10*time.Second || cfg.backgroundWorkers != 8 {
+	if cfg.ResultsDir != "/home/u/.local/state/consult/results" || cfg.ResultsTTL != 24*time.Hour ||
+		cfg.BackgroundLimit != 30*time.Minute || cfg.BackgroundWorkers != 8 {
 		t.Errorf("defaults: %+v", cfg)
 	}
-	cfg, err = parseServe("openai", nil, env(map[string]string{"HOME": "/home/u", "XDG_STATE_HOME": "/state", "CONSULT_RESULTS_TTL": "2h", "CONSULT_SHUTDOWN_GRACE": "0"}), &stderr)
-	if err != nil || cfg.resultsDir != "/state/consult/results" || cfg.resultsTTL != 2*time.Hour || cfg.shutdownGrace != 0 {
+	cfg, err = parseServe("openai", nil, env(map[string]string{"HOME": "/home/u", "XDG_STATE_HOME": "/state", "CONSULT_RESULTS_TTL": "2h"}), &stderr)
+	if err != nil || cfg.ResultsDir != "/state/consult/results" || cfg.ResultsTTL != 2*time.Hour {
 		t.Errorf("XDG_STATE_HOME and environment: %+v %v", cfg, err)
 	}
 	cfg, err = parseServe("openai", []string{"--results-dir", "rel", "--background-limit", "90m"}, env(map[string]string{"CONSULT_RESULTS_DIR": "/env"}), &stderr)
 	wd, _ := os.Getwd()
-	if err != nil || cfg.resultsDir != filepath.Join(wd, "rel") || cfg.backgroundLimit != 90*time.Minute {
+	if err != nil || cfg.ResultsDir != filepath.Join(wd, "rel") || cfg.BackgroundLimit != 90*time.Minute {
 		t.Errorf("flags: %+v %v", cfg, err)
 	}
-	if cfg, err := parseServe("openai", []string{"--background-workers", "3"}, env(map[string]string{"CONSULT_BACKGROUND_WORKERS": "5"}), &stderr); err != nil || cfg.backgroundWorkers != 3 {
+	if cfg, err := parseServe("openai", []string{"--background-workers", "3"}, env(map[string]string{"CONSULT_BACKGROUND_WORKERS": "5"}), &stderr); err != nil || cfg.BackgroundWorkers != 3 {
 		t.Errorf("--background-workers over the environment: %+v %v", cfg, err)
 	}
-	for _, bad := range [][]string{{"--background-workers", "0"}, {"--results-ttl", "0"}, {"--background-limit", "500ms"}, {"--shutdown-grace", "-1s"}, {"--results-ttl", "later"}} {
+	for _, bad := range [][]string{{"--background-workers", "0"}, {"--results-ttl", "0"}, {"--background-limit", "500ms"}, {"--results-ttl", "later"}} {
 		if _, err := parseServe("openai", bad, env(nil), &stderr); err == nil {
 			t.Errorf("parseServe(%q) accepted a bad value", bad)
 		}
 	}
-	if cfg, _ := parseServe("openai", nil, env(nil), &stderr); cfg.resultsDir != "" {
-		t.Errorf("no HOME: results dir %q, want none (memory only)", cfg.resultsDir)
+	if cfg, _ := parseServe("openai", nil, env(nil), &stderr); cfg.ResultsDir != "" {
+		t.Errorf("no HOME: results dir %q, want none (memory only)", cfg.ResultsDir)
 	}
 }

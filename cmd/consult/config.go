@@ -17,6 +17,7 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/internal/background"
 	"github.com/consultmcp/consult/providers"
 )
 
@@ -24,10 +25,6 @@ import (
 const (
 	// minHeartbeat bounds the heartbeat from below so a typo cannot flood the client.
 	minHeartbeat = 100 * time.Millisecond
-	// defaultShutdownGrace is how long running background consultations get to finish and
-	// be saved when the server stops: clients and service managers wait about 10 s before
-	// they kill a server that was asked to stop.
-	defaultShutdownGrace = 10 * time.Second
 )
 
 // usage is the help text, with the paragraph on providers filled in from the registry.
@@ -55,35 +52,38 @@ func providerUsage() string {
 		strings.Join(providers.Names(), ", "), strings.Join(keys, ", "))
 }
 
-// config is the server's configuration after flags, environment and defaults.
+// config is the server's configuration after flags, environment and defaults: resolved
+// once, by parseServe, and given whole to each background worker (see worker.go), which
+// builds its service from it exactly as the server does.
 type config struct {
-	provider       string
-	apiKey         string
-	keyOnCmdLine   bool // the key came as an argument, visible to other users in ps
-	baseURL        string
-	model          string
-	defaultTimeout time.Duration
-	heartbeat      time.Duration
-	idleTimeout    time.Duration
-	logLevel       slog.Level
-	httpAddr       string
-	test           bool
+	Provider       string        `json:"provider"`
+	APIKey         string        `json:"api_key"`
+	KeyOnCmdLine   bool          `json:"-"` // the key came as an argument, visible to other users in ps
+	BaseURL        string        `json:"base_url,omitempty"`
+	Model          string        `json:"model,omitempty"`
+	DefaultTimeout time.Duration `json:"default_timeout"`
+	Heartbeat      time.Duration `json:"heartbeat"`
+	IdleTimeout    time.Duration `json:"idle_timeout"`
+	LogLevel       slog.Level    `json:"log_level"`
+	HTTPAddr       string        `json:"http_addr,omitempty"`
+	Test           bool          `json:"-"`
 
-	httpTokenFile    string   // --http-token-file: where the bearer token is kept
-	httpToken        string   // CONSULT_HTTP_TOKEN: the bearer token itself
-	httpAllowOrigins []string // Origin header values a request may carry; none by default
+	HTTPTokenFile    string   `json:"-"` // --http-token-file: where the bearer token is kept
+	HTTPToken        string   `json:"-"` // CONSULT_HTTP_TOKEN: the bearer token itself
+	HTTPAllowOrigins []string `json:"-"` // Origin header values a request may carry; none by default
 
-	allowRoots []string
+	AllowRoots []string `json:"allow_roots,omitempty"`
 
-	resultsDir        string        // where background answers are saved; "" keeps them in memory
-	resultsTTL        time.Duration // how long a saved answer is kept
-	backgroundLimit   time.Duration // how long a consultation may run after its call returned
-	shutdownGrace     time.Duration // how long in-process background consultations get at shutdown
-	backgroundWorkers int           // how many background workers may run at once
+	ResultsDir        string        `json:"results_dir"`        // where background answers are saved
+	ResultsTTL        time.Duration `json:"results_ttl"`        // how long a saved answer is kept
+	BackgroundLimit   time.Duration `json:"background_limit"`   // how long a consultation may run after its call returned
+	BackgroundWorkers int           `json:"background_workers"` // how many background workers may run at once
 
-	maxInflight consult.Bytes // the bound on bytes in flight; 0 (a worker) for none
+	MaxInflight consult.Bytes `json:"max_inflight"` // the bound on bytes in flight
 
-	inWorker bool // this process is a background worker, not a server
+	PageBytes int `json:"page_bytes"` // answers longer than this are returned in pages; 0: never
+
+	InWorker bool `json:"-"` // this process is a background worker, not a server
 }
 
 // durationValue is a flag.Value for durations written as Go durations or plain seconds.
@@ -176,6 +176,9 @@ func intSetter(n *int) func(string) error {
 	}
 }
 
+// minPageBytes is the smallest page: smaller ones make a long answer take too many calls.
+const minPageBytes = 4096
+
 // minInflight is the smallest --max-inflight: below it even a small tree would be refused.
 const minInflight consult.Bytes = 16 << 20
 
@@ -187,19 +190,19 @@ var errUsage = errors.New("usage")
 func parseServe(provider string, args []string, getenv func(string) string, stderr io.Writer) (config, error) {
 	spec, _ := providers.Lookup(provider)
 	cfg := config{
-		provider:       provider,
-		model:          spec.DefaultModel,
-		defaultTimeout: consult.DefaultTimeout,
-		heartbeat:      consult.DefaultHeartbeat,
-		logLevel:       slog.LevelWarn,
+		Provider:       provider,
+		Model:          spec.DefaultModel,
+		DefaultTimeout: consult.DefaultTimeout,
+		Heartbeat:      consult.DefaultHeartbeat,
+		LogLevel:       slog.LevelWarn,
 
-		resultsDir:      defaultResultsDir(getenv),
-		resultsTTL:      consult.DefaultResultsTTL,
-		backgroundLimit: consult.DefaultBackgroundLimit,
-		shutdownGrace:   defaultShutdownGrace,
+		ResultsDir:      defaultResultsDir(getenv),
+		ResultsTTL:      consult.DefaultResultsTTL,
+		BackgroundLimit: consult.DefaultBackgroundLimit,
 
-		backgroundWorkers: consult.DefaultBackgroundWorkers,
-		maxInflight:       consultation.DefaultInflight(),
+		BackgroundWorkers: consult.DefaultBackgroundWorkers,
+		MaxInflight:       consultation.DefaultInflight(),
+		PageBytes:         background.DefaultPageBytes,
 	}
 	// warn by default: MCP clients such as Claude Code show every stderr line of a stdio
 	// server as an error, so normal operation (start-up, each call's summary, at info)
@@ -210,23 +213,23 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 		name string
 		set  func(string) error
 	}{
-		{"CONSULT_BASE_URL", func(s string) error { cfg.baseURL = s; return nil }},
-		{"CONSULT_MODEL", func(s string) error { cfg.model = s; return nil }},
-		{"CONSULT_DEFAULT_TIMEOUT", durationValue{&cfg.defaultTimeout}.Set},
-		{"CONSULT_HEARTBEAT", durationValue{&cfg.heartbeat}.Set},
-		{"CONSULT_IDLE_TIMEOUT", durationValue{&cfg.idleTimeout}.Set},
+		{"CONSULT_BASE_URL", func(s string) error { cfg.BaseURL = s; return nil }},
+		{"CONSULT_MODEL", func(s string) error { cfg.Model = s; return nil }},
+		{"CONSULT_DEFAULT_TIMEOUT", durationValue{&cfg.DefaultTimeout}.Set},
+		{"CONSULT_HEARTBEAT", durationValue{&cfg.Heartbeat}.Set},
+		{"CONSULT_IDLE_TIMEOUT", durationValue{&cfg.IdleTimeout}.Set},
 		{"CONSULT_LOG_LEVEL", func(s string) error { level = s; return nil }},
-		{"CONSULT_HTTP", func(s string) error { cfg.httpAddr = s; return nil }},
-		{"CONSULT_HTTP_TOKEN_FILE", func(s string) error { cfg.httpTokenFile = s; return nil }},
-		{"CONSULT_HTTP_TOKEN", func(s string) error { cfg.httpToken = s; return nil }},
-		{"CONSULT_HTTP_ALLOW_ORIGIN", func(s string) error { cfg.httpAllowOrigins = strings.Split(s, ","); return nil }},
-		{"CONSULT_ALLOW_ROOT", func(s string) error { cfg.allowRoots = filepath.SplitList(s); return nil }},
-		{"CONSULT_RESULTS_DIR", func(s string) error { cfg.resultsDir = s; return nil }},
-		{"CONSULT_RESULTS_TTL", durationValue{&cfg.resultsTTL}.Set},
-		{"CONSULT_BACKGROUND_LIMIT", durationValue{&cfg.backgroundLimit}.Set},
-		{"CONSULT_SHUTDOWN_GRACE", durationValue{&cfg.shutdownGrace}.Set},
-		{"CONSULT_BACKGROUND_WORKERS", intSetter(&cfg.backgroundWorkers)},
-		{"CONSULT_MAX_INFLIGHT", bytesValue{&cfg.maxInflight}.Set},
+		{"CONSULT_HTTP", func(s string) error { cfg.HTTPAddr = s; return nil }},
+		{"CONSULT_HTTP_TOKEN_FILE", func(s string) error { cfg.HTTPTokenFile = s; return nil }},
+		{"CONSULT_HTTP_TOKEN", func(s string) error { cfg.HTTPToken = s; return nil }},
+		{"CONSULT_HTTP_ALLOW_ORIGIN", func(s string) error { cfg.HTTPAllowOrigins = strings.Split(s, ","); return nil }},
+		{"CONSULT_ALLOW_ROOT", func(s string) error { cfg.AllowRoots = filepath.SplitList(s); return nil }},
+		{"CONSULT_RESULTS_DIR", func(s string) error { cfg.ResultsDir = s; return nil }},
+		{"CONSULT_RESULTS_TTL", durationValue{&cfg.ResultsTTL}.Set},
+		{"CONSULT_BACKGROUND_LIMIT", durationValue{&cfg.BackgroundLimit}.Set},
+		{"CONSULT_BACKGROUND_WORKERS", intSetter(&cfg.BackgroundWorkers)},
+		{"CONSULT_MAX_INFLIGHT", bytesValue{&cfg.MaxInflight}.Set},
+		{"CONSULT_PAGE_BYTES", intSetter(&cfg.PageBytes)},
 	}
 	for _, e := range envs {
 		if v := getenv(e.name); v != "" {
@@ -238,26 +241,26 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 
 	fs := flag.NewFlagSet("consult "+provider, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&cfg.baseURL, "base-url", cfg.baseURL, "provider endpoint URL")
-	fs.StringVar(&cfg.model, "model", cfg.model, "default model when a call names none")
-	fs.Var(durationValue{&cfg.defaultTimeout}, "default-timeout", "deadline of a call that sets none")
-	fs.Var(durationValue{&cfg.heartbeat}, "heartbeat", "interval between progress notifications")
-	fs.Var(durationValue{&cfg.idleTimeout}, "idle-timeout", "cancel a call whose upstream is silent this long (0 = off)")
+	fs.StringVar(&cfg.BaseURL, "base-url", cfg.BaseURL, "provider endpoint URL")
+	fs.StringVar(&cfg.Model, "model", cfg.Model, "default model when a call names none")
+	fs.Var(durationValue{&cfg.DefaultTimeout}, "default-timeout", "deadline of a call that sets none")
+	fs.Var(durationValue{&cfg.Heartbeat}, "heartbeat", "interval between progress notifications")
+	fs.Var(durationValue{&cfg.IdleTimeout}, "idle-timeout", "cancel a call whose upstream is silent this long (0 = off)")
 	fs.StringVar(&level, "log-level", level, "debug, info, warn or error")
-	fs.StringVar(&cfg.httpAddr, "http", cfg.httpAddr, "serve streamable HTTP at this address")
-	fs.StringVar(&cfg.httpTokenFile, "http-token-file", cfg.httpTokenFile, "read the HTTP bearer token from the first line of this file (mode 0600)")
+	fs.StringVar(&cfg.HTTPAddr, "http", cfg.HTTPAddr, "serve streamable HTTP at this address")
+	fs.StringVar(&cfg.HTTPTokenFile, "http-token-file", cfg.HTTPTokenFile, "read the HTTP bearer token from the first line of this file (mode 0600)")
 	var flagOrigins []string
 	fs.Func("http-allow-origin", "accept HTTP requests whose Origin header is this scheme://host[:port] (repeatable)", func(s string) error {
 		flagOrigins = append(flagOrigins, s)
 		return nil
 	})
-	fs.StringVar(&cfg.resultsDir, "results-dir", cfg.resultsDir, "directory for background consultations' results")
-	fs.Var(durationValue{&cfg.resultsTTL}, "results-ttl", "how long a background result is kept")
-	fs.Var(durationValue{&cfg.backgroundLimit}, "background-limit", "how long a consultation may run in all with on_timeout continue")
-	fs.Var(durationValue{&cfg.shutdownGrace}, "shutdown-grace", "how long in-process background consultations get to finish at shutdown (no results directory)")
-	fs.IntVar(&cfg.backgroundWorkers, "background-workers", cfg.backgroundWorkers, "how many background consultations may run at once")
-	fs.Var(bytesValue{&cfg.maxInflight}, "max-inflight", "bound on the memory calls in flight hold, server-wide (2GiB, 512MiB); a call that would pass it waits")
-	fs.BoolVar(&cfg.test, "test", false, "send a one-line query, print the answer, model and timing, and exit")
+	fs.StringVar(&cfg.ResultsDir, "results-dir", cfg.ResultsDir, "directory for background consultations' results")
+	fs.Var(durationValue{&cfg.ResultsTTL}, "results-ttl", "how long a background result is kept")
+	fs.Var(durationValue{&cfg.BackgroundLimit}, "background-limit", "how long a consultation may run in all with on_timeout continue")
+	fs.IntVar(&cfg.BackgroundWorkers, "background-workers", cfg.BackgroundWorkers, "how many background consultations may run at once")
+	fs.Var(bytesValue{&cfg.MaxInflight}, "max-inflight", "bound on the memory calls in flight hold, server-wide (2GiB, 512MiB); a call that would pass it waits")
+	fs.IntVar(&cfg.PageBytes, "page-bytes", cfg.PageBytes, "answers longer than this many bytes are returned in pages (0: never)")
+	fs.BoolVar(&cfg.Test, "test", false, "send a one-line query, print the answer, model and timing, and exit")
 	var flagRoots []string
 	fs.Func("allow-root", "confine consultations to this directory (repeatable)", func(s string) error {
 		flagRoots = append(flagRoots, s)
@@ -268,66 +271,66 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 		return cfg, errUsage
 	}
 	if len(flagRoots) > 0 {
-		cfg.allowRoots = flagRoots
+		cfg.AllowRoots = flagRoots
 	}
 	if len(flagOrigins) > 0 {
-		cfg.httpAllowOrigins = flagOrigins
+		cfg.HTTPAllowOrigins = flagOrigins
 	}
-	if cfg.httpAllowOrigins, err = parseOrigins(cfg.httpAllowOrigins); err != nil {
+	if cfg.HTTPAllowOrigins, err = parseOrigins(cfg.HTTPAllowOrigins); err != nil {
 		return cfg, err
 	}
-	if cfg.httpAddr != "" && len(cfg.allowRoots) == 0 && !loopback(cfg.httpAddr) {
-		return cfg, fmt.Errorf("--http %s listens beyond this machine, and without --allow-root any client that reaches it could read any directory the server can and send it to the model; pass --allow-root DIR (repeatable) to confine it, or listen on 127.0.0.1", cfg.httpAddr)
+	if cfg.HTTPAddr != "" && len(cfg.AllowRoots) == 0 && !loopback(cfg.HTTPAddr) {
+		return cfg, fmt.Errorf("--http %s listens beyond this machine, and without --allow-root any client that reaches it could read any directory the server can and send it to the model; pass --allow-root DIR (repeatable) to confine it, or listen on 127.0.0.1", cfg.HTTPAddr)
 	}
 	switch len(positional) {
 	case 0:
 	case 1:
-		cfg.apiKey = positional[0]
-		cfg.keyOnCmdLine = cfg.apiKey != ""
+		cfg.APIKey = positional[0]
+		cfg.KeyOnCmdLine = cfg.APIKey != ""
 	default:
 		return cfg, fmt.Errorf("too many arguments: %d after the provider; expected at most an API key", len(positional))
 	}
-	if cfg.apiKey == "" {
+	if cfg.APIKey == "" {
 		for _, k := range spec.KeyEnv {
 			if v := getenv(k); v != "" {
-				cfg.apiKey = v
+				cfg.APIKey = v
 				break
 			}
 		}
 	}
-	if err := cfg.logLevel.UnmarshalText([]byte(level)); err != nil {
+	if err := cfg.LogLevel.UnmarshalText([]byte(level)); err != nil {
 		return cfg, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
 	}
-	if cfg.defaultTimeout < consult.MinTimeout || cfg.defaultTimeout > consult.MaxTimeout {
-		return cfg, fmt.Errorf("--default-timeout %s: must be from %s to %s", cfg.defaultTimeout, consult.MinTimeout, consult.MaxTimeout)
+	if cfg.DefaultTimeout < consult.MinTimeout || cfg.DefaultTimeout > consult.MaxTimeout {
+		return cfg, fmt.Errorf("--default-timeout %s: must be from %s to %s", cfg.DefaultTimeout, consult.MinTimeout, consult.MaxTimeout)
 	}
-	if cfg.heartbeat < minHeartbeat {
-		return cfg, fmt.Errorf("--heartbeat %s: must be at least %s", cfg.heartbeat, minHeartbeat)
+	if cfg.Heartbeat < minHeartbeat {
+		return cfg, fmt.Errorf("--heartbeat %s: must be at least %s", cfg.Heartbeat, minHeartbeat)
 	}
-	if cfg.idleTimeout < 0 {
-		cfg.idleTimeout = 0 // DESIGN: negative values are 0 (off)
+	if cfg.IdleTimeout < 0 {
+		cfg.IdleTimeout = 0 // DESIGN: negative values are 0 (off)
 	}
-	if cfg.resultsTTL < time.Second {
-		return cfg, fmt.Errorf("--results-ttl %s: must be at least 1s", cfg.resultsTTL)
+	if cfg.ResultsTTL < time.Second {
+		return cfg, fmt.Errorf("--results-ttl %s: must be at least 1s", cfg.ResultsTTL)
 	}
-	if cfg.backgroundLimit < consult.MinTimeout {
-		return cfg, fmt.Errorf("--background-limit %s: must be at least %s", cfg.backgroundLimit, consult.MinTimeout)
+	if cfg.BackgroundLimit < consult.MinTimeout {
+		return cfg, fmt.Errorf("--background-limit %s: must be at least %s", cfg.BackgroundLimit, consult.MinTimeout)
 	}
-	if cfg.backgroundWorkers < 1 {
-		return cfg, fmt.Errorf("--background-workers %d: must be at least 1", cfg.backgroundWorkers)
+	if cfg.BackgroundWorkers < 1 {
+		return cfg, fmt.Errorf("--background-workers %d: must be at least 1", cfg.BackgroundWorkers)
 	}
-	if cfg.maxInflight < minInflight {
-		return cfg, fmt.Errorf("--max-inflight %s: must be at least %s", cfg.maxInflight, minInflight)
+	if cfg.PageBytes != 0 && cfg.PageBytes < minPageBytes {
+		return cfg, fmt.Errorf("--page-bytes %d: must be 0 (answers are never paged) or at least %d", cfg.PageBytes, minPageBytes)
 	}
-	if cfg.shutdownGrace < 0 {
-		return cfg, fmt.Errorf("--shutdown-grace %s: must be 0 (stop at once) or more", cfg.shutdownGrace)
+	if cfg.MaxInflight < minInflight {
+		return cfg, fmt.Errorf("--max-inflight %s: must be at least %s", cfg.MaxInflight, minInflight)
 	}
-	if cfg.resultsDir != "" {
-		abs, err := filepath.Abs(cfg.resultsDir)
+	if cfg.ResultsDir != "" {
+		abs, err := filepath.Abs(cfg.ResultsDir)
 		if err != nil {
-			return cfg, fmt.Errorf("--results-dir %q: %w", cfg.resultsDir, err)
+			return cfg, fmt.Errorf("--results-dir %q: %w", cfg.ResultsDir, err)
 		}
-		cfg.resultsDir = abs
+		cfg.ResultsDir = abs
 	}
 	return cfg, nil
 }

@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -19,6 +20,34 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
+
+// TestHTTPTokenFileOwnedByOther: run as root, a 0600 token file that belongs to nobody is
+// refused (its owner could change the token), naming the fix; before, its mode was all that
+// was checked.
+func TestHTTPTokenFileOwnedByOther(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the test gives the token file to the user nobody")
+	}
+	nobody, err := user.Lookup("nobody")
+	if err != nil {
+		t.Skipf("no user nobody: %v", err)
+	}
+	uid, _ := strconv.Atoi(nobody.Uid)
+	gid, _ := strconv.Atoi(nobody.Gid)
+	p := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(p, []byte("nobodys-token-0123456789\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(p, uid, gid); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := resolveHTTPToken(p, "")
+	if !errors.Is(err, errTokenFileNotOwned) || !strings.Contains(err.Error(), "--http-token-file") {
+		t.Fatalf("token file owned by nobody: %+v, %v; want errTokenFileNotOwned", tok, err)
+	}
+	t.Log(err)
+}
 
 // TestHTTPOtherUser runs the binary as root with --http on loopback and a 0600 token file,
 // then a client as nobody: it can neither read the token file nor call the server without

@@ -22,7 +22,8 @@ import (
 	"time"
 
 	consult "github.com/consultmcp/consult"
-	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/internal/background"
+	"github.com/mark3labs/mcp-go/server"
 )
 
 // The limits of what one HTTP request may make the server hold.
@@ -58,6 +59,8 @@ var (
 	errTokenBadChar = errors.New("token has a character a header cannot carry")
 	// errTokenFileExposed: a token file other users could read.
 	errTokenFileExposed = errors.New("token file readable by others")
+	// errTokenFileNotOwned: a token file owned by another user, who can change the token.
+	errTokenFileNotOwned = errors.New("token file owned by another user")
 	// errBadOrigin: an --http-allow-origin value that is not scheme://host[:port].
 	errBadOrigin = errors.New("not an origin")
 )
@@ -94,8 +97,9 @@ func resolveHTTPToken(file, envToken string) (httpToken, error) {
 }
 
 // readTokenFile returns the first line of path, trimmed. The file must be a regular file
-// that neither group nor others can access (the token is the whole of the server's access
-// control).
+// owned by the user running consult that neither group nor others can access (the token is
+// the whole of the server's access control: whoever can read it can call the server, and
+// whoever owns it can change it to a token of their own).
 func readTokenFile(path string) (string, error) {
 	// Opened without blocking (a fifo put in its place cannot stall the start), then checked
 	// to be a regular file.
@@ -111,6 +115,9 @@ func readTokenFile(path string) (string, error) {
 	if !fi.Mode().IsRegular() {
 		return "", fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
 	}
+	if err := checkTokenFileOwner(fi, os.Geteuid()); err != nil {
+		return "", err
+	}
 	if perm := fi.Mode().Perm(); runtime.GOOS != "windows" && perm&0o077 != 0 {
 		return "", fmt.Errorf("%w: its mode is %04o, so other users can read the token; run chmod 600 %s", errTokenFileExposed, perm, path)
 	}
@@ -123,6 +130,15 @@ func readTokenFile(path string) (string, error) {
 		return "", err
 	}
 	return v, nil
+}
+
+// checkTokenFileOwner refuses a token file that user euid does not own.
+func checkTokenFileOwner(fi os.FileInfo, euid int) error {
+	uid, ok := fileOwner(fi)
+	if !ok || uid == euid {
+		return nil
+	}
+	return fmt.Errorf("%w: uid %d owns it, not the user running consult (uid %d), and can change the token or read it; keep the token in a file of your own: install -m 600 /dev/null NEWFILE, write the token into it, and pass --http-token-file NEWFILE", errTokenFileNotOwned, uid, euid)
 }
 
 // checkToken refuses a configured token that is short or cannot travel in a header.
@@ -184,6 +200,9 @@ type httpGuard struct {
 	loopbackOnly bool          // the server listens on loopback: Host must name loopback
 	maxBody      int64         // maxRequestBody; tests lower it
 	bodyTimeout  time.Duration // bodyReadTimeout; tests lower it
+	conns        *connGate     // the server's untrusted connections (see boundConns); nil: not tracked
+	sessions     *sessionIDs   // the server's session ids (see sessionManager); nil: not checked
+	maxConns     int           // maxUntrustedConns; tests lower it
 }
 
 // newHTTPGuard returns a guard for token, to be put in front of the MCP handler (its next
@@ -197,6 +216,7 @@ func newHTTPGuard(token string, origins []string, loopbackBind bool) *httpGuard 
 		loopbackOnly: loopbackBind,
 		maxBody:      maxRequestBody,
 		bodyTimeout:  bodyReadTimeout,
+		maxConns:     maxUntrustedConns,
 	}
 	for _, o := range origins {
 		g.origins[o] = true
@@ -204,44 +224,79 @@ func newHTTPGuard(token string, origins []string, loopbackBind bool) *httpGuard 
 	return g
 }
 
-// unauthorizedMessage is the body of a 401.
-const unauthorizedMessage = `consult: this server needs a bearer token. Send the header "Authorization: Bearer <token>" with every request; the token is the one printed when the server started, or the one in --http-token-file / CONSULT_HTTP_TOKEN. A token in the URL is not accepted.`
+// tokenSource says where the bearer token comes from. Like every text of a refusal for a
+// missing or wrong token, it has no double quotes, so that it reads as it is where a client
+// shows it inside JSON or a header.
+const tokenSource = "the token is the one consult printed when it started, or the one in its --http-token-file or CONSULT_HTTP_TOKEN"
+
+// The first sentence of a 401, by what the request carried.
+const (
+	noTokenMessage    = "consult: this request has no bearer token."
+	wrongTokenMessage = "consult: this bearer token is not the one this server was started with."
+)
 
 // ServeHTTP checks Host, then Origin, then the token (so a page that rebinds a name to the
-// server learns nothing about the token), then reads the body.
+// server learns nothing about the token), then reads the body. Every refusal closes the
+// connection: a client that was refused has nothing more to send on it.
 func (g *httpGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if g.loopbackOnly && !loopbackHost(r.Host) {
-		http.Error(w, fmt.Sprintf("consult: Host %q is not a loopback name; this server listens on loopback and answers only requests for localhost, 127.0.0.1 or [::1]", r.Host), http.StatusForbidden)
+		refuse(w, fmt.Sprintf("consult: Host %q is not a loopback name; this server listens on loopback and answers only requests for localhost, 127.0.0.1 or [::1]", r.Host), http.StatusForbidden)
 		return
 	}
 	if o, ok := r.Header["Origin"]; ok && (len(o) != 1 || !g.origins[o[0]]) {
-		http.Error(w, fmt.Sprintf("consult: Origin %q is not allowed; start the server with --http-allow-origin ORIGIN to allow it", strings.Join(o, ", ")), http.StatusForbidden)
+		refuse(w, fmt.Sprintf("consult: Origin %q is not allowed; start the server with --http-allow-origin ORIGIN to allow it", strings.Join(o, ", ")), http.StatusForbidden)
 		return
 	}
-	if !g.authorized(r) {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="consult"`)
-		http.Error(w, unauthorizedMessage, http.StatusUnauthorized)
+	switch auth := r.Header.Values("Authorization"); {
+	case len(auth) > 1:
+		refuse(w, fmt.Sprintf("consult: the request has %d Authorization headers; send exactly one: Authorization: Bearer <token>", len(auth)), http.StatusBadRequest)
+		return
+	case len(auth) == 0 || strings.TrimSpace(auth[0]) == "":
+		unauthorized(w, noTokenMessage)
+		return
+	case !g.authorized(auth[0]):
+		unauthorized(w, wrongTokenMessage)
+		return
+	}
+	g.conns.trust(r.Context())
+	if g.sessions.isEnded(r.Header.Get(server.HeaderKeySessionID)) {
+		refuse(w, endedSessionMessage, http.StatusNotFound)
 		return
 	}
 	if err := g.readBody(w, r); err != nil {
 		var tooBig *http.MaxBytesError
 		switch {
 		case errors.As(err, &tooBig):
-			http.Error(w, fmt.Sprintf("consult: request body over %d bytes", g.maxBody), http.StatusRequestEntityTooLarge)
+			refuse(w, fmt.Sprintf("consult: request body over %d bytes", g.maxBody), http.StatusRequestEntityTooLarge)
 		case errors.Is(err, os.ErrDeadlineExceeded):
-			http.Error(w, fmt.Sprintf("consult: request body not received within %s", consult.FormatDuration(g.bodyTimeout)), http.StatusRequestTimeout)
+			refuse(w, fmt.Sprintf("consult: request body not received within %s", consult.FormatDuration(g.bodyTimeout)), http.StatusRequestTimeout)
 		default:
-			http.Error(w, "consult: reading the request body: "+err.Error(), http.StatusBadRequest)
+			refuse(w, "consult: reading the request body: "+err.Error(), http.StatusBadRequest)
 		}
 		return
 	}
-	g.next.ServeHTTP(w, r.WithContext(consultation.WithOwner(r.Context(), g.owner)))
+	g.next.ServeHTTP(w, r.WithContext(background.WithOwner(r.Context(), g.owner)))
 }
 
-// authorized reports whether r carries the token in its Authorization header, comparing
-// digests in constant time.
-func (g *httpGuard) authorized(r *http.Request) bool {
-	scheme, tok, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+// refuse answers code with msg as text and closes the connection after it.
+func refuse(w http.ResponseWriter, msg string, code int) {
+	w.Header().Set("Connection", "close")
+	http.Error(w, msg, code)
+}
+
+// unauthorized answers 401 for a request without the right token. MCP clients (Claude Code,
+// MCP Inspector, the TypeScript SDK) read a 401 as the start of OAuth; the challenge says
+// what is wrong in error_description, and the OAuth endpoints they go on to probe answer
+// with the same advice (see oauthRefusal), which is what they show the user.
+func unauthorized(w http.ResponseWriter, first string) {
+	w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm="consult", error="invalid_token", error_description=%q`, first+" Send the header Authorization: Bearer <token>."))
+	refuse(w, first+" Send the header Authorization: Bearer <token>; "+tokenSource+". consult does not use OAuth, and a token in the URL is not accepted.", http.StatusUnauthorized)
+}
+
+// authorized reports whether the value of an Authorization header is the bearer token,
+// comparing digests in constant time.
+func (g *httpGuard) authorized(header string) bool {
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(header), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return false
 	}
@@ -281,7 +336,7 @@ func (g *httpGuard) readBody(w http.ResponseWriter, r *http.Request) error {
 // ownerContext is the streamable HTTP server's context function: it carries the owner the
 // guard put in the request's context into the context tool handlers get.
 func ownerContext(ctx context.Context, r *http.Request) context.Context {
-	return consultation.WithOwner(ctx, consultation.OwnerFrom(r.Context()))
+	return background.WithOwner(ctx, background.OwnerFrom(r.Context()))
 }
 
 // loopbackHost reports whether a Host header names this machine: localhost, 127.0.0.0/8 or

@@ -22,7 +22,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/internal/background"
 	"github.com/consultmcp/consult/internal/mcpserver"
 )
 
@@ -42,13 +42,13 @@ func guardedMCP(t *testing.T, origins []string, tweak func(*httpGuard)) *httptes
 		t.Fatal(err)
 	}
 	logger := slog.New(slog.DiscardHandler)
-	svc, err := newService(cfg, logger)
+	srv, err := newServer(cfg, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := mcpserver.New(mcpserver.Config{Service: svc, Logger: logger})
+	s := mcpserver.New(mcpserver.Config{Service: srv.svc, Background: srv.engine, Logger: logger})
 	s.AddTool(mcp.NewTool("whoami"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return mcp.NewToolResultText(consultation.OwnerFrom(ctx)), nil
+		return mcp.NewToolResultText(background.OwnerFrom(ctx)), nil
 	})
 	g := newHTTPGuard(testToken, origins, true)
 	if tweak != nil {
@@ -138,8 +138,19 @@ func TestHTTPGuardAdmits(t *testing.T) {
 			if !strings.Contains(body, tc.body) {
 				t.Errorf("body = %q, want it to contain %q", body, tc.body)
 			}
-			if got, want := resp.Header.Get("WWW-Authenticate"), `Bearer realm="consult"`; tc.want == 401 && got != want {
+			if tc.want != 401 {
+				return
+			}
+			first := noTokenMessage
+			if _, sent := tc.header["Authorization"]; sent {
+				first = wrongTokenMessage
+			}
+			want := fmt.Sprintf(`Bearer realm="consult", error="invalid_token", error_description="%s Send the header Authorization: Bearer <token>."`, first)
+			if got := resp.Header.Get("WWW-Authenticate"); got != want {
 				t.Errorf("WWW-Authenticate = %q, want %q", got, want)
+			}
+			if !strings.HasPrefix(body, first) || !strings.Contains(body, "--http-token-file") {
+				t.Errorf("401 body = %q, want it to start %q and name --http-token-file", body, first)
 			}
 		})
 	}
@@ -388,18 +399,18 @@ func TestParseServeHTTPFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := strings.Join(cfg.httpAllowOrigins, " "), "http://localhost:3000 https://app.example"; got != want {
+	if got, want := strings.Join(cfg.HTTPAllowOrigins, " "), "http://localhost:3000 https://app.example"; got != want {
 		t.Errorf("origins from the environment = %q, want %q", got, want)
 	}
-	if cfg.httpToken != "t" {
-		t.Errorf("CONSULT_HTTP_TOKEN gave %q", cfg.httpToken)
+	if cfg.HTTPToken != "t" {
+		t.Errorf("CONSULT_HTTP_TOKEN gave %q", cfg.HTTPToken)
 	}
 	cfg, err = parseServe("openai", []string{"--http-allow-origin", "http://a.example", "--http-allow-origin", "http://b.example:8080", "--http-token-file", "/f"}, e, &stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := strings.Join(cfg.httpAllowOrigins, " "), "http://a.example http://b.example:8080"; got != want || cfg.httpTokenFile != "/f" {
-		t.Errorf("flags gave origins %q (want %q), token file %q", got, want, cfg.httpTokenFile)
+	if got, want := strings.Join(cfg.HTTPAllowOrigins, " "), "http://a.example http://b.example:8080"; got != want || cfg.HTTPTokenFile != "/f" {
+		t.Errorf("flags gave origins %q (want %q), token file %q", got, want, cfg.HTTPTokenFile)
 	}
 	for _, bad := range []string{"evil.example", "http://x.example/path", "*", "null", "ftp://x.example"} {
 		if _, err := parseServe("openai", []string{"--http-allow-origin", bad}, env(nil), &stderr); !errors.Is(err, errBadOrigin) {

@@ -34,7 +34,7 @@ func TestMaxInflightFlag(t *testing.T) {
 			t.Errorf("parseServe(%q, %v): %v", tt.args, tt.env, err)
 			continue
 		}
-		if got := cfg.maxInflight; got != tt.want {
+		if got := cfg.MaxInflight; got != tt.want {
 			t.Errorf("parseServe(%q, %v): max inflight %d, want %d", tt.args, tt.env, got, tt.want)
 		}
 	}

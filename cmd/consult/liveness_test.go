@@ -27,13 +27,25 @@ func consultReq(dir string, extra map[string]any) mcp.CallToolRequest {
 	return req
 }
 
-// TestStdioConcurrentCalls: 32 calls over one stdio session, each answered after 500 ms,
-// all finish together — none waits in a queue behind the others (in mcp-go's default pool of
-// five they would take 3.5 s).
+// TestStdioConcurrentCalls: 32 calls over one stdio session are all in flight upstream at
+// once — none waits in a queue behind the others (mcp-go's default pool runs five): the
+// upstream answers none until all 32 have arrived.
 func TestStdioConcurrentCalls(t *testing.T) {
 	t.Parallel()
 	srv := fake.New(t, fake.OpenRouter)
-	srv.SetDefault(fake.Script{Steps: []fake.Step{fake.Sleep(500 * time.Millisecond), fake.Text("ok")}})
+	var arrived sync.WaitGroup
+	arrived.Add(32)
+	all := make(chan struct{})
+	go func() { arrived.Wait(); close(all) }()
+	srv.SetFunc(func(*fake.Request) fake.Script {
+		arrived.Done()
+		select {
+		case <-all:
+			return fake.Script{Steps: []fake.Step{fake.Text("ok")}}
+		case <-time.After(30 * time.Second):
+			return fake.Script{Status: 500, ErrorMessage: "not all 32 calls reached the upstream together"}
+		}
+	})
 	c := stdioClient(t, "openrouter", "test-key", "--base-url", srv.BaseURL())
 	dir := fixture(t)
 	start := time.Now()
@@ -43,9 +55,9 @@ func TestStdioConcurrentCalls(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			res, err := c.CallTool(ctx, consultReq(dir, nil))
+			res, err := c.CallTool(ctx, consultReq(dir, map[string]any{"timeout": 60}))
 			if err == nil && res.IsError {
 				err = errors.New(resultText(res))
 			}
@@ -59,9 +71,7 @@ func TestStdioConcurrentCalls(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	if el := time.Since(start); el > 2500*time.Millisecond {
-		t.Errorf("32 half-second calls took %v: they did not run at once", el)
-	}
+	t.Logf("32 calls held upstream until all had arrived took %v", time.Since(start))
 }
 
 // TestStdioCancelEndsUpstream: the client gives up on a call (mcp-go sends

@@ -53,7 +53,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "results":
 		return runResults(ctx, args[1:], getenv, stdout, stderr)
 	case workerCommand:
-		return runWorker(ctx, args[1:], getenv, stderr)
+		return runWorker(ctx, stdin, stderr)
 	}
 	if knownProvider(args[0]) {
 		return runServe(ctx, args[0], args[1:], getenv, stdin, stdout, stderr)
@@ -108,9 +108,9 @@ Server flags (each also an environment variable CONSULT_<NAME>, e.g. CONSULT_BAS
   --max-inflight SIZE     bound on the memory the calls in flight hold, server-wide (default
                           a quarter of the machine's memory, at most 2GiB; sizes as 512MiB,
                           1.5GB); a call that would pass it waits, its deadline running
-  --shutdown-grace DUR    without a results directory background consultations run inside
-                          the server: how long they get to finish when it stops (default
-                          10s; a second signal ends it)
+  --page-bytes N          answers longer than N bytes are returned in pages, each saying how
+                          to fetch the next with consultation_result (default 30000, under
+                          what MCP clients pass on whole; 0: never)
   --test                  send a one-line question, print answer, model and timing, and exit
 Durations take Go syntax (90s, 2m) or plain seconds (90).
 `

@@ -190,20 +190,20 @@ func TestParseServePrecedence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.apiKey != "arg-key" {
-		t.Errorf("api key = %q, want the argument to win over the environment", cfg.apiKey)
+	if cfg.APIKey != "arg-key" {
+		t.Errorf("api key = %q, want the argument to win over the environment", cfg.APIKey)
 	}
-	if cfg.model != "flag-model" || cfg.heartbeat != 2*time.Second {
-		t.Errorf("flags should win: model %q heartbeat %v", cfg.model, cfg.heartbeat)
+	if cfg.Model != "flag-model" || cfg.Heartbeat != 2*time.Second {
+		t.Errorf("flags should win: model %q heartbeat %v", cfg.Model, cfg.Heartbeat)
 	}
-	if cfg.defaultTimeout != 30*time.Second || cfg.baseURL != "http://env" {
-		t.Errorf("environment should apply: timeout %v base %q", cfg.defaultTimeout, cfg.baseURL)
+	if cfg.DefaultTimeout != 30*time.Second || cfg.BaseURL != "http://env" {
+		t.Errorf("environment should apply: timeout %v base %q", cfg.DefaultTimeout, cfg.BaseURL)
 	}
-	if cfg.idleTimeout != 0 {
-		t.Errorf("negative idle timeout = %v, want 0 (off)", cfg.idleTimeout)
+	if cfg.IdleTimeout != 0 {
+		t.Errorf("negative idle timeout = %v, want 0 (off)", cfg.IdleTimeout)
 	}
 	cfg, err = parseServe("gemini", nil, env(map[string]string{"GOOGLE_API_KEY": "g"}), &stderr)
-	if err != nil || cfg.apiKey != "g" || cfg.model != "gemini-2.5-flash" {
+	if err != nil || cfg.APIKey != "g" || cfg.Model != "gemini-2.5-flash" {
 		t.Errorf("gemini falls back to GOOGLE_API_KEY and its default model: %+v %v", cfg, err)
 	}
 	for _, bad := range [][]string{{"--default-timeout", "0"}, {"--default-timeout", "601"}, {"--heartbeat", "1ms"}, {"--log-level", "loud"}, {"--default-timeout", "soon"}} {
@@ -323,8 +323,8 @@ func TestHTTPBeyondLoopbackNeedsAllowRoot(t *testing.T) {
 		}
 	}
 	cfg, err := parseServe("openai", nil, env(map[string]string{"CONSULT_ALLOW_ROOT": "/a:/b"}), &stderr)
-	if err != nil || len(cfg.allowRoots) != 2 {
-		t.Errorf("CONSULT_ALLOW_ROOT = /a:/b gave %q, %v", cfg.allowRoots, err)
+	if err != nil || len(cfg.AllowRoots) != 2 {
+		t.Errorf("CONSULT_ALLOW_ROOT = /a:/b gave %q, %v", cfg.AllowRoots, err)
 	}
 	_, _, err = runCmd(t, "openai", "--http", "0.0.0.0:0")
 	if code, ok := err.(exitCode); !ok || code != 2 {

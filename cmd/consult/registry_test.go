@@ -34,11 +34,11 @@ func TestProvidersFromRegistry(t *testing.T) {
 			if err != nil {
 				t.Fatalf("parseServe(%s): %v", s.Name, err)
 			}
-			if got, want := cfg.apiKey, "key-from-"+k; got != want {
+			if got, want := cfg.APIKey, "key-from-"+k; got != want {
 				t.Errorf("%s: api key = %q, want %q", s.Name, got, want)
 			}
-			if cfg.model != s.DefaultModel {
-				t.Errorf("%s: model = %q, want the default %q", s.Name, cfg.model, s.DefaultModel)
+			if cfg.Model != s.DefaultModel {
+				t.Errorf("%s: model = %q, want the default %q", s.Name, cfg.Model, s.DefaultModel)
 			}
 		}
 	}

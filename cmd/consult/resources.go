@@ -8,7 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/internal/background"
 	"github.com/consultmcp/consult/internal/results"
 )
 
@@ -19,7 +19,7 @@ const resultsURI = "consult://results/"
 // addResultResources serves consult://results/{id}: reading one returns the result of the
 // caller's consultation with that id (the answer or failure once done, its progress while
 // it runs); another owner's id reads as unknown.
-func addResultResources(s *server.MCPServer, svc *consultation.Service) {
+func addResultResources(s *server.MCPServer, eng *background.Engine) {
 	tmpl := mcp.NewResourceTemplate(resultsURI+"{id}", "Background consultation result",
 		mcp.WithTemplateDescription(`The result of a consultation started with on_timeout "continue": its answer once done, its progress while it runs.`),
 		mcp.WithTemplateMIMEType("text/plain"))
@@ -28,7 +28,7 @@ func addResultResources(s *server.MCPServer, svc *consultation.Service) {
 		if !ok {
 			return nil, errors.New("not a consult result: " + req.Params.URI)
 		}
-		res, found := svc.Peek(ctx, id)
+		res, found := eng.Peek(ctx, id)
 		if !found {
 			return nil, errors.New(res.Text)
 		}
@@ -38,11 +38,11 @@ func addResultResources(s *server.MCPServer, svc *consultation.Service) {
 
 // announceResource lists a finished consultation's result as a resource of the session
 // that started it (over stdio, of the server) and tells that session it was updated.
-func announceResource(s *server.MCPServer, svc *consultation.Service, rec results.Record) {
+func announceResource(s *server.MCPServer, eng *background.Engine, rec results.Record) {
 	uri := resultsURI + rec.ID
 	res := mcp.NewResource(uri, "consultation "+rec.ID, mcp.WithResourceDescription(rec.Query), mcp.WithMIMEType("text/plain"))
 	read := func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-		out, found := svc.Peek(ctx, rec.ID)
+		out, found := eng.Peek(ctx, rec.ID)
 		if !found {
 			return nil, errors.New(out.Text)
 		}

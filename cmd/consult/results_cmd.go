@@ -9,7 +9,7 @@ import (
 	"time"
 
 	consult "github.com/consultmcp/consult"
-	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/internal/background"
 	"github.com/consultmcp/consult/internal/results"
 )
 
@@ -38,7 +38,7 @@ func runResults(_ context.Context, args []string, getenv func(string) string, st
 		fmt.Fprintln(stderr, "consult results: give at most one id, or --cancel ID")
 		return exitCode(2)
 	}
-	jobs := consultation.NewJobs(consultation.JobsConfig{Store: results.Open(dir, 0, 0, 0)})
+	jobs := background.New(background.Config{Store: results.Open(dir, 0, 0, 0)})
 	switch {
 	case *cancel != "":
 		msg, err := jobs.Stop(*cancel)

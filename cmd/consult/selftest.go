@@ -28,19 +28,19 @@ func runSelfTest(ctx context.Context, cfg config, svc *consultation.Service, std
 		return err
 	}
 	start := time.Now()
-	res := svc.Consult(ctx, consultation.Request{Path: dir, Pattern: "probe.txt", Query: selfTestQuery, Timeout: cfg.defaultTimeout}, nil)
+	res := svc.Consult(ctx, consultation.Request{Path: dir, Pattern: "probe.txt", Query: selfTestQuery, Timeout: cfg.DefaultTimeout}, nil)
 	elapsed := time.Since(start)
 	if res.IsError {
-		fmt.Fprintf(stderr, "consult %s --test failed after %s:\n%s\n", cfg.provider, consult.FormatDuration(elapsed), res.Text)
+		fmt.Fprintf(stderr, "consult %s --test failed after %s:\n%s\n", cfg.Provider, consult.FormatDuration(elapsed), res.Text)
 		return exitCode(1)
 	}
-	fmt.Fprintf(stdout, "consult %s --test: OK in %s (provider %s, endpoint %s)\n%s\n", cfg.provider, consult.FormatDuration(elapsed), cfg.provider, endpoint(cfg), res.Text)
+	fmt.Fprintf(stdout, "consult %s --test: OK in %s (provider %s, endpoint %s)\n%s\n", cfg.Provider, consult.FormatDuration(elapsed), cfg.Provider, endpoint(cfg), res.Text)
 	return nil
 }
 
 func endpoint(cfg config) string {
-	if cfg.baseURL != "" {
-		return cfg.baseURL
+	if cfg.BaseURL != "" {
+		return cfg.BaseURL
 	}
 	return "default"
 }

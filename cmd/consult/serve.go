@@ -9,14 +9,13 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"runtime/debug"
 	"strings"
-	"syscall"
 	"time"
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/internal/background"
 	"github.com/consultmcp/consult/internal/mcpserver"
 	"github.com/consultmcp/consult/internal/results"
 	"github.com/consultmcp/consult/internal/tokens"
@@ -24,67 +23,81 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// newService builds the consultation service for cfg: the provider when there is a key,
-// otherwise a service that explains which variable to set.
-func newService(cfg config, logger *slog.Logger) (*consultation.Service, error) {
-	spec, _ := providers.Lookup(cfg.provider)
-	roots, err := consultation.ResolveRoots(cfg.allowRoots)
+// serving is what serving (or a worker) runs on: the consultation service and, when there
+// is a results directory, the background engine and its store.
+type serving struct {
+	svc    *consultation.Service
+	engine *background.Engine // nil: no results directory, no background consultations
+	store  *results.Store
+}
+
+// newServer builds the service for cfg: the provider when there is a key, otherwise a
+// service that explains which variable to set; and the background engine over the results
+// directory. A worker builds it from the same cfg as its server.
+func newServer(cfg config, logger *slog.Logger) (*serving, error) {
+	spec, _ := providers.Lookup(cfg.Provider)
+	roots, err := consultation.ResolveRoots(cfg.AllowRoots)
 	if err != nil {
 		return nil, err
 	}
-	var store *results.Store
-	if cfg.resultsDir != "" {
-		store = results.Open(cfg.resultsDir, cfg.resultsTTL, 0, 0)
-		if err := store.Prune(); err != nil {
-			logger.Warn("cannot tidy the results directory", "dir", cfg.resultsDir, "error", err)
-		}
-	} else {
-		logger.Warn("no results directory (no HOME or XDG_STATE_HOME): background consultations run inside the server, end with it, and their answers are kept in memory only; set --results-dir")
-	}
-	jobsCfg := consultation.JobsConfig{Store: store, Limit: cfg.backgroundLimit, Logger: logger, MaxWorkers: cfg.backgroundWorkers}
-	if store != nil && !cfg.inWorker {
-		if jobsCfg.Launcher, err = newLauncher(cfg, store); err != nil {
-			logger.Warn("background consultations run inside the server and end with it", "error", err)
-		}
-	}
-	if cfg.inWorker {
+	heartbeat := cfg.Heartbeat
+	if cfg.InWorker {
 		tokens.Preload() // a worker runs its consultation at once
+		heartbeat = background.WorkerHeartbeat(heartbeat)
 	}
 	svc := &consultation.Service{
-		Jobs:           consultation.NewJobs(jobsCfg),
 		AllowRoots:     roots,
 		Counter:        tokens.NewCounter(),
-		DefaultTimeout: cfg.defaultTimeout,
-		DefaultModel:   cfg.model,
-		Heartbeat:      cfg.heartbeat,
-		IdleTimeout:    cfg.idleTimeout,
+		DefaultTimeout: cfg.DefaultTimeout,
+		DefaultModel:   cfg.Model,
+		Heartbeat:      heartbeat,
+		IdleTimeout:    cfg.IdleTimeout,
 		Logger:         logger,
 		KeyHint:        "the api-key argument or " + strings.Join(spec.KeyEnv, " / "),
 	}
-	if cfg.maxInflight > 0 { // a worker process runs one consultation: it has no bound of its own
-		svc.Inflight = consultation.NewInflight(cfg.maxInflight)
+	if cfg.MaxInflight > 0 && !cfg.InWorker { // a worker runs one consultation: it has no bound of its own
+		svc.Inflight = consultation.NewInflight(cfg.MaxInflight)
 		// The bound counts what calls hold at their measured peak; the collector's own
 		// slack (it lets the heap grow to twice what is live) is kept within it too, unless
 		// the user set GOMEMLIMIT.
 		if os.Getenv("GOMEMLIMIT") == "" {
-			debug.SetMemoryLimit(int64(cfg.maxInflight) + runtimeOverhead)
+			debug.SetMemoryLimit(int64(cfg.MaxInflight) + runtimeOverhead)
 		}
 	}
-	if cfg.apiKey == "" {
-		svc.NoModel = fmt.Sprintf("No API key for %s: set %s (or pass the key after the provider name) and restart the server.", cfg.provider, spec.KeyEnv[0])
-		logger.Warn("no API key: dry runs work, model calls will be refused", "provider", cfg.provider, "set", spec.KeyEnv[0])
-		return svc, nil
+	srv := &serving{svc: svc}
+	if cfg.ResultsDir != "" {
+		srv.store = results.Open(cfg.ResultsDir, cfg.ResultsTTL, 0, 0)
+		if !cfg.InWorker {
+			if err := srv.store.Prune(); err != nil {
+				logger.Warn("cannot tidy the results directory", "dir", cfg.ResultsDir, "error", err)
+			}
+		}
+		ecfg := background.Config{Service: svc, Store: srv.store, Limit: cfg.BackgroundLimit, MaxWorkers: cfg.BackgroundWorkers,
+			Heartbeat: cfg.Heartbeat, Logger: logger}
+		if !cfg.InWorker {
+			if ecfg.Run, err = newRunner(cfg, srv.store); err != nil {
+				return nil, err
+			}
+		}
+		srv.engine = background.New(ecfg)
+	} else {
+		logger.Warn("no results directory (no HOME or XDG_STATE_HOME): on_timeout \"continue\" is refused; set --results-dir")
+	}
+	if cfg.APIKey == "" {
+		svc.NoModel = fmt.Sprintf("No API key for %s: set %s (or pass the key after the provider name) and restart the server.", cfg.Provider, spec.KeyEnv[0])
+		logger.Warn("no API key: dry runs work, model calls will be refused", "provider", cfg.Provider, "set", spec.KeyEnv[0])
+		return srv, nil
 	}
 	p, err := spec.New(providers.Config{
-		APIKey:  cfg.apiKey,
-		BaseURL: cfg.baseURL,
+		APIKey:  cfg.APIKey,
+		BaseURL: cfg.BaseURL,
 		Logger:  logger,
 	})
 	if err != nil {
 		return nil, err
 	}
 	svc.Model = p
-	return svc, nil
+	return srv, nil
 }
 
 // runServe serves MCP for one provider over stdio, or over streamable HTTP with --http.
@@ -97,43 +110,49 @@ func runServe(ctx context.Context, provider string, args []string, getenv func(s
 		fmt.Fprintf(stderr, "consult %s: %v\n", provider, err)
 		return exitCode(2)
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	slog.SetDefault(logger) // libraries that use the standard logger write to stderr too, never stdout
-	if spec, _ := providers.Lookup(provider); cfg.keyOnCmdLine {
+	if spec, _ := providers.Lookup(provider); cfg.KeyOnCmdLine {
 		logger.Warn("the API key was given on the command line, where other users of this machine can read it (ps, /proc); set it in the environment instead",
 			"variable", strings.Join(spec.KeyEnv, " or "))
 	}
-	svc, err := newService(cfg, logger)
+	srv, err := newServer(cfg, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "consult %s: %v\n", provider, err)
 		return exitCode(2)
 	}
-	if cfg.test {
-		return runSelfTest(ctx, cfg, svc, stdout, stderr)
+	if cfg.Test {
+		return runSelfTest(ctx, cfg, srv.svc, stdout, stderr)
 	}
 	var tok httpToken
-	if cfg.httpAddr != "" {
-		if tok, err = resolveHTTPToken(cfg.httpTokenFile, cfg.httpToken); err != nil {
+	if cfg.HTTPAddr != "" {
+		if tok, err = resolveHTTPToken(cfg.HTTPTokenFile, cfg.HTTPToken); err != nil {
 			fmt.Fprintf(stderr, "consult %s: %v\n", provider, err)
 			return exitCode(2)
 		}
 	}
-	s := mcpserver.New(mcpserver.Config{Service: svc, Provider: provider, Logger: logger})
-	if cfg.defaultTimeout >= consult.TimeoutWarnAt {
+	page := cfg.PageBytes
+	if page == 0 {
+		page = -1 // never paged
+	}
+	s := mcpserver.New(mcpserver.Config{Service: srv.svc, Background: srv.engine, PageBytes: page, Provider: provider, Logger: logger})
+	if cfg.DefaultTimeout >= consult.TimeoutWarnAt {
 		// Once here, not on every call that leaves the timeout to the server.
 		logger.Warn("the default timeout is long enough for many MCP clients to give up on a call first (they wait about 25-60 seconds unless progress resets their clock); calls that need longer can pass on_timeout \"continue\"",
-			"default_timeout", cfg.defaultTimeout)
+			"default_timeout", cfg.DefaultTimeout)
 	}
-	logger.Info("consult serving", "provider", provider, "model", cfg.model, "transport", transportName(cfg),
-		"default_timeout", cfg.defaultTimeout, "heartbeat", cfg.heartbeat, "idle_timeout", cfg.idleTimeout,
-		"results_dir", cfg.resultsDir, "results_ttl", cfg.resultsTTL, "background_limit", cfg.backgroundLimit,
-		"max_inflight", cfg.maxInflight)
-	addResultResources(s, svc)
-	go svc.Jobs.WatchFinished(ctx, readyPoll, func(rec results.Record) {
-		announceResource(s, svc, rec)
-		announceReady(s, rec)
-	})
-	if cfg.httpAddr != "" {
+	logger.Info("consult serving", "provider", provider, "model", cfg.Model, "transport", transportName(cfg),
+		"default_timeout", cfg.DefaultTimeout, "heartbeat", cfg.Heartbeat, "idle_timeout", cfg.IdleTimeout,
+		"results_dir", cfg.ResultsDir, "results_ttl", cfg.ResultsTTL, "background_limit", cfg.BackgroundLimit,
+		"max_inflight", cfg.MaxInflight)
+	if srv.engine != nil {
+		addResultResources(s, srv.engine)
+		go srv.engine.WatchFinished(ctx, readyPoll, func(rec results.Record) {
+			announceResource(s, srv.engine, rec)
+			announceReady(s, rec)
+		})
+	}
+	if cfg.HTTPAddr != "" {
 		err = serveHTTP(ctx, s, cfg, tok, logger, stderr)
 	} else {
 		err = mcpserver.ServeStdio(ctx, s, stdin, stdout, stderr)
@@ -141,7 +160,6 @@ func runServe(ctx context.Context, provider string, args []string, getenv func(s
 			err = nil
 		}
 	}
-	shutdownJobs(svc.Jobs, cfg.shutdownGrace)
 	return err
 }
 
@@ -152,7 +170,7 @@ const readyPoll = time.Second
 // announceReady sends notifications/message to the session that started rec (over stdio,
 // the one client) saying that its result is ready. A session no longer connected misses it.
 func announceReady(s *server.MCPServer, rec results.Record) {
-	params := map[string]any{"level": "info", "logger": "consult", "data": consultation.ReadyNotice(rec)}
+	params := map[string]any{"level": "info", "logger": "consult", "data": background.ReadyNotice(rec)}
 	if rec.Session == "" {
 		s.SendNotificationToAllClients("notifications/message", params)
 		return
@@ -160,35 +178,16 @@ func announceReady(s *server.MCPServer, rec results.Record) {
 	_ = s.SendNotificationToSpecificClient(rec.Session, "notifications/message", params)
 }
 
-// shutdownJobs gives running background consultations the grace period to finish and be
-// saved, then stops the rest and saves what they have. A further SIGINT or SIGTERM ends the
-// grace at once.
-func shutdownJobs(jobs *consultation.Jobs, grace time.Duration) {
-	ctx, cancel := context.WithTimeout(context.Background(), grace)
-	defer cancel()
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sig)
-	go func() {
-		select {
-		case <-sig:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	jobs.Shutdown(ctx)
-}
-
 // sessionContext is a request's context carrying its owner (see ownerContext) and its MCP
 // session (the Mcp-Session-Id header the server gave the client at initialization). Protocol
 // versions without sessions send none: all their calls under one token are one session.
 func sessionContext(ctx context.Context, r *http.Request) context.Context {
-	return consultation.WithSession(ownerContext(ctx, r), r.Header.Get(server.HeaderKeySessionID))
+	return background.WithSession(ownerContext(ctx, r), r.Header.Get(server.HeaderKeySessionID))
 }
 
 func transportName(cfg config) string {
-	if cfg.httpAddr != "" {
-		return "http " + cfg.httpAddr
+	if cfg.HTTPAddr != "" {
+		return "http " + cfg.HTTPAddr
 	}
 	return "stdio"
 }
@@ -196,11 +195,11 @@ func transportName(cfg config) string {
 // serveHTTP serves streamable HTTP at addr under /mcp until ctx ends, admitting only
 // requests that carry tok (see httpGuard).
 func serveHTTP(ctx context.Context, s *server.MCPServer, cfg config, tok httpToken, logger *slog.Logger, stderr io.Writer) error {
-	ln, err := net.Listen("tcp", cfg.httpAddr)
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
-		return fmt.Errorf("--http %s: %w", cfg.httpAddr, err)
+		return fmt.Errorf("--http %s: %w", cfg.HTTPAddr, err)
 	}
-	httpSrv := newHTTPServer(ctx, s, newHTTPGuard(tok.value, cfg.httpAllowOrigins, loopback(cfg.httpAddr)), logger)
+	httpSrv := newHTTPServer(ctx, s, newHTTPGuard(tok.value, cfg.HTTPAllowOrigins, loopback(cfg.HTTPAddr)), logger)
 	endpoint := "http://" + ln.Addr().String() + "/mcp"
 	logger.Info("listening", "url", endpoint)
 	printHTTPAccess(stderr, endpoint, tok)
@@ -225,15 +224,18 @@ func newHTTPServer(ctx context.Context, s *server.MCPServer, guard *httpGuard, l
 		MaxHeaderBytes:    maxHeaderBytes,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
+	guard.boundConns(httpSrv)
 	h := server.NewStreamableHTTPServer(s,
 		server.WithEndpointPath("/mcp"),
 		server.WithStreamableHTTPServer(httpSrv),
 		server.WithStreamableHTTPLogger(logger),
 		server.WithHTTPContextFunc(sessionContext),
+		server.WithSessionIdManager(guard.sessionManager()),
 	)
 	mux := http.NewServeMux()
 	guard.next = mcpserver.HTTPShim(h)
 	mux.Handle("/mcp", guard)
+	mux.HandleFunc("/", oauthRefusal)
 	httpSrv.Handler = mux
 	return httpSrv
 }

@@ -83,10 +83,12 @@ const (
 	stepFail
 	stepReset
 	stepRaw
+	stepStop
+	stepRefuse
 )
 
 // Step is one event of a scripted stream. Build steps with [Text], [Chunks], [Think],
-// [Sleep], [Comment], [Fail], [Reset] and [Raw].
+// [Sleep], [Comment], [Fail], [Reset], [Raw], [Stop] and [Refuse].
 type Step struct {
 	kind stepKind
 	text string
@@ -137,6 +139,19 @@ func Reset() Step { return Step{kind: stepReset} }
 // Raw writes s to the stream as is (and flushes).
 func Raw(s string) Step { return Step{kind: stepRaw, text: s} }
 
+// Stop sends a chunk that carries a finish reason ("length", Gemini's "MAX_TOKENS") and no
+// text, and lets the stream go on: OpenRouter sends `finish_reason: "length"` and then an
+// in-band error event when a reasoning model spends its output limit (the shape pydantic-ai
+// recorded in tests/models/cassettes/test_openrouter/test_openrouter_stream_error.yaml).
+// Follow it with [Fail], and set the script's NoFinish when nothing else should come.
+func Stop(reason string) Step { return Step{kind: stepStop, text: reason} }
+
+// Refuse sends refusal text: a chat delta {"refusal": s}, which OpenAI streams instead of
+// content when the model declines (platform.openai.com/docs/api-reference/chat-streaming,
+// choices[].delta.refusal). The Gemini API has no such field; the Gemini flavor sends
+// nothing for it.
+func Refuse(s string) Step { return Step{kind: stepRefuse, text: s} }
+
 // Usage is the usage a stream reports at its end.
 type Usage struct {
 	Input, Output, Reasoning, Cached int
@@ -161,6 +176,14 @@ type Script struct {
 	// RetryDelay adds a google.rpc.RetryInfo detail with this retryDelay to a Gemini error
 	// body.
 	RetryDelay time.Duration
+	// QuotaID adds to a Gemini error body a google.rpc.QuotaFailure detail whose one
+	// violation has this quotaId ("GenerateRequestsPerDayPerProjectPerModel-FreeTier"),
+	// with QuotaValue as its quotaValue; the fields are those of QuotaFailure.Violation in
+	// github.com/googleapis/googleapis google/rpc/error_details.proto, as the Gemini API
+	// sends them with a 429 (ai.google.dev/gemini-api/docs/rate-limits).
+	QuotaID string
+	// QuotaValue is the limit of the QuotaID violation ("25"); empty sends none.
+	QuotaValue string
 	// Body, when set, is sent verbatim instead of the generated error or stream.
 	Body string
 	// ContentType overrides the response Content-Type.
@@ -175,6 +198,10 @@ type Script struct {
 	Finish string
 	// NoFinish ends the stream cleanly but without a finish reason, usage or [DONE].
 	NoFinish bool
+	// NoUsage ends the stream with its finish reason (and [DONE]) but no usage: what
+	// OpenAI sends when the request did not ask for stream_options.include_usage, and what
+	// some compatible servers send whatever it asked.
+	NoUsage bool
 	// Usage is reported at the end; nil computes one (about four characters a token).
 	Usage *Usage
 	// Model is the model id the stream reports; empty echoes the requested one.

@@ -373,3 +373,125 @@ func TestInMemory(t *testing.T) {
 		resp.Body.Close()
 	})
 }
+
+// events splits an SSE body into its events' data payloads (comments dropped).
+func events(body string) []string {
+	var out []string
+	for _, ev := range strings.Split(strings.ReplaceAll(body, "\r\n", "\n"), "\n\n") {
+		if d, ok := strings.CutPrefix(ev, "data: "); ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// TestStopThenFail: a finish reason in the middle of a stream, then an in-band error, and
+// nothing after it (NoFinish): OpenRouter's shape for a reasoning model that spent its
+// output limit.
+func TestStopThenFail(t *testing.T) {
+	t.Parallel()
+	for _, f := range []fake.Flavor{fake.OpenRouter, fake.OpenAI} {
+		t.Run(f.String(), func(t *testing.T) {
+			t.Parallel()
+			s := fake.New(t, f)
+			s.Push(fake.Script{NoFinish: true,
+				Steps: []fake.Step{fake.Think("hmm"), fake.Stop("length"), fake.Fail(400, "Token limit reached")}})
+			got := events(readAll(t, post(t, s, `{"model":"a/b","stream":true}`).Body))
+			if f == fake.OpenAI {
+				got = append([]string{"(no reasoning event)"}, got...)
+			}
+			if len(got) != 3 {
+				t.Fatalf("got %d data events, want 3: %q", len(got), got)
+			}
+			var stop struct {
+				Choices []struct {
+					FinishReason string `json:"finish_reason"`
+					Native       string `json:"native_finish_reason"`
+				} `json:"choices"`
+			}
+			if err := json.Unmarshal([]byte(got[1]), &stop); err != nil || len(stop.Choices) != 1 || stop.Choices[0].FinishReason != "length" {
+				t.Errorf("stop event = %s, want finish_reason length", got[1])
+			}
+			if f == fake.OpenRouter && stop.Choices[0].Native != "length" {
+				t.Errorf("stop event = %s, want native_finish_reason length", got[1])
+			}
+			if !strings.Contains(got[2], `"error":{`) || !strings.Contains(got[2], "Token limit reached") {
+				t.Errorf("last event = %s, want the error", got[2])
+			}
+		})
+	}
+	t.Run("gemini", func(t *testing.T) {
+		t.Parallel()
+		s := fake.New(t, fake.Gemini)
+		s.Push(fake.Script{NoFinish: true, Steps: []fake.Step{fake.Stop("MAX_TOKENS")}})
+		got := events(readAll(t, post(t, s, `{}`).Body))
+		if len(got) != 1 || !strings.Contains(got[0], `"finishReason":"MAX_TOKENS"`) {
+			t.Errorf("events = %q, want one with finishReason MAX_TOKENS", got)
+		}
+	})
+}
+
+// TestRefuseNoUsage: refusal deltas, then the finish and [DONE] without a usage chunk.
+func TestRefuseNoUsage(t *testing.T) {
+	t.Parallel()
+	s := fake.New(t, fake.OpenAI)
+	s.Push(fake.Script{NoUsage: true, Steps: []fake.Step{fake.Refuse("I can't"), fake.Refuse(" help.")}})
+	got := events(readAll(t, post(t, s, `{"model":"gpt-4.1","stream":true}`).Body))
+	if len(got) != 4 || got[3] != "[DONE]" {
+		t.Fatalf("events = %q, want two refusals, the finish and [DONE]", got)
+	}
+	var first struct {
+		Choices []struct {
+			Delta map[string]any `json:"delta"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal([]byte(got[0]), &first); err != nil || first.Choices[0].Delta["refusal"] != "I can't" ||
+		first.Choices[0].Delta["role"] != "assistant" {
+		t.Errorf("first event = %s, want a refusal delta with the role", got[0])
+	}
+	for _, ev := range got {
+		if strings.Contains(ev, `"usage"`) {
+			t.Errorf("event %s has usage, want none", ev)
+		}
+	}
+	g := fake.New(t, fake.Gemini)
+	g.Push(fake.Script{Steps: []fake.Step{fake.Refuse("no")}})
+	if body := readAll(t, post(t, g, `{}`).Body); strings.Contains(body, "refusal") {
+		t.Errorf("the Gemini flavor sent a refusal: %s", body)
+	}
+}
+
+// TestGeminiQuotaFailure: QuotaID adds a google.rpc.QuotaFailure violation with that quotaId
+// and quotaValue, beside the RetryInfo.
+func TestGeminiQuotaFailure(t *testing.T) {
+	t.Parallel()
+	s := fake.New(t, fake.Gemini)
+	s.Push(fake.Script{Status: 429, QuotaID: "GenerateRequestsPerDayPerProjectPerModel-FreeTier", QuotaValue: "25",
+		RetryDelay: 5 * time.Second})
+	resp := post(t, s, `{}`)
+	var body struct {
+		Error struct {
+			Code    int              `json:"code"`
+			Status  string           `json:"status"`
+			Details []map[string]any `json:"details"`
+		} `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 429 || body.Error.Status != "RESOURCE_EXHAUSTED" || len(body.Error.Details) != 2 {
+		t.Fatalf("status %d, body %+v; want 429 RESOURCE_EXHAUSTED with two details", resp.StatusCode, body.Error)
+	}
+	qf := body.Error.Details[0]
+	v, _ := qf["violations"].([]any)
+	if qf["@type"] != "type.googleapis.com/google.rpc.QuotaFailure" || len(v) != 1 {
+		t.Fatalf("first detail = %v, want a QuotaFailure with one violation", qf)
+	}
+	viol := v[0].(map[string]any)
+	if viol["quotaId"] != "GenerateRequestsPerDayPerProjectPerModel-FreeTier" || viol["quotaValue"] != "25" || viol["quotaMetric"] == nil {
+		t.Errorf("violation = %v", viol)
+	}
+	if body.Error.Details[1]["retryDelay"] != "5s" {
+		t.Errorf("second detail = %v, want retryDelay 5s", body.Error.Details[1])
+	}
+}

@@ -1,6 +1,7 @@
 package fake
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -174,6 +175,18 @@ func (st *stream) step(step Step) bool {
 	case stepFail:
 		st.fail(step.code, step.text)
 		return false
+	case stepStop:
+		return st.stop(step.text)
+	case stepRefuse:
+		if st.s.Flavor == Gemini {
+			return true
+		}
+		delta := map[string]any{"content": nil, "refusal": step.text}
+		if !st.started {
+			delta["role"] = "assistant"
+			st.started = true
+		}
+		return st.data(st.chunk(delta, nil, nil))
 	case stepReset:
 		st.reset()
 		return false
@@ -181,17 +194,21 @@ func (st *stream) step(step Step) bool {
 	return true
 }
 
-// chunk is an OpenAI-style chat.completion.chunk.
+// chunk is an OpenAI-style chat.completion.chunk. extra adds top-level fields; OpenRouter's
+// choices also carry native_finish_reason, the upstream model's own reason
+// (openrouter.ai/docs/api-reference/overview, "native_finish_reason").
 func (st *stream) chunk(delta map[string]any, finish any, extra map[string]any) map[string]any {
+	choice := map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}
 	c := map[string]any{
 		"id":      st.id,
 		"object":  "chat.completion.chunk",
 		"created": st.created,
 		"model":   st.model,
-		"choices": []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}},
+		"choices": []any{choice},
 	}
 	if st.s.Flavor == OpenRouter {
 		c["provider"] = "FakeProvider"
+		choice["native_finish_reason"] = finish
 	} else {
 		c["system_fingerprint"] = "fp_fake"
 		c["service_tier"] = "default"
@@ -252,11 +269,11 @@ func (st *stream) finish() {
 	if reason == "" {
 		reason = "stop"
 	}
-	extra := map[string]any(nil)
-	if st.s.Flavor == OpenRouter {
-		extra = map[string]any{"native_finish_reason": reason}
+	if !st.data(st.chunk(map[string]any{}, reason, nil)) {
+		return
 	}
-	if !st.data(st.chunk(map[string]any{}, reason, extra)) {
+	if st.sc.NoUsage {
+		st.write("data: [DONE]" + st.eol())
 		return
 	}
 	usage := map[string]any{
@@ -276,6 +293,14 @@ func (st *stream) finish() {
 		return
 	}
 	st.write("data: [DONE]" + st.eol())
+}
+
+// stop sends a chunk with a finish reason and no text, in the middle of the stream.
+func (st *stream) stop(reason string) bool {
+	if st.s.Flavor == Gemini {
+		return st.data(st.geminiChunk([]any{map[string]any{"text": ""}}, reason, st.geminiUsage(false)))
+	}
+	return st.data(st.chunk(map[string]any{"content": ""}, reason, nil))
 }
 
 func (st *stream) geminiUsage(final bool) map[string]any {
@@ -391,11 +416,24 @@ func (s *Server) errorBody(sc Script) string {
 				"domain": "googleapis.com",
 			})
 		}
+		if sc.QuotaID != "" {
+			v := map[string]any{
+				"quotaMetric":     "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+				"quotaId":         sc.QuotaID,
+				"quotaDimensions": map[string]any{"model": cmp.Or(sc.Model, "gemini-2.5-pro"), "location": "global"},
+			}
+			if sc.QuotaValue != "" {
+				v["quotaValue"] = sc.QuotaValue
+			}
+			details = append(details, map[string]any{
+				"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []any{v}})
+		}
 		if sc.RetryDelay > 0 {
-			details = append(details,
-				map[string]any{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []any{}},
-				map[string]any{"@type": "type.googleapis.com/google.rpc.RetryInfo",
-					"retryDelay": strconv.FormatFloat(sc.RetryDelay.Seconds(), 'f', -1, 64) + "s"})
+			if sc.QuotaID == "" {
+				details = append(details, map[string]any{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []any{}})
+			}
+			details = append(details, map[string]any{"@type": "type.googleapis.com/google.rpc.RetryInfo",
+				"retryDelay": strconv.FormatFloat(sc.RetryDelay.Seconds(), 'f', -1, 64) + "s"})
 		}
 		if details != nil {
 			e["details"] = details

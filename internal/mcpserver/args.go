@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/internal/background"
 	"github.com/consultmcp/consult/tooldefs"
 )
 
@@ -63,15 +64,34 @@ func consultationRequest(raw map[string]any, timeout consultation.SecondsRule) (
 	}, nil
 }
 
-// resultRequest decodes consultation_result's arguments: an optional id, and the wait
-// (0 when not given: the default).
-func resultRequest(raw map[string]any) (id string, wait time.Duration, err error) {
+// resultRequest decodes consultation_result's arguments: an optional id, the wait (0 when
+// not given: the default) and the offset of a page of a long answer (-1 when not given).
+func resultRequest(raw map[string]any) (id string, wait time.Duration, offset int, err error) {
 	var a tooldefs.ResultArgs
 	d := decoder{raw: raw}
 	d.known(tooldefs.ResultName, resultArgs)
-	d.optional(consultation.ArgID, &a.ID)
-	wait = d.seconds(consultation.WaitRule(), &a.Wait)
-	return a.ID, wait, d.err
+	d.optional(background.ArgID, &a.ID)
+	wait = d.seconds(background.WaitRule(), &a.Wait)
+	offset = d.offset(background.ArgOffset, &a.Offset)
+	if d.err == nil && offset >= 0 && a.ID == "" {
+		d.refuse(background.ArgOffset, "offset needs id: it names where the next page of that consultation's answer starts")
+	}
+	return a.ID, wait, offset, d.err
+}
+
+// offset reads a non-negative whole number of bytes; -1 when absent.
+func (d *decoder) offset(name string, dst *int) int {
+	v, ok := d.value(name)
+	if !ok {
+		return -1
+	}
+	f, isNum := v.(float64)
+	if !isNum || f < 0 || f != float64(int64(f)) || f > 1<<40 {
+		d.refuse(name, "%s must be a whole number of bytes, 0 or more, as next.arguments.offset of the previous page gave it; got %s", name, describe(v))
+		return -1
+	}
+	*dst = int(f)
+	return *dst
 }
 
 // cancelRequest decodes consultation_cancel's argument, the id.
@@ -79,7 +99,7 @@ func cancelRequest(raw map[string]any) (string, error) {
 	var a tooldefs.CancelArgs
 	d := decoder{raw: raw}
 	d.known(tooldefs.CancelName, cancelArgs)
-	d.required(consultation.ArgID, &a.ID)
+	d.required(background.ArgID, &a.ID)
 	return a.ID, d.err
 }
 
@@ -94,11 +114,17 @@ func (d *decoder) refuse(name, format string, a ...any) {
 	d.err = &consultation.ArgError{Arg: name, Msg: fmt.Sprintf(format, a...)}
 }
 
-// known refuses arguments the tool does not take, naming the ones it does.
+// Injected are the arguments supported clients add to every tool call on their own, which
+// consult accepts and ignores: Gemini CLI adds wait_for_previous (and tells its models to
+// set it on a call that depends on an earlier one, such as consultation_result).
+var Injected = []string{"wait_for_previous"}
+
+// known refuses arguments the tool does not take, naming the closest one it does and all of
+// them; the arguments clients inject (Injected) are accepted and ignored.
 func (d *decoder) known(tool string, names []string) {
 	var unknown []string
 	for k := range d.raw {
-		if !slices.Contains(names, k) {
+		if !slices.Contains(names, k) && !slices.Contains(Injected, k) {
 			unknown = append(unknown, k)
 		}
 	}
@@ -106,7 +132,53 @@ func (d *decoder) known(tool string, names []string) {
 		return
 	}
 	sort.Strings(unknown)
-	d.refuse(unknown[0], "unknown argument %s: %s takes %s", quoteList(unknown), tool, strings.Join(names, ", "))
+	hint := ""
+	if near := closest(unknown[0], names); near != "" {
+		hint = fmt.Sprintf(" (did you mean %q?)", near)
+	}
+	d.refuse(unknown[0], "unknown argument %s%s: %s takes %s", quoteList(unknown), hint, tool, strings.Join(names, ", "))
+}
+
+// closest is the name in names nearest to s by edit distance, when it is near enough to be a
+// likely slip (about a third of its length away or less), else "".
+func closest(s string, names []string) string {
+	if len(s) > 64 {
+		return ""
+	}
+	ls := strings.ToLower(s)
+	for _, n := range names { // "timeout_seconds", "query_text": a known name inside
+		if len(n) >= 4 && strings.Contains(ls, n) {
+			return n
+		}
+	}
+	best, bestD := "", len(s)/3+2
+	for _, n := range names {
+		if d := editDistance(strings.ToLower(s), n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, by bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // value returns the argument name, or false when it is absent or null.

@@ -38,13 +38,14 @@ func toolArgs(dir string) []struct {
 		}, func(raw map[string]any) (any, error) {
 			return consultationRequest(raw, consultation.SecondsRule{Arg: "timeout", Min: time.Second, Max: 600 * time.Second, Default: 22 * time.Second})
 		}},
-		{tooldefs.Result(), resultArgs, map[string]any{"id": "20260101-000000-aaaaaaaaaaaaaaaaaaaaaaaaaa", "wait": 5.0},
+		{tooldefs.Result(), resultArgs, map[string]any{"id": "20260101-000000-aaaaaaaaaaaaaaaaaaaaaaaaaa", "wait": 5.0, "offset": 3.0},
 			func(raw map[string]any) (any, error) {
-				id, wait, err := resultRequest(raw)
+				id, wait, offset, err := resultRequest(raw)
 				return struct {
-					ID   string
-					Wait time.Duration
-				}{id, wait}, err
+					ID     string
+					Wait   time.Duration
+					Offset int
+				}{id, wait, offset}, err
 			}},
 		{tooldefs.Cancel(), cancelArgs, map[string]any{"id": "20260101-000000-aaaaaaaaaaaaaaaaaaaaaaaaaa"},
 			func(raw map[string]any) (any, error) {
@@ -113,7 +114,7 @@ func TestDecodeRefuses(t *testing.T) {
 		return m
 	}
 	consultationCall := func(raw map[string]any) error { _, err := consultationRequest(raw, rule); return err }
-	resultCall := func(raw map[string]any) error { _, _, err := resultRequest(raw); return err }
+	resultCall := func(raw map[string]any) error { _, _, _, err := resultRequest(raw); return err }
 	cancelCall := func(raw map[string]any) error { _, err := cancelRequest(raw); return err }
 	for _, tc := range []struct {
 		name string
@@ -138,7 +139,7 @@ func TestDecodeRefuses(t *testing.T) {
 		{"timeout NaN", consultationCall, with("timeout", math.NaN()), "timeout", `got NaN`},
 		{"timeout float32", consultationCall, with("timeout", float32(0.1)), "timeout", `got 0.1`},
 		{"on_timeout a list", consultationCall, with("on_timeout", []any{"continue"}), "on_timeout", `argument "on_timeout" must be a string; got a list`},
-		{"unknown names", consultationCall, with("timeout_seconds", 30.0), "timeout_seconds", `unknown argument "timeout_seconds": consultation takes path, pattern, query, model, exclude_pattern, timeout, output_file, dry_run, on_timeout`},
+		{"unknown names", consultationCall, with("timeout_seconds", 30.0), "timeout_seconds", `unknown argument "timeout_seconds" (did you mean "timeout"?): consultation takes path, pattern, query, model, exclude_pattern, timeout, output_file, dry_run, on_timeout`},
 		{"unknown before missing", consultationCall, map[string]any{"b": 1, "a": 2}, "a", `unknown argument "a", "b": consultation takes`},
 		{"result id a number", resultCall, map[string]any{"id": 12}, "id", `argument "id" must be a string; got 12`},
 		{"result wait a string", resultCall, map[string]any{"wait": "soon"}, "wait", `wait must be a number of seconds from 1 to 600 (default 20 seconds); got the string "soon"`},
@@ -231,7 +232,7 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 		raw["pattern"] = "*"
-		unknown := extra != "" && !slices.Contains(consultationArgs, extra)
+		unknown := extra != "" && !slices.Contains(consultationArgs, extra) && !slices.Contains(Injected, extra)
 		if extra != "" {
 			raw[extra] = s
 		}
@@ -259,4 +260,28 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("timeout not given became %v", req.Timeout)
 		}
 	})
+}
+
+// TestInjectedArgumentsAccepted: the arguments clients add to every call on their own
+// (Gemini CLI's wait_for_previous) are accepted and ignored by every tool; a misspelt
+// argument is still refused, naming the closest one the tool takes.
+func TestInjectedArgumentsAccepted(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, v := range []any{true, false, "yes"} {
+		req, err := consultationRequest(map[string]any{"path": dir, "pattern": "*.go", "query": "q", "wait_for_previous": v}, consultation.SecondsRule{Arg: "timeout", Min: time.Second, Max: time.Minute, Default: time.Second})
+		if err != nil || req.Path != dir {
+			t.Errorf("consultation with wait_for_previous %v: %v", v, err)
+		}
+		if _, _, _, err := resultRequest(map[string]any{"wait_for_previous": v}); err != nil {
+			t.Errorf("consultation_result with wait_for_previous %v: %v", v, err)
+		}
+		if _, err := cancelRequest(map[string]any{"id": "x", "wait_for_previous": v}); err != nil {
+			t.Errorf("consultation_cancel with wait_for_previous %v: %v", v, err)
+		}
+	}
+	_, err := consultationRequest(map[string]any{"paht": dir, "pattern": "*.go", "query": "q"}, consultation.SecondsRule{Arg: "timeout", Min: time.Second, Max: time.Minute})
+	if err == nil || !strings.Contains(err.Error(), `did you mean "path"?`) {
+		t.Errorf("a misspelt path: %v", err)
+	}
 }

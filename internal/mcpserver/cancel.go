@@ -50,9 +50,12 @@ import (
 )
 
 // CancelCause maps the reason of a client's notifications/cancelled to the cause a
-// consultation sees: consultation.ErrClientGaveUp when the reason says the client's own
-// time limit passed ("timed out", "timeout", the TypeScript SDK's -32001 RequestTimeout, or
-// the Go SDKs' "context deadline exceeded"), else consultation.ErrUserCancelled.
+// consultation sees: consultation.ErrClientGaveUp when the reason says the client's own time
+// limit passed ("timed out", "timeout", the TypeScript SDK's -32001 RequestTimeout, the Go
+// SDKs' "context deadline exceeded"); consultation.ErrUserCancelled when it says the user
+// aborted the call (an AbortError, "user-cancel", "interrupted"); else
+// consultation.ErrClientCancelled, a cancel that does not say why (Codex's "MCP request
+// cancelled by caller", which it also sends when its own tool timeout passes).
 func CancelCause(reason string) error {
 	r := strings.ToLower(reason)
 	for _, s := range []string{"timed out", "timeout", "-32001", "deadline exceeded"} {
@@ -60,7 +63,12 @@ func CancelCause(reason string) error {
 			return consultation.ErrClientGaveUp
 		}
 	}
-	return consultation.ErrUserCancelled
+	for _, s := range []string{"abort", "user", "interrupt"} {
+		if strings.Contains(r, s) {
+			return consultation.ErrUserCancelled
+		}
+	}
+	return consultation.ErrClientCancelled
 }
 
 // cancelKey names a client request: its session (empty on stdio and for stateless

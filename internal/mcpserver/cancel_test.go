@@ -30,9 +30,12 @@ func TestCancelCause(t *testing.T) {
 		reason string
 		want   error
 	}{
-		{"", consultation.ErrUserCancelled},
-		{"context canceled", consultation.ErrUserCancelled},
+		{"", consultation.ErrClientCancelled},
+		{"context canceled", consultation.ErrClientCancelled},
+		{"MCP request cancelled by caller", consultation.ErrClientCancelled}, // Codex, also at its tool timeout
 		{"User pressed stop", consultation.ErrUserCancelled},
+		{"AbortError: user-cancel", consultation.ErrUserCancelled},                // Claude Code, the user's Esc
+		{"AbortError: This operation was aborted", consultation.ErrUserCancelled}, // TypeScript SDK, an AbortSignal
 		{"McpError: MCP error -32001: Request timed out", consultation.ErrClientGaveUp},
 		{"Request TIMED OUT", consultation.ErrClientGaveUp},
 		{"tool call timeout after 60s", consultation.ErrClientGaveUp},
@@ -212,7 +215,7 @@ func TestCancelOverStdio(t *testing.T) {
 		cancel func(t *testing.T, id string, stop context.CancelFunc)
 		want   error
 	}{
-		{"the client cancels", func(t *testing.T, _ string, stop context.CancelFunc) { stop() }, consultation.ErrUserCancelled},
+		{"the client cancels", func(t *testing.T, _ string, stop context.CancelFunc) { stop() }, consultation.ErrClientCancelled},
 		{"the client's deadline passes", nil, consultation.ErrClientGaveUp},
 		{"the client's reason says it timed out", func(t *testing.T, id string, _ context.CancelFunc) {
 			err := c.GetTransport().SendNotification(ctx, mcp.JSONRPCNotification{
@@ -295,7 +298,7 @@ func cancelOverHTTPWithGoSDK(t *testing.T, version string) {
 	}
 	for _, deadline := range []bool{false, true} {
 		callCtx, stop := context.WithCancel(ctx)
-		want := consultation.ErrUserCancelled
+		want := consultation.ErrClientCancelled
 		if deadline {
 			callCtx, stop = context.WithTimeout(ctx, 100*time.Millisecond)
 			want = consultation.ErrClientGaveUp

@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/internal/background"
 	"github.com/consultmcp/consult/internal/fake"
 	"github.com/consultmcp/consult/internal/goroutines"
 	"github.com/consultmcp/consult/internal/results"
@@ -44,7 +45,7 @@ type hostileEnv struct {
 	root string // fixture tree
 	proj string // a small Go project under root
 	out  string // a directory for output_file targets
-	jobs *consultation.Jobs
+	jobs *background.Engine
 }
 
 // newHostileEnv builds a hostileEnv for t. No goroutine outlives t: once the client (its own
@@ -107,9 +108,11 @@ func newHostileEnv(t *testing.T) *hostileEnv {
 	}
 	// Background jobs save under root, so a hostile call that wrongly started one and saved
 	// anything shows in the snapshot.
-	e.jobs = consultation.NewJobs(consultation.JobsConfig{Store: results.Open(filepath.Join(e.root, "results"), 0, 0, 0)})
-	s := New(Config{Service: &consultation.Service{Counter: tokens.NewCounter(), Model: p,
-		DefaultModel: "google/gemini-2.5-pro", Heartbeat: 100 * time.Millisecond, Jobs: e.jobs}})
+	svc := &consultation.Service{Counter: tokens.NewCounter(), Model: p,
+		DefaultModel: "google/gemini-2.5-pro", Heartbeat: 100 * time.Millisecond}
+	e.jobs = background.New(background.Config{Service: svc, Store: results.Open(filepath.Join(e.root, "results"), 0, 0, 0)})
+	t.Cleanup(e.jobs.Wait)
+	s := New(Config{Service: svc, Background: e.jobs})
 	e.c, _ = inProcess(t, s, clientOpts{})
 	return e
 }
@@ -599,9 +602,9 @@ func TestHostileInputsDirect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := &consultation.Service{Counter: tokens.NewCounter(), Model: p, DefaultModel: "google/gemini-2.5-pro",
-		Jobs: consultation.NewJobs(consultation.JobsConfig{Store: results.Open(t.TempDir(), 0, 0, 0)})}
-	h := &handler{svc: svc, log: slog.New(slog.DiscardHandler)}
+	svc := &consultation.Service{Counter: tokens.NewCounter(), Model: p, DefaultModel: "google/gemini-2.5-pro"}
+	eng := background.New(background.Config{Service: svc, Store: results.Open(t.TempDir(), 0, 0, 0)})
+	h := &handler{svc: svc, bg: eng, log: slog.New(slog.DiscardHandler)}
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/internal/background"
 	"github.com/consultmcp/consult/internal/tokens"
 	"github.com/consultmcp/consult/tooldefs"
 )
@@ -37,6 +38,14 @@ const WorkerPoolSize = 100
 type Config struct {
 	// Service runs the consultations.
 	Service *consultation.Service
+	// Background runs the consultations that go on past their call (on_timeout
+	// "continue") and serves consultation_result and consultation_cancel; nil refuses them.
+	// It also keeps long answers, returned in pages.
+	Background *background.Engine
+	// PageBytes is the longest answer a result holds whole: a longer one is returned in
+	// pages (background.DefaultPageBytes if 0; negative: never paged). Paging needs
+	// Background.
+	PageBytes int
 	// Provider is the provider's name as the command line takes it (openrouter, openai,
 	// gemini), for the instructions and the tool description; the default model is
 	// Service.DefaultModel.
@@ -52,7 +61,7 @@ func New(cfg Config) *server.MCPServer {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	srv := tooldefs.Server{Provider: cfg.Provider, Model: cfg.Service.DefaultModel, DefaultTimeout: cfg.Service.DefaultTimeout}
-	instructions := Instructions(srv, cfg.Service.Jobs != nil)
+	instructions := Instructions(srv, cfg.Background != nil)
 	hooks := &server.Hooks{}
 	hooks.AddBeforeCallTool(rememberRequestID)
 	levels := &levelChoices{}
@@ -70,9 +79,13 @@ func New(cfg Config) *server.MCPServer {
 		server.WithRecovery(),
 		server.WithInstructions(instructions),
 	)
-	h := &handler{svc: cfg.Service, log: logger, levels: levels}
+	page := cfg.PageBytes
+	if page == 0 {
+		page = background.DefaultPageBytes
+	}
+	h := &handler{svc: cfg.Service, bg: cfg.Background, page: page, log: logger, levels: levels}
 	s.AddTool(tooldefs.Consultation(srv), h.consultation)
-	if cfg.Service.Jobs != nil {
+	if cfg.Background != nil {
 		s.AddTool(tooldefs.Result(), h.result)
 		s.AddTool(tooldefs.Cancel(), h.cancel)
 	}
@@ -97,6 +110,8 @@ func Instructions(srv tooldefs.Server, background bool) string {
 
 type handler struct {
 	svc    *consultation.Service
+	bg     *background.Engine
+	page   int // bytes of answer a result holds whole; negative: no paging
 	log    *slog.Logger
 	levels *levelChoices
 }
@@ -143,16 +158,34 @@ func (h *handler) consultCall(ctx context.Context, args map[string]any, rep cons
 	if err != nil {
 		return h.refuse(err)
 	}
-	return h.svc.Consult(ctx, in, rep)
+	if in.OnTimeout == consultation.OnTimeoutContinue && !in.DryRun {
+		if h.bg == nil {
+			return consultation.Failure(consultation.ClassInvalidArgument, `on_timeout "continue" is not available: this server has no results directory to keep background consultations in (start it with --results-dir). Call again without on_timeout.`)
+		}
+		return h.paged(ctx, h.bg.Start(ctx, in, rep))
+	}
+	return h.paged(ctx, h.svc.Consult(ctx, in, rep))
+}
+
+// paged is res with its answer cut to its first page when it is too long for clients to
+// pass on whole (see background.Engine.Paged); res as it is without a results directory.
+func (h *handler) paged(ctx context.Context, res consultation.Result) consultation.Result {
+	if h.bg == nil || h.page < 0 {
+		return res
+	}
+	return h.bg.Paged(ctx, res, h.page)
 }
 
 // resultCall is consultation_result on its decoded arguments.
 func (h *handler) resultCall(ctx context.Context, args map[string]any, rep consultation.Reporter) consultation.Result {
-	id, wait, err := resultRequest(args)
+	id, wait, offset, err := resultRequest(args)
 	if err != nil {
 		return h.refuse(err)
 	}
-	return h.svc.Collect(ctx, id, wait, rep)
+	if offset >= 0 {
+		return h.bg.Page(ctx, id, offset, max(h.page, 1))
+	}
+	return h.paged(ctx, h.bg.Collect(ctx, id, wait, rep))
 }
 
 // cancelCall is consultation_cancel on its decoded argument.
@@ -161,7 +194,7 @@ func (h *handler) cancelCall(ctx context.Context, args map[string]any, _ consult
 	if err != nil {
 		return h.refuse(err)
 	}
-	return h.svc.Cancel(ctx, id)
+	return h.bg.Cancel(ctx, id)
 }
 
 // refuse is the result of a call whose arguments could not be decoded.

@@ -1,4 +1,4 @@
-package consultation
+package background
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/consultmcp/consult/consultation"
 	"github.com/consultmcp/consult/files"
 	"github.com/consultmcp/consult/internal/results"
 )
@@ -16,15 +17,15 @@ import (
 func TestSavedSummaryReadBackUnchanged(t *testing.T) {
 	t.Parallel()
 	cost, fits := 0.0123, true
-	sum := &Summary{
-		Kind: KindAnswer, ID: results.NewID(time.Now()), Answer: "it prints hello", OutputFile: "/tmp/a.md", Model: "m",
+	sum := &consultation.Summary{
+		Kind: consultation.KindAnswer, ID: results.NewID(time.Now()), Answer: "it prints hello", OutputFile: "/tmp/a.md", Model: "m",
 		Files: 2, Bytes: 2048, PromptTokens: 900,
-		Usage:    &UsageSummary{Input: 900, Output: 10, Reasoning: 5, Cached: 1, CostUSD: &cost},
-		Streamed: &StreamedSummary{Reasoning: 5, Answer: 10}, Truncated: true, TruncatedBy: TruncatedByOutputLimit,
+		Usage:    &consultation.UsageSummary{Input: 900, Output: 10, Reasoning: 5, Cached: 1, CostUSD: &cost},
+		Streamed: &consultation.StreamedSummary{Reasoning: 5, Answer: 10}, Truncated: true, TruncatedBy: consultation.TruncatedByOutputLimit,
 		StopReason: "length", Phase: "receiving the answer", ElapsedSeconds: 1.5, Attempts: 2,
-		Report: &Report{Path: "/p", Pattern: "**", Files: 2, Fits: &fits, LargestFiles: []Entry{{Path: "a.go", Bytes: 1, Tokens: 1}},
-			Skipped: []Skipped{{Reason: "binary", Count: 1, Examples: []string{"x.bin"}}}, Counted: true},
-		Error:    &ErrorInfo{Class: ClassOutputLimit, Message: "cut", HTTPStatus: 200, ProviderCode: "length"},
+		Report: &consultation.Report{Path: "/p", Pattern: "**", Files: 2, Fits: &fits, LargestFiles: []consultation.Entry{{Path: "a.go", Bytes: 1, Tokens: 1}},
+			Skipped: []consultation.Skipped{{Reason: "binary", Count: 1, Examples: []string{"x.bin"}}}, Counted: true},
+		Error:    &consultation.ErrorInfo{Class: consultation.ClassOutputLimit, Message: "cut", HTTPStatus: 200, ProviderCode: "length"},
 		Withheld: []files.Withheld{{Path: ".env", Why: "environment file (.env)"}},
 		Redacted: []files.Redacted{{Path: "c.go", Kinds: []string{"GitHub token"}}},
 	}
@@ -32,7 +33,7 @@ func TestSavedSummaryReadBackUnchanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := fromRecord(results.Record{ID: sum.ID, Status: results.Done, Text: "t", Summary: saved})
+	res := (&Engine{}).fromRecord(results.Record{ID: sum.ID, Status: results.Done, Text: "t", Summary: saved})
 	got, err := json.Marshal(res.Summary)
 	if err != nil {
 		t.Fatal(err)
@@ -42,8 +43,8 @@ func TestSavedSummaryReadBackUnchanged(t *testing.T) {
 	}
 	// A record without a summary (or an unreadable one) gets one made from its fields.
 	for _, raw := range []json.RawMessage{nil, json.RawMessage(`{"kind":`)} {
-		res := fromRecord(results.Record{ID: "x", IsError: true, Model: "m", Answer: "part", Summary: raw})
-		if s := res.Summary; s == nil || s.Kind != KindError || s.ID != "x" || s.Answer != "part" {
+		res := (&Engine{}).fromRecord(results.Record{ID: "x", IsError: true, Model: "m", Answer: "part", Summary: raw})
+		if s := res.Summary; s == nil || s.Kind != consultation.KindError || s.ID != "x" || s.Answer != "part" {
 			t.Errorf("summary %+v from a record with summary %q", s, raw)
 		}
 	}

@@ -1,0 +1,388 @@
+package background
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	consult "github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/internal/results"
+)
+
+// Arguments of consultation_result and consultation_cancel.
+const (
+	ArgID   = "id"
+	ArgWait = "wait"
+)
+
+// WaitRule is the rule for consultation_result's wait.
+func WaitRule() consultation.SecondsRule {
+	return consultation.SecondsRule{Arg: ArgWait, Min: consult.MinWait, Max: consult.MaxWait, Default: consult.DefaultWait}
+}
+
+// listMax is how many consultations a listing shows: the recent ones are the ones asked for.
+const listMax = 20
+
+// CheckID refuses an id that is not of the form consultations get.
+func CheckID(id string) error {
+	if _, err := results.ParseID(id); err != nil {
+		return consultation.NewArgError(ArgID, `id %s is not a consultation id: ids look like %q and come from a consultation that returned "still running"; call consultation_result without id to list them`, consultation.Shown(id), results.IDExample)
+	}
+	return nil
+}
+
+// Collect is consultation_result: it waits up to wait (zero: the default) for the
+// consultation with the given id and returns its result, or "still running" with its
+// progress. Without an id it lists the caller's consultations. Waiting never affects the
+// consultation: a cancelled wait leaves it running. Only the consultations of the caller's
+// owner (OwnerFrom ctx) are listed or collected: another owner's id is answered as an
+// unknown one.
+func (e *Engine) Collect(ctx context.Context, id string, wait time.Duration, r consultation.Reporter) consultation.Result {
+	if id != "" {
+		if err := CheckID(id); err != nil {
+			return consultation.FailureOf(err)
+		}
+	}
+	rule := WaitRule()
+	if wait == 0 {
+		wait = rule.Default
+	} else if err := rule.Check(wait); err != nil {
+		return consultation.FailureOf(err)
+	}
+	var warnings []string
+	if wait >= consult.TimeoutWarnAt {
+		warnings = append(warnings, consultation.LongWaitWarning(ArgWait, wait, "call again with a shorter wait: the consultation goes on meanwhile"))
+	}
+	var res consultation.Result
+	if id == "" {
+		res = e.list(OwnerFrom(ctx), SessionFrom(ctx))
+	} else {
+		res = e.collect(ctx, id, OwnerFrom(ctx), wait, r)
+	}
+	e.logger.Info("consultation_result", "id", id, "wait", wait, "error", res.IsError)
+	return withWarnings(res, warnings)
+}
+
+func (e *Engine) collect(ctx context.Context, id, owner string, wait time.Duration, r consultation.Reporter) consultation.Result {
+	rec, failed := e.load(id, owner)
+	switch {
+	case failed != nil:
+		return *failed
+	case rec.Status == results.Done:
+		return e.fromRecord(rec)
+	}
+	end := time.Now().Add(wait)
+	wctx, cancel := context.WithDeadline(ctx, end)
+	defer cancel()
+	res, done := e.follow(wctx, id, e.quietFrom(end), &relay{r: r, id: id}, nil)
+	switch {
+	case done:
+		return res
+	case ctx.Err() != nil:
+		return consultation.Failure(consultation.ClassCancelled, fmt.Sprintf("Stopped waiting for %s because the call was cancelled; the consultation goes on.", id))
+	}
+	next, err := e.store.Load(id)
+	if err != nil {
+		next = rec
+	}
+	return e.running(next, fmt.Sprintf("not finished within wait %s", consult.FormatDuration(wait)))
+}
+
+// load reads the record of id for owner; when there is none to use it returns the result
+// that says why: unknown, expired, unreadable. Another owner's record is unknown.
+func (e *Engine) load(id, owner string) (results.Record, *consultation.Result) {
+	rec, err := e.store.Load(id)
+	var res consultation.Result
+	switch {
+	case (err == nil || errors.Is(err, results.ErrExpired)) && rec.Owner != owner:
+		res = e.notFound(id)
+	case err == nil:
+		return rec, nil
+	case errors.Is(err, results.ErrExpired):
+		res = e.expired(id)
+	case errors.Is(err, results.ErrNotFound):
+		res = e.notFound(id)
+	default:
+		res = consultation.Failure(consultation.ClassInternal, fmt.Sprintf("Cannot read consultation %s from %s: %v", id, e.store.Dir(), err))
+	}
+	return results.Record{}, &res
+}
+
+// notFound explains an id the results directory does not hold: expired when it is older than
+// any result is kept, unknown otherwise.
+func (e *Engine) notFound(id string) consultation.Result {
+	if created, err := results.ParseID(id); err == nil && time.Since(created) > e.limit+e.store.TTL() {
+		return e.expired(id)
+	}
+	return consultation.Failure(consultation.ClassNotFound, fmt.Sprintf("Unknown id: no consultation %s is saved in %s. Ids come from a consultation that returned \"still running\"; call consultation_result without id to list the known ones.", id, e.store.Dir()))
+}
+
+func (e *Engine) expired(id string) consultation.Result {
+	return consultation.Failure(consultation.ClassNotFound, fmt.Sprintf("The result of consultation %s has expired: results are kept for %s after they finish. Run the consultation again.", id, consult.FormatDuration(e.store.TTL())))
+}
+
+// State names a record's state: "running", "finished", "failed", "cancelled", or "stopped
+// before finishing" for a running record whose worker is gone.
+func (e *Engine) State(rec results.Record) string {
+	switch {
+	case rec.Status == results.Done && rec.Note == "cancelled":
+		return "cancelled"
+	case rec.Status == results.Done && rec.Note == "stopped before finishing":
+		return "stopped before finishing"
+	case rec.Status == results.Done && rec.IsError:
+		return "failed"
+	case rec.Status == results.Done:
+		return "finished"
+	case e.alive(rec):
+		return "running"
+	default:
+		return "stopped before finishing"
+	}
+}
+
+// list is consultation_result without an id: owner's consultations. The calling session's
+// own come first, newest first, then the others (started by another session of the same
+// owner, or before a restart), marked as such: an agent that takes the first entry takes one
+// of its own.
+func (e *Engine) list(owner, session string) consultation.Result {
+	recs, listErr := e.store.List(0)
+	type listed struct {
+		consultation.ListEntry
+		own bool
+	}
+	var entries []listed
+	for _, rec := range recs {
+		if rec.Owner != owner {
+			continue
+		}
+		own := rec.Instance == e.instance && rec.Session == session
+		entries = append(entries, listed{consultation.ListEntry{ID: rec.ID, Status: e.State(rec), Created: rec.Created, Query: rec.Query}, own})
+	}
+	sort.Slice(entries, func(i, k int) bool {
+		if entries[i].own != entries[k].own {
+			return entries[i].own
+		}
+		return entries[i].Created.After(entries[k].Created)
+	})
+	var b strings.Builder
+	if len(entries) == 0 {
+		b.WriteString(`No consultations: none was started with on_timeout "continue", or their results have expired.`)
+	} else {
+		fmt.Fprintf(&b, "Consultations, this session's first, newest first (%d):\n", len(entries))
+	}
+	if len(entries) > listMax {
+		entries = entries[:listMax]
+	}
+	out := make([]consultation.ListEntry, len(entries))
+	for i := range entries {
+		le := &entries[i].ListEntry
+		le.Query = shortQuery(le.Query)
+		le.OtherSession = !entries[i].own
+		other := ""
+		if le.OtherSession {
+			other = " · started by another session"
+		}
+		fmt.Fprintf(&b, "- %s · %s%s · started %s ago · %s\n", le.ID, le.Status, other, consult.FormatDuration(time.Since(le.Created)), consult.Printable(le.Query))
+		out[i] = *le
+	}
+	if listErr != nil {
+		fmt.Fprintf(&b, "\n(The results directory could not be read: %s)", consult.Printable(listErr.Error()))
+	}
+	text := strings.TrimRight(b.String(), "\n")
+	return consultation.Result{Text: text, Summary: &consultation.Summary{Kind: consultation.KindList, Consultations: out, Message: text}}
+}
+
+// shortQuery is the head of a query for a listing line.
+func shortQuery(q string) string {
+	q = strings.Join(strings.Fields(q), " ")
+	const n = 80
+	if len(q) <= n {
+		return q
+	}
+	cut := n
+	for cut > 0 && q[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return q[:cut] + "…"
+}
+
+// Cancel is consultation_cancel: it stops the consultation with the given id and returns its
+// final state, what it had received kept as its result. A cancel is never lost: a worker
+// that has not started yet stops before it reads or sends anything. Another owner's
+// consultation is answered as an unknown id. The session that cancels is not told later
+// that the result is ready.
+func (e *Engine) Cancel(ctx context.Context, id string) consultation.Result {
+	if strings.TrimSpace(id) == "" {
+		return consultation.FailureOf(consultation.NewArgError(ArgID, "argument %q is empty: give %s", ArgID, consultation.Wanted(ArgID)))
+	}
+	if err := CheckID(id); err != nil {
+		return consultation.FailureOf(err)
+	}
+	e.logger.Info("consultation_cancel", "id", id)
+	rec, failed := e.load(id, OwnerFrom(ctx))
+	switch {
+	case failed != nil:
+		return *failed
+	case rec.Status == results.Done:
+		return alreadyFinished(id)
+	}
+	e.forgetAnnounce(id)
+	res := e.stop(id, causeTool)
+	if res.IsError && res.Summary != nil && res.Summary.Error != nil && res.Summary.Error.Class == consultation.ClassCancelled {
+		text := fmt.Sprintf("Cancelled consultation %s. Its final state:\n\n%s", id, res.Text)
+		res.Summary.Message = fmt.Sprintf("Cancelled consultation %s. Its final state:\n\n%s", id, res.Summary.Message)
+		return consultation.Result{Text: text, Summary: res.Summary, Answer: res.Answer}
+	}
+	return res
+}
+
+func alreadyFinished(id string) consultation.Result {
+	text := fmt.Sprintf("Consultation %s had already finished; nothing was cancelled. Collect its result with consultation_result {\"id\": %q}.", id, id)
+	return consultation.Result{Text: text, Summary: &consultation.Summary{Kind: consultation.KindAnswer, ID: id, Message: text,
+		Next: &consultation.NextStep{Tool: "consultation_result", Arguments: map[string]any{"id": id}}}}
+}
+
+// stop leaves the cancel marker of id, waits up to stopWait for its worker to save what it
+// had, and returns that final state.
+func (e *Engine) stop(id string, cause *stopCause) consultation.Result {
+	if err := e.writeCancel(id, cause); err != nil {
+		return consultation.Failure(consultation.ClassInternal, fmt.Sprintf("Cannot cancel consultation %s: its cancel cannot be written in %s (%v).", id, e.store.Dir(), err))
+	}
+	e.logger.Info("background consultation cancelled", "id", id, "why", cause)
+	ctx, cancel := context.WithTimeout(context.Background(), stopWait)
+	defer cancel()
+	res, done := e.follow(ctx, id, time.Time{}, &relay{}, nil)
+	if !done {
+		text := fmt.Sprintf("Cancellation of %s requested; its worker is stopping.", id)
+		return consultation.Result{Text: text, Summary: &consultation.Summary{Kind: consultation.KindRunning, ID: id, Message: text}}
+	}
+	return res
+}
+
+// Peek returns consultation id's result for the caller's owner without waiting: the answer
+// or failure once done, "still running" with its progress while it runs. found is false
+// (with the reason as the result) for an id unknown to the owner, expired or malformed. It
+// serves reads of the resource consult://results/{id}.
+func (e *Engine) Peek(ctx context.Context, id string) (consultation.Result, bool) {
+	if err := CheckID(id); err != nil {
+		return consultation.FailureOf(err), false
+	}
+	rec, failed := e.load(id, OwnerFrom(ctx))
+	switch {
+	case failed != nil:
+		return *failed, false
+	case rec.Status == results.Done:
+		return e.fromRecord(rec), true
+	case !e.alive(rec):
+		return e.fromRecord(e.finishDead(id)), true
+	}
+	return e.running(rec, "not finished"), true
+}
+
+// Lookup returns the record of id for a person reading the results directory (consult
+// results): every owner's, since the directory is theirs. A running record whose worker is
+// gone is first finished as stopped before finishing.
+func (e *Engine) Lookup(id string) (results.Record, error) {
+	rec, err := e.store.Load(id)
+	if err != nil {
+		return rec, err
+	}
+	if rec.Status == results.Running && !e.alive(rec) {
+		rec = e.finishDead(id)
+	}
+	return rec, nil
+}
+
+// Describe is what a record says to a person: the result's text once done, the progress
+// while running.
+func (e *Engine) Describe(rec results.Record) string {
+	if rec.Status == results.Done {
+		return rec.Text
+	}
+	return e.running(rec, "not finished").Text
+}
+
+// Stop stops the consultation id, whoever started it, and returns its final state: for
+// `consult results --cancel`.
+func (e *Engine) Stop(id string) (string, error) {
+	rec, err := e.Lookup(id)
+	switch {
+	case err != nil:
+		return "", err
+	case rec.Status == results.Done:
+		return fmt.Sprintf("Consultation %s had already finished; nothing was cancelled.", id), nil
+	}
+	e.forgetAnnounce(id)
+	return fmt.Sprintf("Cancelled consultation %s. Its final state:\n\n%s", id, e.stop(id, causeTool).Text), nil
+}
+
+// markAnnounce notes that the call of id returned without its answer, so its end is to be
+// announced to its session.
+func (e *Engine) markAnnounce(id string) {
+	e.mu.Lock()
+	e.announce[id] = true
+	e.mu.Unlock()
+}
+
+// forgetAnnounce drops id from the consultations whose end is announced.
+func (e *Engine) forgetAnnounce(id string) {
+	e.mu.Lock()
+	delete(e.announce, id)
+	e.mu.Unlock()
+}
+
+// toAnnounce lists the consultations whose end is to be announced.
+func (e *Engine) toAnnounce() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ids := make([]string, 0, len(e.announce))
+	for id := range e.announce {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// WatchFinished calls notify, until ctx ends, for each consultation this server started that
+// finishes (or is found stopped) after its call returned "still running": the server tells
+// the session that started it that the answer is ready. A consultation cancelled through
+// this server is not announced.
+func (e *Engine) WatchFinished(ctx context.Context, every time.Duration, notify func(results.Record)) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, id := range e.toAnnounce() {
+			rec, err := e.store.Load(id)
+			switch {
+			case err != nil:
+				e.forgetAnnounce(id)
+				continue
+			case rec.Status == results.Running && !e.alive(rec):
+				rec = e.finishDead(id)
+			}
+			if rec.Status == results.Done {
+				e.forgetAnnounce(id)
+				if rec.Note != "cancelled" {
+					notify(rec)
+				}
+			}
+		}
+	}
+}
+
+// ReadyNotice is the message announcing that a consultation's result is ready.
+func ReadyNotice(rec results.Record) string {
+	what := "answer"
+	if rec.IsError {
+		what = "result (it failed or was stopped)"
+	}
+	return fmt.Sprintf("Consultation %s is ready: collect its %s with consultation_result {\"id\": %q}.", rec.ID, what, rec.ID)
+}

@@ -1,0 +1,498 @@
+// Package background runs consultations that go on past their call (on_timeout "continue"):
+// one engine, a record plus a runner. Each such consultation runs in a worker (a process of
+// its own in the binary, detached from the server and its client) that writes its progress
+// and its result into its record in the results directory; collecting, cancelling, listing
+// and peeking read the record. The engine imports the one-call core (package consultation),
+// which knows nothing of it.
+//
+// What lives in the results directory for a consultation id:
+//
+//   - id.json, its record (package results);
+//   - .id.lock, locked by the worker for as long as it runs: a running record whose lock
+//     nobody holds is a worker that died;
+//   - .id.cancel, written by a cancel: the worker stops when it sees it, even one that has
+//     not started yet, so a cancel is never lost;
+//   - .id.log, the worker's log while it runs;
+//   - .slot-N.lock, one per worker allowed at once (--background-workers), each held by a
+//     running worker: the bound holds across every server sharing the directory.
+package background
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	consult "github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/internal/results"
+)
+
+// Timing of workers.
+const (
+	// poll is how often a call waiting for a worker reads its record, and how often a worker
+	// looks for a cancel: a small file, and an answer should be returned soon after it lands.
+	poll = 100 * time.Millisecond
+	// writeMax bounds the interval between a worker's progress writes, so a caller relays
+	// fresh progress even with a long heartbeat.
+	writeMax = 2 * time.Second
+	// stopWait bounds how long a cancel waits for the worker to save what it had.
+	stopWait = 5 * time.Second
+	// deadAfter is how long past its background limit a running record counts as running on
+	// a system where the worker's lock cannot be probed.
+	deadAfter = time.Minute
+)
+
+// Job is one background consultation as its worker receives it.
+type Job struct {
+	// ID names the consultation and its record.
+	ID string `json:"id"`
+	// Owner, Session and Instance are who started it (see results.Record).
+	Owner    string `json:"owner,omitempty"`
+	Session  string `json:"session,omitempty"`
+	Instance string `json:"instance,omitempty"`
+	// Created is when the call started: the background limit runs from it.
+	Created time.Time `json:"created"`
+	// Request is the consultation as the caller asked for it; the worker validates it again.
+	Request consultation.Request `json:"request"`
+}
+
+// A Runner starts the worker of job: in the binary, a process of its own, detached from the
+// server; in tests, a goroutine running Work. The worker keeps held open while it runs (its
+// record's lock and its worker slot) and writes its final result to out. The runner owns
+// held and out from the call on, whether it fails or not: it closes the server's copies once
+// the worker has its own.
+type Runner func(job Job, held []*os.File, out *os.File) error
+
+// Config configures an Engine.
+type Config struct {
+	// Service validates consultations before a worker is started, with the rules the worker
+	// applies again.
+	Service *consultation.Service
+	// Store is the results directory: required.
+	Store *results.Store
+	// Run starts workers; nil runs each as a goroutine of this process (Work), which ends
+	// with it: for tests, and for a process that cannot start itself again.
+	Run Runner
+	// Limit is how long a consultation may run in all (consult.DefaultBackgroundLimit if 0).
+	Limit time.Duration
+	// MaxWorkers bounds the workers running at once over every server sharing Store
+	// (consult.DefaultBackgroundWorkers if 0).
+	MaxWorkers int
+	// Heartbeat is the interval of the progress relayed while a call waits on a worker
+	// (consult.DefaultHeartbeat if 0).
+	Heartbeat time.Duration
+	// Logger receives a line per background event; nil discards.
+	Logger *slog.Logger
+}
+
+// Engine runs and keeps background consultations. Create it with New; one per process.
+type Engine struct {
+	svc        *consultation.Service
+	store      *results.Store
+	run        Runner
+	limit      time.Duration
+	maxWorkers int
+	heartbeat  time.Duration
+	logger     *slog.Logger
+	instance   string // this server process, in the records it starts
+
+	mu       sync.Mutex
+	announce map[string]bool // consultations whose call returned "still running"
+
+	inProcess sync.WaitGroup // workers run as goroutines (Run nil)
+}
+
+// New returns an engine for cfg.
+func New(cfg Config) *Engine {
+	e := &Engine{svc: cfg.Service, store: cfg.Store, run: cfg.Run, limit: cfg.Limit, maxWorkers: cfg.MaxWorkers,
+		heartbeat: cfg.Heartbeat, logger: cfg.Logger, instance: newInstance(), announce: map[string]bool{}}
+	if e.limit <= 0 {
+		e.limit = consult.DefaultBackgroundLimit
+	}
+	if e.maxWorkers <= 0 {
+		e.maxWorkers = consult.DefaultBackgroundWorkers
+	}
+	if e.heartbeat <= 0 {
+		e.heartbeat = consult.DefaultHeartbeat
+	}
+	if e.logger == nil {
+		e.logger = slog.New(slog.DiscardHandler)
+	}
+	if e.run == nil {
+		e.run = e.runInProcess
+	}
+	return e
+}
+
+// runInProcess is the Runner of an engine configured without one.
+func (e *Engine) runInProcess(job Job, held []*os.File, out *os.File) error {
+	e.inProcess.Add(1)
+	go func() {
+		defer e.inProcess.Done()
+		if err := e.Work(context.Background(), job, held, out); err != nil {
+			e.logger.Error("background worker failed", "id", job.ID, "error", err)
+		}
+	}()
+	return nil
+}
+
+// Wait waits for the workers this engine runs in its own process (Config.Run nil).
+func (e *Engine) Wait() { e.inProcess.Wait() }
+
+// Limit is the longest a consultation may run, from its start.
+func (e *Engine) Limit() time.Duration { return e.limit }
+
+// Store is the results directory.
+func (e *Engine) Store() *results.Store { return e.store }
+
+func newInstance() string {
+	return strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.Itoa(os.Getpid())
+}
+
+// paths of a consultation's files beside its record.
+func (e *Engine) lockPath(id string) string   { return e.store.LockPath(id) }
+func (e *Engine) cancelPath(id string) string { return filepath.Join(e.store.Dir(), "."+id+".cancel") }
+func (e *Engine) slotPath(n int) string {
+	return filepath.Join(e.store.Dir(), ".slot-"+strconv.Itoa(n)+".lock")
+}
+
+// slot takes a free worker slot, or returns nil when all are held. The results directory
+// is created (mode 0700) when it does not exist yet.
+func (e *Engine) slot() (*os.File, error) {
+	if err := os.MkdirAll(e.store.Dir(), 0o700); err != nil {
+		return nil, err
+	}
+	for n := range e.maxWorkers {
+		f, ok, err := tryLock(e.slotPath(n))
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return f, nil
+		}
+	}
+	return nil, nil
+}
+
+// Start runs a continue-mode call: it validates in, starts a worker that runs the
+// consultation under the background limit, and waits for it until the call's timeout: the
+// result if it lands first, else "still running" with the id and where the worker is. The
+// first progress notification goes out at once and carries the id. A client that stops
+// waiting stops the worker only when its user explicitly aborted the call
+// (consultation.ErrUserCancelled); a client's own timeout, a cancel without a reason, or the
+// client quitting leave it running, to be collected later.
+func (e *Engine) Start(ctx context.Context, in consultation.Request, r consultation.Reporter) consultation.Result {
+	start := consultation.Arrival(ctx)
+	warnings, err := e.svc.Validate(in)
+	if err != nil {
+		return consultation.FailureOf(err)
+	}
+	if ctx.Err() != nil {
+		return consultation.Failure(consultation.ClassCancelled, "Cancelled by the client before the consultation started; nothing was read or sent.")
+	}
+	timeout := in.Timeout
+	if timeout == 0 {
+		timeout = e.svc.TimeoutRule().Default
+	}
+	id := results.NewID(start)
+	rel := &relay{r: r, id: id}
+	for _, w := range warnings {
+		if r != nil {
+			r.Log(consultation.LevelWarning, w)
+		}
+	}
+	slot, err := e.slot()
+	switch {
+	case err != nil:
+		return consultation.Failure(consultation.ClassInternal, fmt.Sprintf("Cannot start a background consultation: the results directory %s cannot be used (%v). Call again without on_timeout \"continue\".", e.store.Dir(), err))
+	case slot == nil:
+		return consultation.Failure(consultation.ClassOverloaded, fmt.Sprintf("Too many background consultations are running: %d, the most the server allows (--background-workers). Wait for one to finish (consultation_result), cancel one (consultation_cancel), or call without on_timeout \"continue\".", e.maxWorkers))
+	}
+	lock, ok, err := tryLock(e.lockPath(id))
+	if err != nil || !ok {
+		slot.Close()
+		if err == nil {
+			err = errors.New("its lock is held")
+		}
+		return consultation.Failure(consultation.ClassInternal, fmt.Sprintf("Cannot start a background consultation: %v", err))
+	}
+	job := Job{ID: id, Owner: OwnerFrom(ctx), Session: SessionFrom(ctx), Instance: e.instance, Created: start, Request: in}
+	rec := jobRecord(job)
+	rec.Note = "starting"
+	if err := e.store.Save(rec); err != nil {
+		lock.Close()
+		slot.Close()
+		_ = os.Remove(e.lockPath(id))
+		return consultation.Failure(consultation.ClassInternal, fmt.Sprintf("Cannot start a background consultation: its record cannot be written in the results directory %s (%v). Free some space there, or call again without on_timeout \"continue\".", e.store.Dir(), err))
+	}
+	pr, pw, err := os.Pipe()
+	if err == nil {
+		err = e.run(job, []*os.File{lock, slot}, pw)
+	} else {
+		lock.Close()
+		slot.Close()
+	}
+	if err != nil {
+		if pr != nil {
+			pr.Close()
+		}
+		rec.Status, rec.IsError, rec.Note = results.Done, true, ""
+		rec.Text = fmt.Sprintf("Could not start the background worker: %v", err)
+		_ = e.store.Save(rec)
+		return consultation.Failure(consultation.ClassInternal, rec.Text)
+	}
+	defer pr.Close()
+	e.logger.Info("background worker started", "id", id)
+	inBand := make(chan consultation.Result, 1)
+	go readResult(pr, inBand)
+	rel.send("starting a background worker")
+	fg, cancel := context.WithDeadline(ctx, start.Add(timeout))
+	defer cancel()
+	res, done := e.follow(fg, id, e.quietFrom(start.Add(timeout)), rel, inBand)
+	switch {
+	case done:
+		return withWarnings(res, warnings)
+	case ctx.Err() != nil && userAborted(ctx):
+		// The user stopped the call: stop the worker too, and keep what it had.
+		return e.stop(id, causeUser)
+	}
+	e.markAnnounce(id)
+	why := fmt.Sprintf("timeout %s reached", consult.FormatDuration(timeout))
+	if ctx.Err() != nil {
+		why = "the client stopped waiting"
+	}
+	next, _ := e.store.Load(id)
+	if next.ID == "" {
+		next = rec
+	}
+	return withWarnings(e.running(next, why), warnings)
+}
+
+// quietFrom is when progress stops before end: a notification sent just before the result
+// can reach the client after it.
+func (e *Engine) quietFrom(end time.Time) time.Time { return end.Add(-500 * time.Millisecond) }
+
+// withWarnings appends a call's warnings to its result.
+func withWarnings(res consultation.Result, warnings []string) consultation.Result {
+	for _, w := range warnings {
+		res.Text += "\n\nWarning: " + w
+	}
+	if res.Summary != nil && len(warnings) > 0 {
+		res.Summary.Warnings = append(res.Summary.Warnings, warnings...)
+	}
+	return res
+}
+
+// readResult reads the result a worker writes at its end; nothing is sent when the worker
+// ends without writing one (it died, or the pipe was closed).
+func readResult(r io.Reader, out chan<- consultation.Result) {
+	var res consultation.Result
+	if err := json.NewDecoder(io.LimitReader(r, maxInBand)).Decode(&res); err == nil {
+		out <- res
+	}
+}
+
+// maxInBand bounds a result read from a worker's pipe: the answer cap and room for the rest.
+const maxInBand = 64 << 20
+
+// userAborted reports whether ctx ended because the client's user explicitly stopped the
+// call. A client's own timeout, a cancel with no reason (an HTTP stream closed, a client
+// quitting) are not: a consultation that may continue goes on.
+func userAborted(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), consultation.ErrUserCancelled)
+}
+
+// relay sends a call's progress notifications, numbered from 1, each naming the id.
+type relay struct {
+	r  consultation.Reporter
+	id string
+	n  int
+}
+
+func (rl *relay) send(msg string) {
+	if rl.r == nil {
+		return
+	}
+	rl.n++
+	if tail := ", id " + rl.id; len(msg)+len(tail) <= consult.MaxProgressMessage {
+		msg += tail
+	}
+	rl.r.Progress(float64(rl.n), msg)
+}
+
+// follow waits for consultation id until it is done, its worker is gone, or ctx ends,
+// relaying its progress every heartbeat (none from quietFrom on; zero: never quiet). The
+// result comes from inBand (nil: none) when the worker sends it there, else from its record.
+func (e *Engine) follow(ctx context.Context, id string, quietFrom time.Time, rel *relay, inBand <-chan consultation.Result) (consultation.Result, bool) {
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	beat := time.NewTicker(e.heartbeat)
+	defer beat.Stop()
+	var rec results.Record
+	for {
+		select {
+		case res := <-inBand:
+			return res, true
+		default:
+		}
+		if next, err := e.store.Load(id); err == nil {
+			rec = next
+		}
+		switch {
+		case rec.Status == results.Done:
+			return e.fromRecord(rec), true
+		case rec.ID != "" && !e.alive(rec):
+			select { // the worker may have sent its result just before it ended
+			case res := <-inBand:
+				return res, true
+			default:
+			}
+			return e.fromRecord(e.finishDead(id)), true
+		}
+		select {
+		case <-ctx.Done():
+			return consultation.Result{}, false
+		case res := <-inBand:
+			return res, true
+		case now := <-beat.C:
+			if !quietFrom.IsZero() && !now.Before(quietFrom) {
+				continue
+			}
+			rel.send(progressLine(rec))
+		case <-tick.C:
+		}
+	}
+}
+
+// alive reports whether rec's worker still runs: its lock is held, and, where locks cannot
+// be probed, its background limit has not long passed.
+func (e *Engine) alive(rec results.Record) bool {
+	if rec.Status != results.Running {
+		return false
+	}
+	return lockHeld(e.lockPath(rec.ID)) && time.Since(rec.Created) < e.limit+deadAfter
+}
+
+// fromRecord is the result a saved consultation returns.
+func (e *Engine) fromRecord(rec results.Record) consultation.Result {
+	res := consultation.Result{Text: rec.Text, IsError: rec.IsError, Answer: rec.Answer}
+	if len(rec.Summary) > 0 {
+		var sum consultation.Summary
+		if err := json.Unmarshal(rec.Summary, &sum); err == nil {
+			sum.ID = rec.ID
+			res.Summary = &sum
+			return res
+		}
+	}
+	kind := consultation.KindAnswer
+	if rec.IsError {
+		kind = consultation.KindError
+	}
+	res.Summary = &consultation.Summary{Kind: kind, ID: rec.ID, Model: rec.Model, Answer: rec.Answer}
+	return res
+}
+
+// finishDead finishes the record of a consultation whose worker is gone without saving a
+// result: it becomes a failure that says so, with the progress and partial answer the worker
+// last wrote. A result the worker saved in the meantime is kept.
+func (e *Engine) finishDead(id string) results.Record {
+	rec, err := e.store.Load(id)
+	if err != nil || rec.Status == results.Done {
+		return rec
+	}
+	text := fmt.Sprintf("Consultation %s stopped before finishing: the process running it ended without saving a result (it was killed or crashed, the machine restarted, or its record could not be written).", id)
+	if p := rec.Progress; p != nil {
+		text += fmt.Sprintf(" It had run %s, %s", consult.FormatDuration(time.Duration(p.ElapsedSeconds*float64(time.Second))), p.Phase)
+		if p.Files > 0 {
+			text += fmt.Sprintf("; %s, %s, %s prompt tokens", filesWord(p.Files), p.Bytes, p.PromptTokens)
+		}
+		text += "."
+	}
+	text += " Run the consultation again."
+	if rec.Answer != "" {
+		text += "\n\nPartial answer (cut off when the worker stopped):\n" + rec.Answer
+	}
+	rec.Status, rec.IsError, rec.Text, rec.Note = results.Done, true, text, "stopped before finishing"
+	sum := &consultation.Summary{Kind: consultation.KindError, ID: id, Model: rec.Model, Answer: rec.Answer,
+		Error: &consultation.ErrorInfo{Class: consultation.ClassInternal, Message: "the worker ended without saving a result"}}
+	if p := rec.Progress; p != nil {
+		sum.Phase, sum.Files, sum.Bytes, sum.PromptTokens, sum.Attempts = p.Phase, p.Files, p.Bytes, p.PromptTokens, p.Attempts
+		sum.ElapsedSeconds = p.ElapsedSeconds
+	}
+	rec.Summary, _ = json.Marshal(sum)
+	if err := e.store.Save(rec); err != nil {
+		e.logger.Warn("cannot finish the record of a stopped worker", "id", id, "error", err)
+	}
+	return rec
+}
+
+func filesWord(n int) string {
+	if n == 1 {
+		return "1 file"
+	}
+	return consult.Thousands(int64(n)) + " files"
+}
+
+// progressLine is the progress message of a record.
+func progressLine(rec results.Record) string {
+	if p := rec.Progress; p != nil && p.Message != "" {
+		return p.Message
+	}
+	return fmt.Sprintf("starting, %s", consult.FormatDuration(time.Since(rec.Created).Truncate(time.Second)))
+}
+
+// jobRecord is the running record of a job, before its progress.
+func jobRecord(job Job) results.Record {
+	return results.Record{
+		ID: job.ID, Status: results.Running, Worker: true, Owner: job.Owner, Session: job.Session, Instance: job.Instance,
+		Created: job.Created, Path: job.Request.Path, Pattern: job.Request.Pattern, Model: job.Request.Model, Query: job.Request.Query,
+	}
+}
+
+// phaseStarting is the phase of a consultation whose worker has not reported yet.
+const phaseStarting = "starting the background worker"
+
+// running is "still running" for a consultation known from its record: where its worker is,
+// and the next step as data.
+func (e *Engine) running(rec results.Record, why string) consultation.Result {
+	sum := &consultation.Summary{Kind: consultation.KindRunning, ID: rec.ID, Model: rec.Model,
+		ElapsedSeconds: time.Since(rec.Created).Round(time.Millisecond).Seconds(), Phase: phaseStarting,
+		Streamed: &consultation.StreamedSummary{}}
+	var sizes, streamed string
+	if p := rec.Progress; p != nil {
+		if p.Phase != "" {
+			sum.Phase = p.Phase
+		}
+		sum.Attempts = p.Attempts
+		if p.Files > 0 {
+			sum.Files, sum.Bytes, sum.PromptTokens = p.Files, p.Bytes, p.PromptTokens
+			sizes = fmt.Sprintf("; %s, %s, %s prompt tokens", filesWord(p.Files), p.Bytes, p.PromptTokens)
+		}
+		if p.ReasoningTokens > 0 || p.AnswerTokens > 0 {
+			sum.Streamed = &consultation.StreamedSummary{Reasoning: p.ReasoningTokens, Answer: p.AnswerTokens}
+			streamed = fmt.Sprintf("; streamed so far: %s reasoning, %s answer tokens", p.ReasoningTokens, p.AnswerTokens)
+		}
+	}
+	until := rec.Created.Add(e.limit).UTC()
+	sum.Next = &consultation.NextStep{
+		Tool: "consultation_result", Arguments: map[string]any{"id": rec.ID},
+		MaxWaitSeconds: consult.MaxWait.Seconds(), RunsUntil: until, KeptSeconds: e.store.TTL().Seconds(),
+		Cancel: "consultation_cancel",
+	}
+	text := fmt.Sprintf("Still running in the background (%s): id %s.\n", why, rec.ID)
+	text += fmt.Sprintf("So far: %s%s%s.\n", progressLine(rec), sizes, streamed)
+	text += fmt.Sprintf(`Collect it with consultation_result {"id": %q} (waits up to %s per call; set "wait" up to %g); stop it with consultation_cancel. `,
+		rec.ID, consult.FormatDuration(consult.DefaultWait), consult.MaxWait.Seconds())
+	text += fmt.Sprintf("It may run until %s (background limit %s) in a worker process of its own; its result is kept for %s, across server restarts.",
+		until.Format("15:04:05 UTC"), consult.FormatDuration(e.limit), consult.FormatDuration(e.store.TTL()))
+	sum.Message = text
+	return consultation.Result{Text: text, Summary: sum}
+}

@@ -1,0 +1,126 @@
+package background
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/internal/results"
+)
+
+// ArgOffset is consultation_result's argument for the page of a long answer to return.
+const ArgOffset = "offset"
+
+// Long answers are returned in pages: clients cut a long tool result (Claude Code moves one
+// over about 46 KB of JSON into a file and shows its model a 2 KB preview; Codex keeps about
+// 48,000 characters and drops the middle; Gemini CLI keeps the first 8,000 and the last
+// 32,000), so an answer longer than a page is kept in the results directory and returned a
+// page at a time, each result saying where the next starts.
+
+// DefaultPageBytes is the default page: under every supported client's limit, with room
+// for the rest of the result and for JSON escaping.
+const DefaultPageBytes = 30_000
+
+// Paged returns res with only the first page of its answer when the answer is longer than
+// size bytes, keeping the whole answer in the results directory (under the consultation's
+// id, or a new one for a call that had none); res itself otherwise. The answer whole is
+// then also the consultation's resource, consult://results/{id}.
+func (e *Engine) Paged(ctx context.Context, res consultation.Result, size int) consultation.Result {
+	sum := res.Summary
+	if sum == nil || size <= 0 || len(sum.Answer) <= size || sum.Page != nil {
+		return res
+	}
+	if sum.ID == "" {
+		id, err := e.keep(ctx, res)
+		if err != nil {
+			e.logger.Warn("cannot keep a long answer for paging; it is returned whole", "error", err)
+			return res
+		}
+		sum.ID = id
+	}
+	tail := ""
+	if strings.HasPrefix(res.Text, sum.Answer) {
+		tail = res.Text[len(sum.Answer):] // notes and the footer
+	}
+	return page(res, sum.Answer, 0, size, tail)
+}
+
+// keep saves a finished result that no record holds yet, owned by ctx's owner.
+func (e *Engine) keep(ctx context.Context, res consultation.Result) (string, error) {
+	now := time.Now()
+	id := results.NewID(now)
+	sum := *res.Summary
+	sum.ID = id
+	rec := results.Record{ID: id, Status: results.Done, Owner: OwnerFrom(ctx), Session: SessionFrom(ctx), Instance: e.instance,
+		Created: now, Model: sum.Model, Text: res.Text, IsError: res.IsError, Answer: sum.Answer}
+	if r := sum.Report; r != nil {
+		rec.Path, rec.Pattern = r.Path, r.Pattern
+	}
+	raw, err := json.Marshal(&sum)
+	if err != nil {
+		return "", err
+	}
+	rec.Summary = raw
+	return id, e.store.Save(rec)
+}
+
+// Page is consultation_result with an offset: the page of consultation id's answer that
+// starts there, for ctx's owner.
+func (e *Engine) Page(ctx context.Context, id string, offset, size int) consultation.Result {
+	if err := CheckID(id); err != nil {
+		return consultation.FailureOf(err)
+	}
+	rec, failed := e.load(id, OwnerFrom(ctx))
+	switch {
+	case failed != nil:
+		return *failed
+	case rec.Status != results.Done:
+		return e.running(rec, "its answer is not complete yet, so it has no pages")
+	}
+	res := e.fromRecord(rec)
+	answer := rec.Answer
+	if offset > len(answer) || (offset > 0 && offset < len(answer) && !utf8.RuneStart(answer[offset])) {
+		return consultation.FailureOf(consultation.NewArgError(ArgOffset, "offset %d is not where a page of consultation %s starts: its answer has %d bytes; use next.arguments.offset of the previous page, or 0 for the first", offset, id, len(answer)))
+	}
+	tail := ""
+	if offset == 0 && strings.HasPrefix(res.Text, answer) {
+		tail = res.Text[len(answer):]
+	}
+	return page(res, answer, offset, size, tail)
+}
+
+// page is res holding the part of answer from offset, at most size bytes, cut at the last
+// line break in its final fifth, else at a character boundary; tail (the notes and footer)
+// follows the first page.
+func page(res consultation.Result, answer string, offset, size int, tail string) consultation.Result {
+	end := min(offset+size, len(answer))
+	if end < len(answer) {
+		if nl := strings.LastIndexByte(answer[offset:end], '\n'); nl >= size*4/5 {
+			end = offset + nl + 1
+		}
+		for end > offset && !utf8.RuneStart(answer[end]) {
+			end--
+		}
+	}
+	sum := *res.Summary
+	sum.Answer = answer[offset:end]
+	sum.Page = &consultation.Page{Offset: offset, TotalChars: len(answer)}
+	var b strings.Builder
+	b.WriteString(sum.Answer)
+	if end < len(answer) {
+		sum.Page.NextOffset = end
+		sum.Next = &consultation.NextStep{Tool: "consultation_result", Arguments: map[string]any{"id": sum.ID, ArgOffset: end}}
+		fmt.Fprintf(&b, "\n\n[Bytes %d-%d of a %d-byte answer. The rest: consultation_result {\"id\": %q, \"offset\": %d}.]", offset, end, len(answer), sum.ID, end)
+	} else {
+		sum.Next = nil
+		if offset > 0 {
+			fmt.Fprintf(&b, "\n\n[Bytes %d-%d: the end of the %d-byte answer.]", offset, end, len(answer))
+		}
+	}
+	b.WriteString(tail)
+	return consultation.Result{Text: b.String(), IsError: res.IsError, Summary: &sum, Answer: res.Answer}
+}

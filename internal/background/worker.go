@@ -1,0 +1,217 @@
+package background
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	consult "github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/internal/results"
+)
+
+// Causes of a background consultation's end other than its answer; each says how it is
+// worded and classed (consultation.Stop).
+var (
+	causeTool = &stopCause{by: "tool"}
+	causeUser = &stopCause{by: "user"}
+)
+
+// stopCause is a cancel of a background consultation: by consultation_cancel (or
+// `consult results --cancel`), or by the user aborting the call that started it.
+type stopCause struct{ by string }
+
+func (c *stopCause) Error() string {
+	if c.by == "user" {
+		return "cancelled by the user"
+	}
+	return "cancelled with consultation_cancel"
+}
+
+func (c *stopCause) Class() consultation.ErrorClass { return consultation.ClassCancelled }
+
+func (c *stopCause) Words(phase, elapsed string) (string, string, string) {
+	if c.by == "user" {
+		return fmt.Sprintf("Cancelled by the user (the client aborted the call) while %s, after %s.", phase, elapsed), "cut off by the cancellation", ""
+	}
+	return fmt.Sprintf("Cancelled with consultation_cancel while %s, after %s.", phase, elapsed), "cut off by the cancellation", ""
+}
+
+// limitCause ends a consultation that ran past the background limit.
+type limitCause struct{ limit time.Duration }
+
+func (c *limitCause) Error() string { return "background limit reached" }
+
+func (c *limitCause) Class() consultation.ErrorClass { return consultation.ClassTimeout }
+
+func (c *limitCause) Words(phase, _ string) (string, string, string) {
+	return fmt.Sprintf("Stopped at the server's background limit (%s) while %s.", consult.FormatDuration(c.limit), phase),
+		"cut off at the background limit",
+		fmt.Sprintf("The limit is the server's --background-limit (now %s): raise it where the server is started, or make the request smaller (a narrower pattern, or exclude_pattern).\n", consult.FormatDuration(c.limit))
+}
+
+// readCancel reads the cancel marker of id: the cause, or nil when there is none.
+func (e *Engine) readCancel(id string) error {
+	b, err := readSmall(e.cancelPath(id), 64)
+	if err != nil {
+		return nil
+	}
+	if strings.TrimSpace(string(b)) == "user" {
+		return causeUser
+	}
+	return causeTool
+}
+
+// writeCancel leaves the cancel marker of id for its worker.
+func (e *Engine) writeCancel(id string, cause *stopCause) error {
+	f, err := os.OpenFile(e.cancelPath(id), os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return nil // cancelled already
+	}
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(cause.by)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// readSmall reads at most n bytes of a regular file, without following a link or blocking.
+func readSmall(path string, n int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|noFollow|nonBlock, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	return io.ReadAll(io.LimitReader(f, n))
+}
+
+// Work is the body of a worker: it runs job's consultation under the background limit with
+// svc (built from the same configuration as the server's, which validates the request
+// again), rewrites the job's record with its progress, and saves the final result; it also
+// writes the result to out, so the call waiting for it gets it even when the record cannot
+// be written. It stops, saving what it had, when the job is cancelled (its cancel marker),
+// before it sends anything if the cancel came first. held (the record's lock and the worker
+// slot) and out are closed when it returns.
+func (e *Engine) Work(ctx context.Context, job Job, held []*os.File, out io.WriteCloser) error {
+	defer func() {
+		for _, f := range held {
+			f.Close()
+		}
+	}()
+	defer out.Close()
+	defer os.Remove(e.cancelPath(job.ID))
+	defer os.Remove(e.lockPath(job.ID)) // after the final record: a free lock then reads as done
+	base := jobRecord(job)
+	base.PID = os.Getpid()
+	var mu sync.Mutex // orders the record's writes: progress never overwrites the result
+	finished := false
+	save := func(rec results.Record) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if finished && rec.Status != results.Done {
+			return nil
+		}
+		finished = finished || rec.Status == results.Done
+		return e.store.Save(rec)
+	}
+	ctx, stop := context.WithDeadlineCause(ctx, job.Created.Add(e.limit), &limitCause{e.limit})
+	defer stop()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var res consultation.Result
+	if cause := e.readCancel(job.ID); cause != nil {
+		cancel(cause) // cancelled before it started: nothing is read or sent
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // a cancel reaches the worker through its marker
+		defer wg.Done()
+		t := time.NewTicker(poll)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if cause := e.readCancel(job.ID); cause != nil {
+					cancel(cause)
+					return
+				}
+			}
+		}
+	}()
+	rep := &recorder{save: func(st consultation.State) {
+		rec := base
+		rec.Progress = &results.Progress{Phase: string(st.Phase), Message: st.Message,
+			ElapsedSeconds: st.Elapsed.Round(time.Millisecond).Seconds(), Attempts: st.Attempts,
+			Files: st.Files, Bytes: st.Bytes, PromptTokens: st.PromptTokens,
+			ReasoningTokens: st.Reasoning, AnswerTokens: st.AnswerTokens}
+		rec.Answer = st.Partial
+		if err := save(rec); err != nil {
+			e.logger.Warn("cannot write the progress of a background consultation", "id", job.ID, "error", err)
+		}
+	}}
+	if ctx.Err() != nil {
+		res = e.svc.Run(ctx, job.Request, job.Created, nil)
+	} else {
+		res = e.svc.Run(ctx, job.Request, job.Created, rep)
+	}
+	cancel(nil)
+	wg.Wait()
+	if res.Summary != nil {
+		res.Summary.ID = job.ID
+	}
+	rec := base
+	rec.Status, rec.Text, rec.IsError, rec.Answer = results.Done, res.Text, res.IsError, res.Answer
+	var sc *stopCause
+	if errors.As(context.Cause(ctx), &sc) && res.IsError {
+		rec.Note = "cancelled"
+	}
+	if res.Summary != nil {
+		rec.Summary, _ = json.Marshal(res.Summary)
+	}
+	if err := save(rec); err != nil {
+		// The answer is paid for: it goes to the waiting call in band, and the failure to
+		// keep it names the directory.
+		e.logger.Error("cannot save the result of a background consultation", "id", job.ID, "dir", e.store.Dir(), "error", err)
+		note := fmt.Sprintf("This result could not be saved in the results directory %s (%v): it is returned only here, and consultation_result cannot return it again.", e.store.Dir(), err)
+		res.Text += "\n\nWarning: " + note
+		if res.Summary != nil {
+			res.Summary.Warnings = append(res.Summary.Warnings, note)
+		}
+	}
+	_ = json.NewEncoder(out).Encode(res)
+	e.logger.Info("background consultation finished", "id", job.ID, "error", res.IsError, "elapsed", time.Since(job.Created).Round(time.Millisecond))
+	return nil
+}
+
+// recorder receives a worker's progress and writes it to the record at the heartbeat's pace
+// (see WorkerHeartbeat); notices go to the worker's log only.
+type recorder struct {
+	save func(consultation.State)
+}
+
+func (r *recorder) Progress(float64, string)       {}
+func (r *recorder) Log(consultation.Level, string) {}
+func (r *recorder) Record(st consultation.State)   { r.save(st) }
+
+// WorkerHeartbeat is the heartbeat a worker's service runs with for a server heartbeat of
+// d: a worker writes its record at each, at least every writeMax.
+func WorkerHeartbeat(d time.Duration) time.Duration {
+	if d <= 0 {
+		d = consult.DefaultHeartbeat
+	}
+	return min(d, writeMax)
+}
