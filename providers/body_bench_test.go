@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/consultmcp/consult/files"
-	"github.com/consultmcp/consult/internal/cputime"
 	"github.com/consultmcp/consult/internal/fake"
 )
 
@@ -55,11 +54,9 @@ func BenchmarkSendNetHTTP(b *testing.B) {
 			}
 			send() // the first call pays for the connection and the heap's growth
 			b.ReportAllocs()
-			cpu := cputime.Now()
 			for b.Loop() {
 				send()
 			}
-			cputime.Report(b, cpu)
 			b.ReportMetric(float64(g.Bytes)/1e6, "prompt_MB")
 		})
 	}
