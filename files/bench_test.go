@@ -3,13 +3,14 @@ package files
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 
-	"github.com/consultmcp/consult/internal/cputime"
+	"github.com/consultmcp/consult/internal/tokens"
 )
 
 // noCaps raises every cap so that the whole tree is read.
@@ -23,21 +24,17 @@ func benchGather(b *testing.B, opt Options) {
 		b.Skipf("no tree: %v", err)
 	}
 	// One untimed call first: with -benchtime=5x there is no calibration run, and the first
-	// calls of a fresh process pay for growing its heap (first-touch page faults, which cost
-	// about 11 µs per 4 KiB page on the 2-core VM this was tuned on: ~150 ms per 100 MB).
-	// The loop measures the steady state.
+	// calls of a fresh process pay for growing its heap. The loop measures the steady state.
 	g, err := Gather(context.Background(), opt)
 	if err != nil {
 		b.Fatal(err)
 	}
-	cpu := cputime.Now()
 	for b.Loop() {
 		g, err = Gather(context.Background(), opt)
 		if err != nil {
 			b.Fatal(err)
 		}
 	}
-	cputime.Report(b, cpu)
 	b.SetBytes(int64(g.Bytes))
 	b.ReportMetric(float64(len(g.Files)), "files")
 }
@@ -49,12 +46,72 @@ func BenchmarkGatherGoroot(b *testing.B) {
 	benchGather(b, noCaps(filepath.Join(runtime.GOROOT(), "src"), "{**/*.go,**/vendor/**/*.go}"))
 }
 
-// BenchmarkGatherGorootNoScan is BenchmarkGatherGoroot without the secrets scan (private
-// keys, tokens): the difference is what the scan costs a gathering.
-func BenchmarkGatherGorootNoScan(b *testing.B) {
-	scanSecrets = false
-	defer func() { scanSecrets = true }()
-	benchGather(b, noCaps(filepath.Join(runtime.GOROOT(), "src"), "{**/*.go,**/vendor/**/*.go}"))
+// BenchmarkGatherCountGoroot gathers every .go file of $GOROOT/src, as BenchmarkGatherGoroot,
+// and counts their tokens with a new Counter (an empty cache), as a consultation does. Its
+// time over BenchmarkFloorGoroot's is what gathering costs beyond reading and counting.
+func BenchmarkGatherCountGoroot(b *testing.B) {
+	opt := noCaps(filepath.Join(runtime.GOROOT(), "src"), "{**/*.go,**/vendor/**/*.go}")
+	if _, err := os.Stat(opt.Root); err != nil {
+		b.Skipf("no tree: %v", err)
+	}
+	gatherCount := func() (files int, size int64) {
+		g, err := Gather(context.Background(), opt)
+		if err != nil {
+			b.Fatal(err)
+		}
+		contents := make([][]byte, len(g.Files))
+		for i, f := range g.Files {
+			contents[i] = f.Content
+		}
+		if _, err := tokens.NewCounter().CountAll(context.Background(), contents); err != nil {
+			b.Fatal(err)
+		}
+		return len(g.Files), int64(g.Bytes)
+	}
+	benchCount(b, gatherCount)
+}
+
+// BenchmarkFloorGoroot is the simplest program that does the work of
+// BenchmarkGatherCountGoroot: it walks $GOROOT/src with filepath.WalkDir, reads every .go
+// file with os.ReadFile, and counts the tokens of all of them with a new Counter. No
+// patterns, ignore files, limits, secrets scan or symbolic-link checks.
+func BenchmarkFloorGoroot(b *testing.B) {
+	root := filepath.Join(runtime.GOROOT(), "src")
+	if _, err := os.Stat(root); err != nil {
+		b.Skipf("no tree: %v", err)
+	}
+	floor := func() (files int, size int64) {
+		var contents [][]byte
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || !d.Type().IsRegular() || !strings.HasSuffix(path, ".go") {
+				return err
+			}
+			data, err := os.ReadFile(path)
+			contents = append(contents, data)
+			size += int64(len(data))
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := tokens.NewCounter().CountAll(context.Background(), contents); err != nil {
+			b.Fatal(err)
+		}
+		return len(contents), size
+	}
+	benchCount(b, floor)
+}
+
+// benchCount times run, which reads and counts a tree, after one untimed run that loads
+// the vocabulary and grows the heap.
+func benchCount(b *testing.B, run func() (files int, size int64)) {
+	b.Helper()
+	files, size := run()
+	for b.Loop() {
+		run()
+	}
+	b.SetBytes(size)
+	b.ReportMetric(float64(files), "files")
 }
 
 // BenchmarkGatherGorootDefault is the call a user makes: "**/*.go" with the default

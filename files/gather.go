@@ -34,6 +34,11 @@ type Options struct {
 	MaxTotalBytes consult.Bytes
 	// MaxFiles is the cap on the number of gathered files; 0 means consult.MaxFiles.
 	MaxFiles int
+	// Opened is Root already opened, e.g. beneath the directory the server is allowed to
+	// read; when nil, Gather opens Root itself with os.OpenRoot and closes it on return.
+	// Every directory and file inside Root is read through it, so that the kernel keeps
+	// the reads inside. Gather does not close it.
+	Opened *os.Root
 }
 
 // File is one gathered file.
@@ -129,12 +134,27 @@ func Gather(ctx context.Context, opt Options) (*Gathered, error) {
 	if !strings.HasSuffix(root, string(filepath.Separator)) {
 		g.rootSlash += string(filepath.Separator)
 	}
+	dir := opt.Opened
+	if dir == nil {
+		if dir, err = os.OpenRoot(root); errors.Is(err, fs.ErrPermission) {
+			// Root cannot be listed: reported as the walk reports such a directory.
+			var skips skipCounter
+			skips.add(Unreadable, dirLabel(""))
+			return &Gathered{Skipped: skips.list()}, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("gathering files: %w", err)
+		}
+		defer dir.Close()
+	}
+	g.tree = &tree{root: dir, path: g.root, pathSep: g.rootSlash}
+	g.ir.tree = g.tree
 	return g.run()
 }
 
 type gatherer struct {
 	ctx              context.Context
 	root, rootSlash  string // real path of Root, and with a trailing separator
+	tree             *tree  // Root opened: everything inside is read through it
 	pattern, exclude *glob  // exclude is nil when there is none
 	maxFile          int64
 	maxTotal         int64
@@ -154,7 +174,7 @@ type gatherer struct {
 
 type job struct {
 	seq       int
-	rel, path string // path relative to Root; absolute path to read
+	rel, path string // path relative to Root, for reports; path to read, relative to Root in the system's form
 }
 
 type result struct {
@@ -266,7 +286,7 @@ func (g *gatherer) read(results chan<- result) {
 		if g.ctx.Err() != nil || g.capped.Load() {
 			r.dropped = true
 		} else {
-			r.content, r.redacted, r.reason = readFile(j.path, g.maxFile, scratch)
+			r.content, r.redacted, r.reason = g.tree.readFile(j.path, g.maxFile, scratch)
 			if r.reason == Secret {
 				r.why = whyPrivateKey
 			}
@@ -309,7 +329,7 @@ func (g *gatherer) walk() error {
 			return g.ir.err
 		}
 		childRel, child := joinRel(rel, name), joinAbs(dir, name)
-		fi, err := os.Lstat(child)
+		fi, err := g.tree.root.Lstat(osRel(childRel))
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			return nil
@@ -363,7 +383,7 @@ func (g *gatherer) walkDir(dir, rel string, comps []string, rules ignoreRules, n
 	if g.ctx.Err() != nil {
 		return errStop
 	}
-	f, err := os.Open(dir)
+	f, err := g.tree.root.Open(osRel(rel))
 	if err != nil {
 		g.walkSkips.add(Unreadable, dirLabel(rel))
 		return nil
@@ -422,7 +442,7 @@ func (g *gatherer) walkDir(dir, rel string, comps []string, rules ignoreRules, n
 				if r, why := g.fileRule(childRel, name, child, rules); r != 0 {
 					g.skip(r, childRel, why)
 				} else {
-					err = g.emit(childRel, child)
+					err = g.emit(childRel, osRel(childRel))
 				}
 			}
 		default: // fifo, socket, device: never opened
@@ -497,12 +517,13 @@ func (g *gatherer) visitLink(link, rel, name string, comps []string, rules ignor
 	default:
 		// A link is judged by where it leads too: "notes.txt" -> ".env" is an environment
 		// file, and one into .git/ reaches the repository's internals.
-		trel := filepath.ToSlash(strings.TrimPrefix(target, g.rootSlash))
+		orel := strings.TrimPrefix(target, g.rootSlash)
+		trel := filepath.ToSlash(orel)
 		if why := targetSecret(trel, target); why != "" {
 			g.skip(Secret, rel, "link to "+trel+": "+why)
 			return nil
 		}
-		return g.emit(rel, target)
+		return g.emit(rel, orel)
 	}
 	return nil
 }
@@ -551,7 +572,17 @@ func (g *gatherer) fileRule(rel, name, abs string, rules ignoreRules) (r Reason,
 	return 0, ""
 }
 
-// emit hands a file to the readers, waiting while the window is full.
+// osRel is rel, slash-separated and relative to Root ("" for Root itself), in the form
+// *os.Root takes.
+func osRel(rel string) string {
+	if rel == "" {
+		return "."
+	}
+	return filepath.FromSlash(rel)
+}
+
+// emit hands a file to the readers, waiting while the window is full; path is relative to
+// Root, in the system's form.
 func (g *gatherer) emit(rel, path string) error {
 	select {
 	case g.tokens <- struct{}{}:
