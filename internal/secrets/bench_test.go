@@ -8,8 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/consultmcp/consult/internal/cputime"
 )
 
 type gorootFile struct {
@@ -55,7 +53,6 @@ func BenchmarkScanGOROOT(b *testing.B) {
 	var keys, redacted int
 	b.SetBytes(gorootBytes)
 	b.ReportAllocs()
-	start := cputime.Now()
 	for b.Loop() {
 		keys, redacted = 0, 0
 		for _, f := range files {
@@ -68,7 +65,6 @@ func BenchmarkScanGOROOT(b *testing.B) {
 			}
 		}
 	}
-	cputime.Report(b, start)
 	b.ReportMetric(float64(keys), "keys")
 	b.ReportMetric(float64(redacted), "redacted")
 }
@@ -88,13 +84,11 @@ func benchEach(b *testing.B, scan func([]byte)) {
 	files := goroot(b)
 	b.SetBytes(gorootBytes)
 	b.ReportAllocs()
-	start := cputime.Now()
 	for b.Loop() {
 		for _, f := range files {
 			scan(f.content)
 		}
 	}
-	cputime.Report(b, start)
 }
 
 // TestGOROOTFindings lists the files of $GOROOT/src that PrivateKey holds back and those
@@ -127,7 +121,6 @@ func benchRead(b *testing.B, scan bool) {
 	buf := make([]byte, 0, 1<<20)
 	b.SetBytes(gorootBytes)
 	b.ReportAllocs()
-	start := cputime.Now()
 	for b.Loop() {
 		for _, f := range files {
 			buf = append(buf[:0], f.content...)
@@ -136,5 +129,4 @@ func benchRead(b *testing.B, scan bool) {
 			}
 		}
 	}
-	cputime.Report(b, start)
 }
