@@ -352,7 +352,7 @@ func (c *call) run(ctx context.Context) Result {
 // report sizes what the call has gathered and counted so far.
 func (c *call) report() *Report {
 	rep := buildReport(c.req, c.gathered, c.counts, c.overhead)
-	rep.Counting = tokens.Label(c.req.Model.ID)
+	rep.Counting = tokens.Encoding
 	rep.setWindow(c.ctxWindow, c.gathered, c.counts)
 	return rep
 }

@@ -18,12 +18,12 @@ import (
 // expression, written out by hand, and tiktoken's byte-pair merge.
 //
 // Why not a library: github.com/pkoukk/tiktoken-go is exact but runs its regular
-// expression through an interpreter (1.5 to 3.6 MB/s on two cores here, below the
-// 5 MiB/s target), and github.com/tiktoken-go/tokenizer v0.10.0, faster (5 to 10 MB/s)
-// because its expression is compiled to Go by regexp2cg, miscounts two things: it drops
-// U+007F (its ASCII bitmap leaves out bit 127), and it backtracks `\s*[\r\n]+` to the
-// first newline instead of the last, so "\n    \n" (an indented blank line, in most
-// Python files) is two tokens instead of one. TestTokenizerLibraryBugs shows both.
+// expression through an interpreter, slower than the target of BenchmarkCountAll; and
+// github.com/tiktoken-go/tokenizer v0.10.0, whose expression is compiled to Go, miscounts
+// two things: it drops U+007F (its ASCII bitmap leaves out bit 127), and it backtracks
+// `\s*[\r\n]+` to the first newline instead of the last, so "\n    \n" (an indented blank
+// line, in most Python files) is two tokens instead of one. TestAwkwardWhitespace holds
+// the texts it got wrong.
 //
 // This one agrees with Python's regex module on the pieces of 3,000 random texts built
 // from every character class the expression tells apart (TestPiecesMatchRegex), and with
