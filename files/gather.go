@@ -173,8 +173,39 @@ type gatherer struct {
 }
 
 type job struct {
-	seq       int
-	rel, path string // path relative to Root, for reports; path to read, relative to Root in the system's form
+	seq  int
+	rel  string     // path relative to Root, for reports
+	dir  *dirHandle // the directory to read name in; nil for Root
+	name string     // the file's name in dir, or its path relative to Root in the system's form
+}
+
+// dirHandle is a directory of the walk opened as an *os.Root, shared by the walk and the
+// reads of its files, each holding a reference: reading a file is then one open of a name
+// in its directory, not of every directory on its path. The last reference closes it.
+type dirHandle struct {
+	root *os.Root
+	refs atomic.Int32
+}
+
+// openDir opens name, one name or a path relative to parent, as a dirHandle the caller holds.
+func openDir(parent *os.Root, name string) (*dirHandle, error) {
+	r, err := parent.OpenRoot(name)
+	if err != nil {
+		return nil, err
+	}
+	h := &dirHandle{root: r}
+	h.refs.Store(1)
+	return h, nil
+}
+
+// hold takes a reference for a read.
+func (h *dirHandle) hold() { h.refs.Add(1) }
+
+// release drops a reference, closing the directory with the last.
+func (h *dirHandle) release() {
+	if h.refs.Add(-1) == 0 {
+		h.root.Close()
+	}
 }
 
 type result struct {
@@ -283,13 +314,20 @@ func (g *gatherer) read(results chan<- result) {
 	scratch := make([]byte, SniffBytes)
 	for j := range g.jobs {
 		r := result{seq: j.seq, rel: j.rel}
+		dir := g.tree.root
+		if j.dir != nil {
+			dir = j.dir.root
+		}
 		if g.ctx.Err() != nil || g.capped.Load() {
 			r.dropped = true
 		} else {
-			r.content, r.redacted, r.reason = g.tree.readFile(j.path, g.maxFile, scratch)
+			r.content, r.redacted, r.reason = readFile(dir, j.name, g.maxFile, scratch)
 			if r.reason == Secret {
 				r.why = whyPrivateKey
 			}
+		}
+		if j.dir != nil {
+			j.dir.release()
 		}
 		select {
 		case results <- r:
@@ -355,7 +393,7 @@ func (g *gatherer) walk() error {
 		}
 		dir, rel, comps = child, childRel, append(comps, name)
 	}
-	err := g.walkDir(dir, rel, comps, rules, true)
+	err := g.walkDir(g.tree.root, osRel(rel), dir, rel, comps, rules, true)
 	if errors.Is(err, errStop) {
 		return g.ctx.Err()
 	}
@@ -377,13 +415,21 @@ func (g *gatherer) inside(path string) bool {
 	return path == g.root || strings.HasPrefix(path, g.rootSlash)
 }
 
-// walkDir walks the directory dir, whose path relative to Root is rel and whose segments are
-// comps, under rules. named says the pattern names it, which overrides default exclusion.
-func (g *gatherer) walkDir(dir, rel string, comps []string, rules ignoreRules, named bool) error {
+// walkDir walks the directory dir, name in parent (one name, or a path relative to
+// Root), whose path relative to Root is rel and whose segments are comps, under rules.
+// named says the pattern names it, which overrides default exclusion. The directory is
+// opened through parent, and its files read through it.
+func (g *gatherer) walkDir(parent *os.Root, name, dir, rel string, comps []string, rules ignoreRules, named bool) error {
 	if g.ctx.Err() != nil {
 		return errStop
 	}
-	f, err := g.tree.root.Open(osRel(rel))
+	h, err := openDir(parent, name)
+	if err != nil {
+		g.walkSkips.add(Unreadable, dirLabel(rel))
+		return nil
+	}
+	defer h.release()
+	f, err := h.root.Open(".")
 	if err != nil {
 		g.walkSkips.add(Unreadable, dirLabel(rel))
 		return nil
@@ -434,7 +480,7 @@ func (g *gatherer) walkDir(dir, rel string, comps []string, rules ignoreRules, n
 		var err error
 		switch t := e.Type(); {
 		case t.IsDir():
-			err = g.visitDir(child, childRel, name, append(comps, name), rules, markers)
+			err = g.visitDir(h, child, childRel, name, append(comps, name), rules, markers)
 		case t&fs.ModeSymlink != 0:
 			err = g.visitLink(child, childRel, name, append(comps, name), rules)
 		case t.IsRegular():
@@ -442,7 +488,7 @@ func (g *gatherer) walkDir(dir, rel string, comps []string, rules ignoreRules, n
 				if r, why := g.fileRule(childRel, name, child, rules); r != 0 {
 					g.skip(r, childRel, why)
 				} else {
-					err = g.emit(childRel, osRel(childRel))
+					err = g.emit(childRel, h, name)
 				}
 			}
 		default: // fifo, socket, device: never opened
@@ -458,7 +504,7 @@ func (g *gatherer) walkDir(dir, rel string, comps []string, rules ignoreRules, n
 	return nil
 }
 
-func (g *gatherer) visitDir(dir, rel, name string, comps []string, rules ignoreRules, siblings map[string]bool) error {
+func (g *gatherer) visitDir(parent *dirHandle, dir, rel, name string, comps []string, rules ignoreRules, siblings map[string]bool) error {
 	switch {
 	case !g.pattern.couldContain(comps):
 		return nil
@@ -477,7 +523,7 @@ func (g *gatherer) visitDir(dir, rel, name string, comps []string, rules ignoreR
 		g.walkSkips.add(DefaultExcluded, rel+"/")
 		return nil
 	}
-	return g.walkDir(dir, rel, comps, rules, named)
+	return g.walkDir(parent.root, name, dir, rel, comps, rules, named)
 }
 
 // visitLink handles a symbolic link: one to a regular file inside Root is read under the
@@ -523,7 +569,7 @@ func (g *gatherer) visitLink(link, rel, name string, comps []string, rules ignor
 			g.skip(Secret, rel, "link to "+trel+": "+why)
 			return nil
 		}
-		return g.emit(rel, orel)
+		return g.emit(rel, nil, orel)
 	}
 	return nil
 }
@@ -581,15 +627,18 @@ func osRel(rel string) string {
 	return filepath.FromSlash(rel)
 }
 
-// emit hands a file to the readers, waiting while the window is full; path is relative to
-// Root, in the system's form.
-func (g *gatherer) emit(rel, path string) error {
+// emit hands the file name in dir (nil for Root) to the readers, waiting while the window
+// is full.
+func (g *gatherer) emit(rel string, dir *dirHandle, name string) error {
 	select {
 	case g.tokens <- struct{}{}:
 	case <-g.ctx.Done():
 		return errStop
 	}
-	g.jobs <- job{seq: g.seq, rel: rel, path: path} // never blocks: as many slots as tokens
+	if dir != nil {
+		dir.hold()
+	}
+	g.jobs <- job{seq: g.seq, rel: rel, dir: dir, name: name} // never blocks: as many slots as tokens
 	g.seq++
 	return nil
 }

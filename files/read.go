@@ -114,12 +114,12 @@ func (t *tree) lstat(abs string) (fs.FileInfo, error) {
 	return os.Lstat(abs)
 }
 
-// open opens the file at rel, relative to the root, for reading and returns it only if it
-// is a regular file, with its size. openFlags keeps the open itself from blocking on a
-// fifo or a device; anything but a regular file is refused after fstat, so an entry
-// replaced since it was listed cannot lead to a device.
-func (t *tree) open(rel string) (*os.File, int64, error) {
-	f, err := t.root.OpenFile(rel, openFlags, 0)
+// open opens the file at name in dir for reading and returns it only if it is a regular
+// file, with its size. openFlags keeps the open itself from blocking on a fifo or a device;
+// anything but a regular file is refused after fstat, so an entry replaced since it was
+// listed cannot lead to a device.
+func open(dir *os.Root, name string) (*os.File, int64, error) {
+	f, err := dir.OpenFile(name, openFlags, 0)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -140,10 +140,9 @@ func checkRegular(f *os.File) (*os.File, int64, error) {
 	return f, fi.Size(), nil
 }
 
-// readFile reads the regular file at rel, relative to the root, and classifies it, as
-// readAll.
-func (t *tree) readFile(rel string, limit int64, scratch []byte) ([]byte, []string, Reason) {
-	f, size, err := t.open(rel)
+// readFile reads the regular file at name in dir and classifies it, as readAll.
+func readFile(dir *os.Root, name string, limit int64, scratch []byte) ([]byte, []string, Reason) {
+	f, size, err := open(dir, name)
 	if err != nil {
 		return nil, nil, Unreadable
 	}
@@ -168,7 +167,7 @@ func (t *tree) readSmall(abs string, follow bool, limit int64) ([]byte, error) {
 	var size int64
 	var err error
 	if rel, ok := t.rel(abs); ok {
-		f, size, err = t.open(rel)
+		f, size, err = open(t.root, rel)
 	} else if f, err = os.OpenFile(abs, openFlags, 0); err == nil {
 		f, size, err = checkRegular(f)
 	}
