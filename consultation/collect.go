@@ -22,9 +22,6 @@ const (
 // listMax is how many consultations a listing shows: the recent ones are the ones asked for.
 const listMax = 20
 
-// pollEvery is how often a result being finished by another server process is looked for.
-const pollEvery = 250 * time.Millisecond
-
 const noJobs = "This server keeps no background consultations, so there is nothing to collect or cancel."
 
 // checkCollect checks consultation_result's id (optional) and wait, setting a zero wait to

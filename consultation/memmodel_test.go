@@ -27,9 +27,6 @@ func memText(s string) fake.Step         { return fake.Text(s) }
 func memSleep(d time.Duration) fake.Step { return fake.Sleep(d) }
 func memHang() fake.Step                 { return fake.Hang() }
 func memAnswer(s string) memScript       { return memScript{memText(s)} }
-func (s memScript) then(st ...fake.Step) memScript {
-	return append(append(memScript(nil), s...), st...)
-}
 
 func (s memScript) script() fake.Script { return fake.Script{Steps: s} }
 

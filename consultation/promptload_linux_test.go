@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
@@ -71,7 +70,7 @@ func TestLoadNetHTTP(t *testing.T) {
 		return
 	}
 	testrun.Load(t)
-	root := filepath.Join(runtime.GOROOT(), "src", "net", "http")
+	root := testrun.GOROOTSrc(t, "net", "http")
 	if _, err := os.Stat(root); err != nil {
 		t.Skipf("no GOROOT tree: %v", err)
 	}
@@ -157,7 +156,7 @@ func loadChild(t *testing.T, which string) {
 		t.Fatalf("cannot reset the peak RSS: %v", err)
 	}
 
-	root := filepath.Join(runtime.GOROOT(), "src", "net", "http")
+	root := testrun.GOROOTSrc(t, "net", "http")
 	fig := loadFigures{Provider: f.flavor.String(), Calls: loadCalls, Idle: idle}
 	var mu sync.Mutex
 	var wg sync.WaitGroup

@@ -343,7 +343,7 @@ type teeWriter struct {
 }
 
 func (w *teeWriter) Write(p []byte) (int, error) {
-	w.out.Write(append(p, '\n'))
+	w.out.Write(append(append([]byte(nil), p...), '\n'))
 	return w.ResponseWriter.Write(p)
 }
 

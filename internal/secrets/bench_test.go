@@ -4,10 +4,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/consultmcp/consult/internal/testrun"
 )
 
 type gorootFile struct {
@@ -25,8 +26,8 @@ var (
 // files.BenchmarkGatherGoroot gathers).
 func goroot(tb testing.TB) []gorootFile {
 	tb.Helper()
+	root := testrun.GOROOTSrc(tb)
 	gorootOnce.Do(func() {
-		root := filepath.Join(runtime.GOROOT(), "src")
 		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") {
 				return nil
