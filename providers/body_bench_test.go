@@ -10,8 +10,8 @@ import (
 	"github.com/consultmcp/consult/internal/testrun"
 )
 
-// gatherNetHTTP gathers the .go files of GOROOT/src/net/http (about 2.3 MB), the tree the
-// memory figures in README are measured on.
+// gatherNetHTTP gathers the .go files of GOROOT/src/net/http, the tree the memory figures
+// of a call are measured on.
 func gatherNetHTTP(tb testing.TB) *files.Gathered {
 	tb.Helper()
 	root := testrun.GOROOTSrc(tb, "net", "http")

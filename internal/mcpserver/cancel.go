@@ -214,9 +214,9 @@ func (c *cancels) await(k cancelKey, grace time.Duration) (reason string, cancel
 
 // reasonGrace is how long a call whose HTTP request ended waits for the client's
 // notifications/cancelled before it stops without a reason. The official Go SDK closes the
-// call's stream first and posts the cancellation after it: a loopback round trip later,
-// which took over 20 ms on a busy machine, and then a call the user cancelled read as a
-// client that went away. A cancellation that comes ends the wait at once; a client that
+// call's stream first and posts the cancellation after it, a loopback round trip later,
+// which a busy machine can stretch: without the wait, a call the user cancelled would read
+// as a client that went away. A cancellation that comes ends the wait at once; a client that
 // sends none (the stream's end is the cancellation in 2026-07-28) costs this much delay
 // before the upstream request is closed.
 const reasonGrace = 200 * time.Millisecond

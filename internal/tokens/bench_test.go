@@ -14,7 +14,7 @@ import (
 )
 
 // The benchmarks count real Go source: every *.go file under $(go env GOROOT)/src (about
-// 7,700 files, 90 MB) for BenchmarkCountAll*, and under GOROOT/src/net (about 3 MB) for
+// 7,700 files) for BenchmarkCountAll*, and under GOROOT/src/net (about 3 MB) for
 // the quick ones. Files are read once, outside the timer; MB/s is source bytes per second.
 //
 //	go test -run '^$' -bench 'CountAll' -benchtime=1x -count=3 ./internal/tokens/   # full tree
@@ -110,7 +110,7 @@ func parallel(files [][]byte, count func(string) int) {
 }
 
 // BenchmarkCountPkoukk counts GOROOT/src/net with github.com/pkoukk/tiktoken-go (offline
-// loader), in parallel like CountAll: the library DESIGN.md names, and the reference.
+// loader), in parallel like CountAll: the reference the counts are checked against.
 func BenchmarkCountPkoukk(b *testing.B) {
 	files, size := goFiles(b, "net")
 	enc, err := pkoukk()

@@ -41,8 +41,8 @@ const cacheGeneration = 1 << 15
 
 // vocabulary loads the o200k_base vocabulary once per process, however many Counters
 // exist: it hashes and parses 200k base64 lines embedded in the binary and fills a
-// character-class table, in 60-95 ms in a fresh process, leaving about 10 MB on the
-// heap. [Preload] starts it in the background; otherwise the first count does.
+// character-class table (BenchmarkLoadVocabulary), leaving about 10 MB on the heap.
+// [Preload] starts it in the background; otherwise the first count does.
 var vocabulary = sync.OnceValue(func() *bpe {
 	start := time.Now()
 	fillClassTable()
@@ -107,7 +107,7 @@ type Counter struct {
 }
 
 // NewCounter returns a Counter with an empty cache, at once: it does not load the
-// vocabulary (60-95 ms, once per process, shared by every Counter). [Preload] starts
+// vocabulary (once per process, shared by every Counter). [Preload] starts
 // that in the background; a count that comes before the vocabulary is loaded waits for
 // it, [Counter.CountAll] as long as its context allows, [Counter.Count] and
 // [Counter.CountString] until it is done.
@@ -186,11 +186,11 @@ func jsonText(s string) string {
 // returns the counts in the order of texts. Each count is the one [Counter.Count] gives.
 //
 // CountAll waits for the vocabulary if it is not loaded yet (see [NewCounter]), and checks
-// ctx then and before each text. When ctx ends before every text is counted, it
-// returns ctx.Err() as soon as the texts already being counted are done (about 0.1 s for
-// a 1 MiB text), together with a slice of len(texts) in which the texts that were counted
-// hold their counts and the others hold [NotCounted]. When every text was counted the
-// error is nil, even if ctx ended meanwhile. No goroutine outlives the call.
+// ctx then and before each text. When ctx ends before every text is counted, it returns
+// ctx.Err() as soon as the texts already being counted are done, together with a slice of
+// len(texts) in which the texts that were counted hold their counts and the others hold
+// [NotCounted]. When every text was counted the error is nil, even if ctx ended meanwhile.
+// No goroutine outlives the call.
 func (c *Counter) CountAll(ctx context.Context, texts [][]byte) ([]consult.Tokens, error) {
 	out := make([]consult.Tokens, len(texts))
 	for i := range out {
