@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -54,7 +55,7 @@ func TestGatherReadsThroughOpenedRoot(t *testing.T) {
 
 	g := gather(t, Options{Root: root, Pattern: "**/*.go", Opened: opened})
 	checkNothingOutside(t, g)
-	if want := []string{"a.go", "sub/b.go"}; !equalStrings(paths(g), want) {
+	if want := []string{"a.go", "sub/b.go"}; !slices.Equal(paths(g), want) {
 		t.Errorf("files = %v, want %v (the opened tree's)", paths(g), want)
 	}
 	if string(g.Files[0].Content) != "package a" {
