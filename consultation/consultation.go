@@ -261,14 +261,6 @@ func (c *call) setHeartbeat(hb *heartbeat) {
 	c.mu.Unlock()
 }
 
-// setReporter changes who hears the call's notices; it waits for a notice being sent, so
-// none reaches the old reporter afterwards.
-func (c *call) setReporter(r Reporter) {
-	c.mu.Lock()
-	c.reporter = r
-	c.mu.Unlock()
-}
-
 // setAnswer keeps the answer text (whole or partial) for the results directory.
 func (c *call) setAnswer(text string) {
 	c.mu.Lock()
@@ -398,7 +390,7 @@ func (c *call) run(ctx context.Context) Result {
 // report sizes what the call has gathered and counted so far.
 func (c *call) report() *Report {
 	rep := buildReport(c.req, c.gathered, c.counts, c.overhead)
-	rep.Counting = tokens.Label(c.req.Model.ID)
+	rep.Counting = tokens.Encoding
 	rep.setWindow(c.ctxWindow, c.gathered, c.counts)
 	return rep
 }

@@ -85,8 +85,8 @@ func TestDryRunReport(t *testing.T) {
 	if rep.ContextWindow != 1_047_576 || rep.Fits == nil || !*rep.Fits {
 		t.Errorf("window = %d fits = %v, want 1,047,576 and fits", rep.ContextWindow, rep.Fits)
 	}
-	if !strings.Contains(rep.Counting, "exact") {
-		t.Errorf("counting label %q should say exact for gpt-4.1", rep.Counting)
+	if rep.Counting != tokens.Encoding {
+		t.Errorf("counting = %q, want %q", rep.Counting, tokens.Encoding)
 	}
 	reasons := map[string]int{}
 	for _, s := range rep.Skipped {

@@ -4,12 +4,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/consultmcp/consult/internal/cputime"
+	"github.com/consultmcp/consult/internal/testrun"
 )
 
 type gorootFile struct {
@@ -27,8 +26,8 @@ var (
 // files.BenchmarkGatherGoroot gathers).
 func goroot(tb testing.TB) []gorootFile {
 	tb.Helper()
+	root := testrun.GOROOTSrc(tb)
 	gorootOnce.Do(func() {
-		root := filepath.Join(runtime.GOROOT(), "src")
 		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") {
 				return nil
@@ -55,7 +54,6 @@ func BenchmarkScanGOROOT(b *testing.B) {
 	var keys, redacted int
 	b.SetBytes(gorootBytes)
 	b.ReportAllocs()
-	start := cputime.Now()
 	for b.Loop() {
 		keys, redacted = 0, 0
 		for _, f := range files {
@@ -68,7 +66,6 @@ func BenchmarkScanGOROOT(b *testing.B) {
 			}
 		}
 	}
-	cputime.Report(b, start)
 	b.ReportMetric(float64(keys), "keys")
 	b.ReportMetric(float64(redacted), "redacted")
 }
@@ -88,13 +85,11 @@ func benchEach(b *testing.B, scan func([]byte)) {
 	files := goroot(b)
 	b.SetBytes(gorootBytes)
 	b.ReportAllocs()
-	start := cputime.Now()
 	for b.Loop() {
 		for _, f := range files {
 			scan(f.content)
 		}
 	}
-	cputime.Report(b, start)
 }
 
 // TestGOROOTFindings lists the files of $GOROOT/src that PrivateKey holds back and those
@@ -127,7 +122,6 @@ func benchRead(b *testing.B, scan bool) {
 	buf := make([]byte, 0, 1<<20)
 	b.SetBytes(gorootBytes)
 	b.ReportAllocs()
-	start := cputime.Now()
 	for b.Loop() {
 		for _, f := range files {
 			buf = append(buf[:0], f.content...)
@@ -136,5 +130,4 @@ func benchRead(b *testing.B, scan bool) {
 			}
 		}
 	}
-	cputime.Report(b, start)
 }
