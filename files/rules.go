@@ -89,20 +89,6 @@ func VCSDir(p string) (string, bool) {
 	return "", false
 }
 
-// Why a file may hold a secret, by its name. The package documentation lists every rule;
-// the lists follow the credential files of the major tools and the path signatures of
-// gitleaks (pkcs12-file) and gitrob/shhgit.
-const (
-	whyEnv         = "environment file"
-	whyKeyFile     = "key or certificate store"
-	whyCredentials = "credentials file"
-	whyHistory     = "shell or REPL history"
-	whyTerraform   = "Terraform variables or state"
-	whyClientConf  = "MCP or agent client configuration (holds API keys)"
-	whyPrivateKey  = "holds a private key"
-	whySystem      = "system credential file"
-)
-
 // secretNames maps exact file names to why they are held back.
 var secretNames = map[string]string{
 	".env": whyEnv, ".envrc": whyEnv, ".flaskenv": whyEnv,
