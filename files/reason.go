@@ -149,7 +149,7 @@ func heldWhy(h secrets.Held) string {
 	case secrets.HeldJWK:
 		return "holds a private JSON Web Key"
 	case secrets.HeldPasswordHashes:
-		return "holds password hashes (shadow or htpasswd format)"
+		return "holds shadow or htpasswd password hashes"
 	}
 	return "holds a secret"
 }

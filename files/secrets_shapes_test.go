@@ -94,7 +94,7 @@ func TestSecretShapesWithheldOrRedacted(t *testing.T) {
 		"k8s/admin.conf":       "holds a private key in base64",
 		"keys/signing.json":    "holds a private JSON Web Key",
 		"notes/deploy-key.txt": "holds a PuTTY private key",
-		"backup/shadow.txt":    "holds password hashes (shadow or htpasswd format)",
+		"backup/shadow.txt":    "holds shadow or htpasswd password hashes",
 	}
 	for _, name := range []string{".env~", "#.env#", ".env copy", ".env (1)", ".ENV", ".\u0435nv", ".env\u00a0", "\uff0eenv", ".e\u200bnv", ".env "} {
 		wantWithheld[name] = whyEnv
