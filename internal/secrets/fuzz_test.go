@@ -65,5 +65,8 @@ func FuzzRedact(f *testing.F) {
 	f.Add([]byte("xoxe.xoxb-1-" + rnd(upnum, 165)))
 	f.Add([]byte("glpat-" + rnd(alnum, 40) + ".01" + rnd(lowernum, 7)))
 	f.Add([]byte(ecKeyAfterToken))
+	f.Add([]byte("mavenPassword=Tr0ub4dor&3\n<password>s3cr3t-Value</password>\n"))
+	f.Add([]byte(`{"text": ["Password: hunter22\n", "{'password': 'Xy7-zzzz'}"]}`))
+	f.Add([]byte("aws_secret_access_key = " + rnd(alnum+"/+", 40) + "\nSecretAccessKey: '" + rnd(alnum, 40) + "'"))
 	f.Fuzz(func(t *testing.T, in []byte) { checkReference(t, in) })
 }

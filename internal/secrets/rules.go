@@ -120,7 +120,7 @@ var (
 	// secretAccessKey, secret_key, in any case but the camel-cased ones), as a credentials file, an environment dump or a notebook's output
 	// prints it: 40 base64 characters. Keys ending in EXAMPLEKEY are AWS's documentation's.
 	ruleAWSSecret = &rule{id: "aws-secret-access-key", kind: kindAWSSecret, entropy: 4, window: 128,
-		re:          lazyRegexp(`(?:(?i:secret_access_key|secret_key)|[Ss]ecretAccessKey)(?:\\?["'])?[ \t]*(?:=>|[:=])[ \t]*(?:\\?["'])?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`),
+		re:          lazyRegexp(`(?:(?i:secret_access_key|secret_key)|[Ss]ecretAccessKey)(?:\\?["'])?[ \t]{0,16}(?:=>|[:=])[ \t]{0,16}(?:\\?["'])?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`),
 		allowSuffix: []byte("EXAMPLEKEY")}
 
 	// A password in an XML element, as Maven's settings.xml holds one.
@@ -132,7 +132,7 @@ var (
 	// .pypirc), a JSON member or a dict a notebook printed, "Password: value" in a
 	// program's output. The value ends at a quote or the line's end.
 	rulePassword = &rule{id: "password", kind: kindPassword, window: 320, check: passwordValue,
-		re: lazyRegexp(`(?i)(?:^|[\n"'\s]|\\n)[\w.-]{0,32}pass(?:word|wd)(?:\\?["'])?[ \t]*[:=][ \t]*(?:\\?["'])?([^\s"'<>\\,;]{1,200})(?:\\?["']|\\[nr]|[ \t]*(?:\r?\n|$))`)}
+		re: lazyRegexp(`(?i)(?:^|[\n"'\s]|\\n)[\w.-]{0,32}pass(?:word|wd)(?:\\?["'])?[ \t]{0,16}[:=][ \t]{0,16}(?:\\?["'])?([^\s"'<>\\,;]{1,200})(?:\\?["']|\\[nr]|[ \t]{0,16}(?:\r?\n|$))`)}
 )
 
 // passwordValue reports whether v, the value after a password's name, looks like a
