@@ -136,12 +136,12 @@ var (
 )
 
 // passwordValue reports whether v, the value after a password's name, looks like a
-// password: not naming one, six characters or more of at least two classes (lower case, upper case,
+// password: not a name for one, six characters or more of at least two classes (lower case, upper case,
 // digits, others), not code (a call, an index, a variable's expansion, a template, an
 // attribute such as self.password) and not a number.
 func passwordValue(v []byte) bool {
-	if len(v) < 6 || bytes.ContainsAny(v, "()[]{}$%`*") || containsFold(v, passPrefix) {
-		return false // too short, code, or a name (encodeUserPassword)
+	if len(v) < 6 || bytes.ContainsAny(v, "()[]{}$%`*") || isPasswordName(v) {
+		return false // too short, code, or a name (userPassword, encodeUserPassword)
 	}
 	var lower, upperc, digitc, other, dot int
 	for _, c := range v {
@@ -171,6 +171,24 @@ func passwordValue(v []byte) bool {
 	}
 	return !(identifier && dot == 1)
 }
+
+// isPasswordName reports an identifier that names a password: letters, digits and '_', with
+// "pass" after a letter (userPassword, DB_PASSWORD; not password123).
+func isPasswordName(v []byte) bool {
+	for _, c := range v {
+		if !isWordByte(c) {
+			return false
+		}
+	}
+	for i := 1; i+len(passPrefix) <= len(v); i++ {
+		if hasPrefixFold(v[i:], passPrefix) && (isLetter(v[i-1]) || v[i-1] == '_') {
+			return true
+		}
+	}
+	return false
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 // lazyRegexp returns a function that compiles expr on its first call and returns the same
 // expression after: compiling all the rules takes about 4 ms, which a program that never

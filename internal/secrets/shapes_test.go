@@ -247,6 +247,7 @@ func TestRedactKeywordSecrets(t *testing.T) {
 		{"pypirc", "[pypi]\nusername = __token__\npassword = " + pw + "\n", pw, kindPassword},
 		{"notebook-output", `{"output_type": "stream", "text": ["Connecting as admin\n", "Password: ` + pw + `\n"]}`, pw, kindPassword},
 		{"notebook-dict", `{"text/plain": ["{'user': 'admin', 'password': '` + pw + `'}"]}`, pw, kindPassword},
+		{"weak", "signing.password=password123\n", "password123", kindPassword},
 		{"compose", "services:\n  db:\n    environment:\n      POSTGRES_PASSWORD: " + pw + "\n", pw, kindPassword},
 	} {
 		out, kinds, held := Scan([]byte(tc.content))
@@ -265,6 +266,8 @@ func TestRedactKeywordSecrets(t *testing.T) {
 		"aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n",
 		"if password == \"\" {\n",
 		"encodeUserPassword: \"encodeUserPassword\",\n",
+		"password: DB_PASSWORD\n",
+		"password = userPassword1\n",
 	} {
 		if out, kinds := Redact([]byte(s)); kinds != nil {
 			t.Errorf("Redact(%q) = %q %q, want nothing found", s, out, kinds)
