@@ -14,17 +14,26 @@ const puttyWindow = 16 << 10
 // puttyAt reports whether the '-' at c[i] is the one of "PuTTY-User-Key-File-" opening a
 // PuTTY private key: "Private-Lines:" follows within puttyWindow bytes, and key data
 // (hasKeyData) within keyDataWindow bytes of it. A PPK parser names the marker and the
-// field but has no key data after them.
-func puttyAt(c []byte, i int) bool {
+// field but has no key data after them. The scan remembers how far it has looked, so a
+// file of markers costs one look at each byte, not one window per marker.
+func (s *scan) puttyAt(i int) bool {
+	c := s.content
 	if i < 5 || !bytes.HasPrefix(c[i-5:], puttyMark) {
 		return false
 	}
-	rest := c[i:min(len(c), i+puttyWindow)]
-	j := bytes.Index(rest, puttyPrivate)
-	if j < 0 {
+	end := min(len(c), i+puttyWindow)
+	from := max(i, s.puttyFrom)
+	if from >= end {
 		return false
 	}
-	data := rest[j+len(puttyPrivate):]
+	j := bytes.Index(c[from:end], puttyPrivate)
+	if j < 0 {
+		s.puttyFrom = max(end-len(puttyPrivate)+1, from)
+		return false
+	}
+	j += from
+	s.puttyFrom = j + 1 // the lines at j are looked at once
+	data := c[j+len(puttyPrivate):]
 	return hasKeyData(data[:min(len(data), keyDataWindow)])
 }
 
@@ -40,7 +49,7 @@ const (
 // format for MD5, SHA-256, SHA-512, bcrypt, yescrypt and Apache's apr1.
 func shadowAt(c []byte, i int) bool {
 	n := 0
-	for j := i - 2; j >= 0 && isNameByte(c[j]); j-- {
+	for j := i - 2; j >= 0 && n <= maxUserName && isNameByte(c[j]); j-- {
 		n++
 	}
 	if n == 0 || n > maxUserName {

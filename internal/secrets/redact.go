@@ -112,7 +112,7 @@ func (s *scan) at(k, i int) Held {
 		}
 		return 0
 	case k == dashAnchor && c[i-1] == 'Y':
-		if s.keys && puttyAt(c, i) {
+		if s.keys && s.puttyAt(i) {
 			return HeldPuTTYKey
 		}
 		return 0
@@ -136,7 +136,9 @@ type scan struct {
 	content []byte
 	keys    bool // look for what holds a file back too
 	depth   int  // how many base64 decodings content is inside
-	spans   []span
+	// puttyFrom is where the next search for a PuTTY key's private lines starts.
+	puttyFrom int
+	spans     []span
 	// next holds, for each anchor, where its next hit may be: hits inside a secret that
 	// hit found are passed over.
 	next [len(anchors)]int
