@@ -159,7 +159,9 @@
 //	             kubeconfig's client-key-data or a Kubernetes Secret's tls.key ("holds a
 //	             private key in base64"); a PuTTY private key ("holds a PuTTY private key");
 //	             a private JSON Web Key ("holds a private JSON Web Key"); shadow or htpasswd
-//	             password hashes ("holds shadow or htpasswd password hashes")
+//	             password hashes ("holds shadow or htpasswd password hashes"); more
+//	             candidates than the scan checks, a file built to make it run long ("more
+//	             possible secrets than the scan checks")
 //
 // A symbolic link is judged by its own name and by where it leads: "notes.txt" linked to
 // ".env" is held back as "link to .env: environment file". Version-control directories

@@ -150,6 +150,8 @@ func heldWhy(h secrets.Held) string {
 		return "holds a private JSON Web Key"
 	case secrets.HeldPasswordHashes:
 		return "holds shadow or htpasswd password hashes"
+	case secrets.HeldUnchecked:
+		return "more possible secrets than the scan checks"
 	}
 	return "holds a secret"
 }

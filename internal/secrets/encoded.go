@@ -71,7 +71,15 @@ func (s *scan) encoded() Held {
 				break
 			}
 			i += off
-			if valueStart(c, i) && PrivateKey(decode(c[i:stdEnd(c, i)], maxEncoded)) {
+			if !valueStart(c, i) {
+				off = i + 1
+				continue
+			}
+			end := stdEnd(c, i)
+			if s.spend(min(end-i, maxEncoded)) {
+				return HeldUnchecked
+			}
+			if PrivateKey(decode(c[i:end], maxEncoded)) {
 				return HeldEncodedKey
 			}
 			off = i + 1
@@ -84,8 +92,11 @@ func (s *scan) encoded() Held {
 				break
 			}
 			off += i + 1
-			if h := s.encodedAt(off-1-a.off, a.off > 0); h != 0 {
+			if h := s.encodedAt(off - 1 - a.off); h != 0 {
 				return h
+			}
+			if s.over {
+				return HeldUnchecked
 			}
 		}
 	}
@@ -96,8 +107,8 @@ func (s *scan) encoded() Held {
 }
 
 // encodedAt looks at the value that may start at c[st] with the first bytes of a token or a
-// JSON document encoded; mid says the anchor is not its first character.
-func (s *scan) encodedAt(st int, mid bool) Held {
+// JSON document encoded.
+func (s *scan) encodedAt(st int) Held {
 	c := s.content
 	if st < 0 || st+16 > len(c) || !valueStart(c, st) {
 		return 0
@@ -114,6 +125,9 @@ func (s *scan) encodedAt(st int, mid bool) Held {
 		return 0
 	}
 	end := stdEnd(c, st)
+	if s.spend(min(end-st, limit) + 64) {
+		return 0 // encoded reports it
+	}
 	_, kinds, held := scanContent(decode(c[st:end], limit), s.keys, s.depth+1)
 	if held != 0 {
 		return HeldEncodedKey
@@ -136,6 +150,9 @@ func (s *scan) json() Held {
 		off += i + len(jsonAuth)
 		if st := memberValue(c, off); st > 0 {
 			end := stdEnd(c, st)
+			if s.spend(min(end-st, maxEncodedAuth) + 64) {
+				return HeldUnchecked
+			}
 			if isUserPassword(decode(c[st:end], maxEncodedAuth)) {
 				s.spans = append(s.spans, span{st, padEnd(c, end), kindRegistry})
 			}

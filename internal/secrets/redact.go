@@ -22,11 +22,16 @@ const (
 	// HeldPasswordHashes: password hashes in the shadow or htpasswd format
 	// (name:$6$salt$hash:).
 	HeldPasswordHashes
+	// HeldUnchecked: more candidates than the scan checks (see budget): a file made of
+	// token prefixes or names, built to make the scan run long, is held back rather than
+	// sent with candidates unchecked.
+	HeldUnchecked
 )
 
 // Redact returns content with every high-confidence secret (see the package documentation
 // for the rules) replaced by "[REDACTED <kind>]", and the distinct kinds found, sorted.
 // With nothing found it returns content itself, without copying or allocating, and nil.
+// Content with more candidates than a scan checks (HeldUnchecked) gives nil and nil.
 //
 // The scan looks for a few anchor bytes (see find), each rare in source code or checked in
 // a few comparisons; only where the bytes around an anchor spell a rule's
@@ -69,7 +74,7 @@ func (s *scan) find() Held {
 	c := s.content
 	for k := range anchors {
 		a := &anchors[k]
-		for off := 0; off < len(c); {
+		for off := 0; off < len(c) && !s.over; {
 			i := bytes.IndexByte(c[off:], a.b)
 			if i < 0 {
 				break
@@ -86,6 +91,9 @@ func (s *scan) find() Held {
 			}
 		}
 	}
+	if s.over {
+		return HeldUnchecked
+	}
 	return 0
 }
 
@@ -98,7 +106,7 @@ func (s *scan) at(k, i int) Held {
 	// The dash anchor meets every "-----BEGIN " too: the key check rides on it. It is made
 	// even inside a secret just found, which a token's trailing dashes may run into.
 	if s.keys && k == dashAnchor && i+len(pemBegin) <= len(c) && c[i+1] == '-' &&
-		bytes.HasPrefix(c[i:], pemBegin) && privateKeyAt(c, i) {
+		bytes.HasPrefix(c[i:], pemBegin) && !s.spend(keyDataWindow) && privateKeyAt(c, i) {
 		return HeldPrivateKey
 	}
 	// The byte beside the anchor rules most bytes out without a call.
@@ -142,6 +150,27 @@ type scan struct {
 	// next holds, for each anchor, where its next hit may be: hits inside a secret that
 	// hit found are passed over.
 	next [len(anchors)]int
+	// work counts the bytes the checks beyond the anchor passes have looked at (see
+	// spend); over is set once it passes the budget.
+	work int
+	over bool
+}
+
+// budget is how many bytes a scan's checks may look at beyond the anchor passes: each run
+// of a rule's expression over its window, each private key's data window, each decoding.
+// The files of $GOROOT/src need at most 1.2 times their size, all under the 256 KiB
+// floor; a file of nothing but real tokens, one a line, 1.15 times. A file made of
+// candidates ("sk-ant-api03-sk-ant-api03-…", "password=password=…") would cost minutes of
+// CPU at the 16 MiB cap without it, and costs a few seconds at most with it.
+func (s *scan) budget() int { return len(s.content)/4 + 256<<10 }
+
+// spend counts n bytes of work and reports whether the scan is over its budget.
+func (s *scan) spend(n int) bool {
+	s.work += n
+	if s.work > s.budget() {
+		s.over = true
+	}
+	return s.over
 }
 
 const (
@@ -169,6 +198,9 @@ func (s *scan) verify(start, anchor int, rules []*rule) int {
 		if r.window > 0 { // a keyword rule: the name, the separator and the value
 			lo = max(start-1, 0)
 			w = c[lo:min(start+r.window, len(c))]
+		}
+		if s.spend(len(w)) {
+			return -1
 		}
 		for _, loc := range r.re().FindAllSubmatchIndex(w, -1) {
 			if st, en, ok := r.secret(w, loc); ok {

@@ -274,3 +274,26 @@ func TestRedactKeywordSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestScanHoldsBackFilesMadeOfCandidates: a file made of token prefixes or names, each a
+// candidate the rules must check, is held back (HeldUnchecked) once the checks pass their
+// budget, instead of costing minutes; a file dense with real tokens is still redacted.
+func TestScanHoldsBackFilesMadeOfCandidates(t *testing.T) {
+	t.Parallel()
+	for _, unit := range []string{"xoxb-", "password=", "-----BEGIN PRIVATE KEY-----", " Z2hwX", `"auth":"`, "sk-ant-api03-"} {
+		in := []byte("{" + strings.Repeat(unit, (256<<10)/len(unit)))
+		if _, _, held := Scan(in); held != HeldUnchecked {
+			t.Errorf("256 KiB of %q: held %v, want %v", unit, held, HeldUnchecked)
+		}
+	}
+	var b strings.Builder
+	for range 100 {
+		for _, tc := range tokens() {
+			b.WriteString("v := \"" + tc.token + "\"\n")
+		}
+	}
+	out, kinds, held := Scan([]byte(b.String()))
+	if held != 0 || len(kinds) == 0 || strings.Count(string(out), "[REDACTED ") != 100*len(tokens()) {
+		t.Errorf("a file of %d real tokens: held %v, %d redacted", 100*len(tokens()), held, strings.Count(string(out), "[REDACTED "))
+	}
+}
