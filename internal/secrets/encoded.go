@@ -129,7 +129,11 @@ func (s *scan) encodedAt(st int) Held {
 		return 0 // encoded reports it
 	}
 	_, kinds, held := scanContent(decode(c[st:end], limit), s.keys, s.depth+1)
-	if held != 0 {
+	switch held {
+	case 0:
+	case HeldUnchecked:
+		return held
+	default:
 		return HeldEncodedKey
 	}
 	if kinds != nil {
