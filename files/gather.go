@@ -322,8 +322,8 @@ func (g *gatherer) read(results chan<- result) {
 			r.dropped = true
 		} else {
 			r.content, r.redacted, r.reason = readFile(dir, j.name, g.maxFile, scratch)
-			if r.reason == Secret {
-				r.why = whyPrivateKey
+			if r.reason == Secret { // why it is held back comes in place of the kinds
+				r.why, r.redacted = r.redacted[0], nil
 			}
 		}
 		if j.dir != nil {

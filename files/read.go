@@ -21,8 +21,9 @@ type fileReader interface {
 
 // readAll reads a regular file whose stat size is size and classifies it: the content, or
 // TooLarge if it holds more than limit bytes, Binary by its first SniffBytes bytes,
-// Secret when it holds a private key anywhere, Unreadable on an I/O error. High-confidence
-// tokens in the content are replaced by "[REDACTED <kind>]" and their kinds returned.
+// Secret when it holds key material anywhere (redacted then holds why, one string),
+// Unreadable on an I/O error. High-confidence tokens in the content are replaced by
+// "[REDACTED <kind>]" and their kinds returned.
 //
 // A file larger than the sniff window is sniffed first, into scratch (at least SniffBytes
 // long), so a binary or a key costs one small read and no allocation. The stat size is a
@@ -71,12 +72,12 @@ func readAll(f fileReader, size, limit int64, scratch []byte) (content []byte, r
 	return scan(buf[:len(buf):len(buf)])
 }
 
-// scan holds back content that holds a private key anywhere (Secret), and replaces the
-// high-confidence tokens in the rest.
+// scan holds back content that holds key material anywhere (Secret, with why as the one
+// string of the second result), and replaces the high-confidence secrets in the rest.
 func scan(content []byte) ([]byte, []string, Reason) {
-	out, kinds, key := secrets.Scan(content)
-	if key {
-		return nil, nil, Secret
+	out, kinds, held := secrets.Scan(content)
+	if held != 0 {
+		return nil, []string{heldWhy(held)}, Secret
 	}
 	return out, kinds, 0
 }
