@@ -31,8 +31,14 @@ func (s *Store) openDir(create bool) (*os.Root, error) {
 		return nil, errNoDir
 	}
 	if create {
-		if err := os.MkdirAll(s.dir, 0o700); err != nil {
-			return nil, fmt.Errorf("results: cannot create the results directory: %w", err)
+		if _, err := os.Stat(s.dir); errors.Is(err, fs.ErrNotExist) {
+			// Nothing is created inside a parent another user may change.
+			if err := checkMissing(s.dir); err != nil {
+				return nil, err
+			}
+			if err := os.MkdirAll(s.dir, 0o700); err != nil {
+				return nil, fmt.Errorf("results: cannot create the results directory: %w", err)
+			}
 		}
 	}
 	real, err := filepath.EvalSymlinks(s.dir)
@@ -95,6 +101,27 @@ func checkParents(dir, real string) error {
 				ErrUnsafeDir, dir, p, fi.Mode().Perm(), shellQuote(p))
 		}
 		if next := filepath.Dir(p); next == p {
+			return nil
+		}
+	}
+}
+
+// checkMissing checks, for a results directory dir that does not exist, its deepest
+// existing ancestor as checkParents checks parents: the directories MkdirAll would create
+// must not land where another user may replace them.
+func checkMissing(dir string) error {
+	if !checkModes {
+		return nil
+	}
+	for p := filepath.Dir(dir); ; p = filepath.Dir(p) {
+		real, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			return checkParents(dir, filepath.Join(real, "missing"))
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("results: %w", err)
+		}
+		if filepath.Dir(p) == p {
 			return nil
 		}
 	}

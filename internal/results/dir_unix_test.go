@@ -53,32 +53,33 @@ func TestUnsafeDirRefused(t *testing.T) {
 	tests := []struct {
 		name string
 		// make builds the results directory under base and returns it.
-		make func(t *testing.T, base string) string
-		root bool     // needs root (chown to another user)
-		want []string // in the error, besides the directory
+		make    func(t *testing.T, base string) string
+		root    bool     // needs root (chown to another user)
+		want    []string // in the error, besides the directory
+		missing bool     // the directory and its parent do not exist: nothing may create them
 	}{
 		{"owned by another user", func(t *testing.T, base string) string {
 			dir := mkdir(t, base, "results", 0o700)
 			chown(t, dir, 65534)
 			return dir
-		}, true, []string{"owned by uid 65534", "--results-dir"}},
+		}, true, []string{"owned by uid 65534", "--results-dir"}, false},
 		{"mode 0777", func(t *testing.T, base string) string {
 			return mkdir(t, base, "results", 0o777)
-		}, false, []string{"writable by group and others", "0777", "chmod go-w "}},
+		}, false, []string{"writable by group and others", "0777", "chmod go-w "}, false},
 		{"mode 0775", func(t *testing.T, base string) string {
 			return mkdir(t, base, "results", 0o775)
-		}, false, []string{"writable by its group", "0775", "chmod go-w "}},
+		}, false, []string{"writable by its group", "0775", "chmod go-w "}, false},
 		{"mode 0702", func(t *testing.T, base string) string {
 			return mkdir(t, base, "results", 0o702)
-		}, false, []string{"writable by others", "chmod go-w "}},
+		}, false, []string{"writable by others", "chmod go-w "}, false},
 		{"parent writable by others, not sticky", func(t *testing.T, base string) string {
 			parent := mkdir(t, base, "shared", 0o777)
 			return mkdir(t, parent, "results", 0o700)
-		}, false, []string{"every user may write", "not sticky", "chmod o-w ", "shared,"}},
+		}, false, []string{"every user may write", "not sticky", "chmod o-w ", "shared,"}, false},
 		{"missing, inside a parent writable by others", func(t *testing.T, base string) string {
 			parent := mkdir(t, base, "shared", 0o777)
 			return filepath.Join(parent, "state", "results")
-		}, false, []string{"every user may write", "chmod o-w "}},
+		}, false, []string{"every user may write", "chmod o-w "}, true},
 		{"a link to another user's directory", func(t *testing.T, base string) string {
 			other := mkdir(t, base, "theirs", 0o700)
 			chown(t, other, 65534)
@@ -87,7 +88,7 @@ func TestUnsafeDirRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 			return link
-		}, true, []string{"owned by uid 65534"}},
+		}, true, []string{"owned by uid 65534"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -116,6 +117,11 @@ func TestUnsafeDirRefused(t *testing.T) {
 			}
 			if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
 				t.Errorf("files written in the refused directory: %v", entries)
+			}
+			if tt.missing {
+				if _, err := os.Lstat(filepath.Dir(dir)); err == nil {
+					t.Errorf("%s was created inside the unsafe parent", filepath.Dir(dir))
+				}
 			}
 		})
 	}

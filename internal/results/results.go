@@ -251,9 +251,10 @@ func (s *Store) expiry(r Record) time.Time {
 }
 
 // Save writes r as <dir>/<id>.json (mode 0600), replacing any record with that id
-// atomically (a link in its place is replaced, never followed), then prunes the directory (a pruning failure is not a Save failure); the
-// record just written is never pruned for size or count. Save sets r.Version, r.Updated
-// (to now) and r.Expires (now plus the store's TTL), and truncates r.Query; r.ID must pass ParseID (else the error wraps
+// atomically (a link in its place is replaced, never followed), then prunes the directory
+// (a pruning failure is not a Save failure); the record just written is never pruned for
+// size or count. Save sets r.Version, r.Updated (to now) and r.Expires (now plus the
+// store's TTL), and truncates r.Query; r.ID must pass ParseID (else the error wraps
 // ErrBadID) and r.Status must be Running or Done. A record that alone is larger than the
 // store's maxBytes (or MaxRecordBytes) is not kept: Save removes any earlier record with
 // its id and says so.
