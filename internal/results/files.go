@@ -18,9 +18,9 @@ var (
 
 // openIn opens name (a plain file name) in root with flag, never following a symbolic
 // link (a link leading out of root is refused by root itself; one inside is refused
-// here) and never blocking (a FIFO or device in its place is refused once fstat shows
-// it), and returns it with its information. An existing file must be a regular file; one
-// renamed in its place while it was being opened is refused too. The errors wrap errLink
+// here, before opening and again after) and never blocking (a FIFO or device in its
+// place is refused once fstat shows it), and returns it with its information. An
+// existing file must be a regular file. The errors wrap errLink
 // or errNotRegular for such files, fs.ErrNotExist for a missing one, fs.ErrExist when
 // flag asks for exclusive creation of an existing name.
 func openIn(root *os.Root, name string, flag int, perm fs.FileMode) (*os.File, fs.FileInfo, error) {
@@ -44,10 +44,11 @@ func openIn(root *os.Root, name string, flag int, perm fs.FileMode) (*os.File, f
 		err = regular(name, fi)
 	}
 	if err == nil {
-		// The name must still be the file opened: not a link to it, not another file.
-		after, lerr := root.Lstat(name)
-		if lerr != nil || !os.SameFile(fi, after) {
-			err = fmt.Errorf("%s: %w (replaced while it was opened)", name, errLink)
+		// A link put in the file's place after the check above, and followed by the root
+		// (which follows links that stay inside it), shows now. Another regular file in its
+		// place is a newer record renamed over it: the one opened is still whole.
+		if after, lerr := root.Lstat(name); lerr == nil && after.Mode()&fs.ModeSymlink != 0 {
+			err = fmt.Errorf("%s: %w (put in its place while it was opened)", name, errLink)
 		}
 	}
 	if err != nil {
