@@ -38,13 +38,13 @@ func (s *Store) LockPath(id string) string { return filepath.Join(s.dir, auxName
 func (s *Store) LogPath(id string) string { return filepath.Join(s.dir, auxName(id, logExt)) }
 
 // Check checks the results directory now: nil when it is the user's or does not exist yet
-// (the first Save creates it, mode 0700), else the error every other method would return,
+// inside parents that are safe (the first Save creates it, mode 0700), else the error every other method would return,
 // wrapping ErrUnsafeDir when another user may change it. A server calls it at start to
 // refuse an unsafe directory before any consultation relies on it.
 func (s *Store) Check() error {
 	root, err := s.openDir(false)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return checkMissing(s.dir) // where it would be created
 	}
 	if err != nil {
 		return err
