@@ -167,7 +167,7 @@ func (e *Engine) slotPath(n int) string {
 // slot takes a free worker slot, or returns nil when all are held. The results directory
 // is created (mode 0700) when it does not exist yet.
 func (e *Engine) slot() (*os.File, error) {
-	if err := os.MkdirAll(e.store.Dir(), 0o700); err != nil {
+	if err := e.store.Ensure(); err != nil {
 		return nil, err
 	}
 	for n := range e.maxWorkers {

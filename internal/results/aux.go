@@ -173,3 +173,13 @@ func (s *Store) staleAux(root *os.Root, name string, info fs.FileInfo, now time.
 	_, err := root.Lstat(recordName(id))
 	return errors.Is(err, fs.ErrNotExist)
 }
+
+// Ensure creates the results directory (mode 0700, with its missing parents) when it does
+// not exist yet, after the same checks as every other method: nil when it is the user's.
+func (s *Store) Ensure() error {
+	root, err := s.openDir(true)
+	if err != nil {
+		return err
+	}
+	return root.Close()
+}
