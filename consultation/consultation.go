@@ -137,7 +137,7 @@ func arrival(ctx context.Context) time.Time {
 // worker, and the worker runs it with Run under the same configuration.
 func (s *Service) Validate(in Request) ([]string, error) {
 	req, err := s.check(in)
-	req.output.close()
+	req.close()
 	return req.Warnings, err
 }
 
@@ -152,6 +152,7 @@ func (s *Service) check(in Request) (request, error) {
 	}
 	if req.Model.ID == "" && s.DefaultModel != "" {
 		if req.Model, err = models.ParseSpec(s.DefaultModel); err != nil {
+			req.close()
 			return req, &configError{"the server's default model is invalid: " + err.Error()}
 		}
 	}
@@ -313,7 +314,7 @@ func (c *call) cancellable(parent context.Context) context.Context {
 }
 
 func (c *call) run(ctx context.Context) Result {
-	defer c.req.output.close()
+	defer c.req.close()
 	c.setPhase(PhaseQueued)
 	if err := ctx.Err(); err != nil { // cancelled or out of time while queued: do nothing at all
 		return c.stopped(ctx)
@@ -332,7 +333,7 @@ func (c *call) run(ctx context.Context) Result {
 		gather = files.Gather
 	}
 	g, err := gather(ctx, files.Options{
-		Root: c.req.Path, Pattern: c.req.Pattern, Exclude: c.req.Exclude,
+		Root: c.req.Path, Opened: c.req.tree, Pattern: c.req.Pattern, Exclude: c.req.Exclude,
 		MaxFileBytes: c.svc.Limits.MaxFileBytes, MaxTotalBytes: c.svc.Limits.MaxTotalBytes, MaxFiles: c.svc.Limits.MaxFiles,
 	})
 	c.gathered = g
