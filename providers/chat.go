@@ -249,6 +249,13 @@ func chatUsage(u openai.CompletionUsage) Usage {
 		Reasoning: reasoning,
 		Cached:    consult.Tokens(u.PromptTokensDetails.CachedTokens),
 	}
+	// OpenRouter's usage accounting reports the tokens written to a prompt cache
+	// (https://openrouter.ai/docs/use-cases/usage-accounting).
+	if raw := extraRaw(u.PromptTokensDetails.JSON.ExtraFields, "cache_write_tokens"); raw != "" {
+		if n, err := strconv.ParseInt(raw, 10, 64); err == nil && n > 0 {
+			out.CacheWrite = consult.Tokens(n)
+		}
+	}
 	if raw := extraRaw(u.JSON.ExtraFields, "cost"); raw != "" {
 		if cost, err := strconv.ParseFloat(raw, 64); err == nil {
 			out.CostUSD, out.CostKnown = cost, true

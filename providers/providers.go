@@ -77,6 +77,9 @@ type Usage struct {
 	Reasoning consult.Tokens
 	// Cached is the number of prompt tokens served from the provider's prompt cache.
 	Cached consult.Tokens
+	// CacheWrite is the number of prompt tokens written to the provider's prompt cache, where
+	// the provider reports it (OpenRouter's prompt_tokens_details.cache_write_tokens).
+	CacheWrite consult.Tokens
 	// CostUSD is the call's cost in US dollars when CostKnown (OpenRouter usage accounting).
 	CostUSD float64
 	// CostKnown says whether the provider reported a cost.
