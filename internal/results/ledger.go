@@ -1,0 +1,130 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+// The daily spend ledger: what consultations cost, in US dollars per UTC day, shared by every
+// server using the results directory (for a daily budget across them). It is one small JSON
+// file, rewritten atomically while an exclusive lock is held on a lock file beside it.
+// Neither name can be taken for a record or a worker's file, so Prune leaves them alone.
+const (
+	spendFile     = "spend.json"
+	spendLock     = ".spend.lock"
+	spendVersion  = 1
+	spendDayForm  = "2006-01-02"
+	spendKeepDays = 62 // two months of days, for a look back; older days are dropped
+	maxSpendBytes = 64 << 10
+)
+
+// spendLedger is the file form of the ledger.
+type spendLedger struct {
+	Version int                `json:"version"`
+	Days    map[string]float64 `json:"days"` // "2006-01-02" (UTC) -> dollars
+}
+
+// errSpend: a spend that is not a finite, non-negative number of dollars.
+var errSpend = errors.New("spend must be a finite number of dollars, 0 or more")
+
+// AddSpend adds usd dollars to the spend of day (its UTC date) and returns that day's new
+// total. Any number of processes may add at once: each addition is made under the ledger's
+// lock (on systems with file locks) and written atomically. Days more than two months
+// before day are dropped.
+func (s *Store) AddSpend(day time.Time, usd float64) (float64, error) {
+	if math.IsNaN(usd) || math.IsInf(usd, 0) || usd < 0 {
+		return 0, fmt.Errorf("results: %w: got %v", errSpend, usd)
+	}
+	if s.dir == "" {
+		return 0, errNoDir
+	}
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return 0, fmt.Errorf("results: %w", err)
+	}
+	unlock, err := lockFile(filepath.Join(s.dir, spendLock))
+	if err != nil {
+		return 0, fmt.Errorf("results: cannot lock the spend ledger: %w", err)
+	}
+	defer unlock()
+	l, err := s.readLedger()
+	if err != nil {
+		return 0, err
+	}
+	key := day.UTC().Format(spendDayForm)
+	l.Days[key] += usd
+	total := l.Days[key]
+	oldest := day.UTC().AddDate(0, 0, -spendKeepDays).Format(spendDayForm)
+	for _, k := range slices.Collect(maps.Keys(l.Days)) {
+		if k < oldest {
+			delete(l.Days, k)
+		}
+	}
+	data, err := json.Marshal(l)
+	if err != nil {
+		return 0, err
+	}
+	if err := writeAtomic(filepath.Join(s.dir, spendFile), tempPrefix+"spend-*"+tempSuffix, data, s.now()); err != nil {
+		return 0, fmt.Errorf("results: cannot record a spend in %s: %w", s.dir, err)
+	}
+	return total, nil
+}
+
+// Spent is what the ledger holds for day (its UTC date): 0 when nothing was spent that day
+// or the ledger does not exist yet. An error (a ledger that cannot be read) is never
+// reported as 0 spent, so a budget can refuse rather than guess.
+func (s *Store) Spent(day time.Time) (float64, error) {
+	if s.dir == "" {
+		return 0, errNoDir
+	}
+	l, err := s.readLedger()
+	if err != nil {
+		return 0, err
+	}
+	return l.Days[day.UTC().Format(spendDayForm)], nil
+}
+
+// readLedger reads the ledger; a missing one is empty. The file is replaced whole, so
+// reading needs no lock. It is opened like a record: without following a link in its place,
+// without blocking, and only if it is a regular file.
+func (s *Store) readLedger() (spendLedger, error) {
+	l := spendLedger{Version: spendVersion, Days: map[string]float64{}}
+	f, err := os.OpenFile(filepath.Join(s.dir, spendFile), openFlags, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return l, nil
+	}
+	if err != nil {
+		return l, fmt.Errorf("results: the spend ledger: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return l, fmt.Errorf("results: the spend ledger: %w", err)
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > maxSpendBytes {
+		return l, fmt.Errorf("results: the spend ledger %s is not a regular file of at most %d bytes; remove it", spendFile, maxSpendBytes)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxSpendBytes))
+	if err != nil {
+		return l, fmt.Errorf("results: the spend ledger: %w", err)
+	}
+	var got spendLedger
+	if err := json.Unmarshal(data, &got); err != nil || got.Version != spendVersion {
+		return l, fmt.Errorf("results: the spend ledger %s is not one consult wrote (version %d, %v); remove it to start it again", spendFile, got.Version, err)
+	}
+	for k, v := range got.Days {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return l, fmt.Errorf("results: the spend ledger %s holds %v for %s; remove it to start it again", spendFile, v, k)
+		}
+		l.Days[k] = v
+	}
+	return l, nil
+}
