@@ -165,9 +165,12 @@ func (c *call) request() (providers.Request, error) {
 		preq.Prompt = files.Layout(c.gathered.Files, c.req.Query)
 		return preq, nil
 	}
-	preq.Text = files.NewPrompt(c.gathered.Files, c.req.Query).Pieces
+	// The files first and the question last, apart: the same files give the same prefix,
+	// which the provider's prompt cache can hold, and the key that names them.
+	prompt := files.NewPrompt(c.gathered.Files, c.req.Query)
+	preq.Text, preq.Question, preq.CacheKey = prompt.Prefix, prompt.Question(), c.fileSet
 	body, err := enc.Encode(preq)
-	preq.Text, preq.Body = nil, body
+	preq.Text, preq.Question, preq.Body = nil, "", body
 	return preq, err
 }
 

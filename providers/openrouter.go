@@ -86,7 +86,7 @@ func (p *OpenRouter) Stream(ctx context.Context, req Request, obs Observer) (*Re
 func (p *OpenRouter) Encode(req Request) (*Body, error) { return p.chat.encode(req, openRouterParams) }
 
 func openRouterParams(req Request) openai.ChatCompletionNewParams {
-	params := baseParams(req)
+	params := baseParams(NameOpenRouter, req)
 	extra := map[string]any{"usage": map[string]any{"include": true}}
 	if t := req.Thinking; t.On {
 		if t.Budget > 0 {

@@ -48,6 +48,16 @@ type Request struct {
 	// while it is yielded. Text is called twice (to size the body, then to fill it) and must
 	// yield the same bytes both times.
 	Text iter.Seq[[]byte]
+	// Question, when set, is the end of the user message, after Text (or Prompt): the part
+	// that changes from one question to the next about the same files (files.Prompt.Question).
+	// Where a provider needs a cache breakpoint (OpenRouter to Anthropic's models,
+	// [CacheControlled]) the files and the question are two content parts, the breakpoint on
+	// the files; elsewhere the question is appended to the one message.
+	Question string
+	// CacheKey names the file set the message holds (the same files, the same key): OpenAI
+	// requests carry it as prompt_cache_key, which routes requests with the same prefix to
+	// the same cache. Empty sends none.
+	CacheKey string
 	// Body, when set, is this request already encoded by the provider's [Encoder.Encode]:
 	// Stream sends exactly its bytes and reads no other field.
 	Body *Body
