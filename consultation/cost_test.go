@@ -265,8 +265,8 @@ func TestCacheHitExpected(t *testing.T) {
 	_ = srv
 }
 
-// TestProgressCarriesEstimate: the first progress report after the price is known carries
-// the estimate, with where the prices come from.
+// TestProgressCarriesEstimate: the progress report sent once the price is known, before the
+// model is asked, carries the estimate with where the prices come from; no other repeats it.
 func TestProgressCarriesEstimate(t *testing.T) {
 	t.Parallel()
 	dir := sampleTree(t)
@@ -278,13 +278,21 @@ func TestProgressCarriesEstimate(t *testing.T) {
 		}
 		synctest.Wait()
 		_, msgs, _ := rec.snapshot()
-		if len(msgs) < 2 || !strings.Contains(msgs[1], "estimated $") || !strings.Contains(msgs[1], "test prices") {
-			t.Errorf("progress %q: the first report after the look-up lacks the estimate", msgs)
-		}
-		for _, m := range msgs[2:] {
-			if strings.Contains(m, "estimated") {
+		with := -1
+		for i, m := range msgs {
+			if !strings.Contains(m, "estimated") {
+				continue
+			}
+			if with >= 0 {
 				t.Errorf("the estimate repeated in %q", m)
 			}
+			with = i
+			if !strings.Contains(m, "estimated $") || !strings.Contains(m, "test prices") {
+				t.Errorf("report %q lacks the price and its source", m)
+			}
+		}
+		if with < 0 || strings.Contains(msgs[with], "thinking") {
+			t.Errorf("progress %q: no report carries the estimate before the model's answer began", msgs)
 		}
 	})
 }
