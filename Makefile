@@ -12,7 +12,11 @@ PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 win
 # -buildvcs=auto records the commit `consult version` prints, even under GOFLAGS=-buildvcs=false.
 BUILDFLAGS ?= -trimpath -buildvcs=auto
 
-.PHONY: all build test lint vet fmt-check bench install dist clean fuzz
+# staticcheck, pinned: built from the Go module proxy into bin/tools/ once per version.
+STATICCHECK_VERSION ?= v0.8.2
+STATICCHECK := bin/tools/staticcheck-$(STATICCHECK_VERSION)
+
+.PHONY: all build test lint vet fmt-check staticcheck tools bench install dist clean fuzz
 
 all: build
 
@@ -51,7 +55,7 @@ test: lint internal/e2e/node_modules/.package-lock.json
 internal/e2e/node_modules/.package-lock.json: internal/e2e/package-lock.json internal/e2e/package.json
 	$(NPM) ci --prefix internal/e2e --no-audit --no-fund
 
-lint: vet fmt-check
+lint: vet fmt-check staticcheck
 
 vet:
 	$(GO) vet $(PKGS)
@@ -59,6 +63,17 @@ vet:
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+
+staticcheck: $(STATICCHECK)
+	$(STATICCHECK) $(PKGS)
+
+# The tools lint runs, installed ahead of it (CI does this first).
+tools: $(STATICCHECK)
+
+$(STATICCHECK):
+	mkdir -p bin/tools
+	GOBIN=$(CURDIR)/bin/tools $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	mv bin/tools/staticcheck $@
 
 # Benchmarks behind the figures in README (GOROOT/src as the corpus; the start of the built
 # binary, process start to its tools/list answer, 20 starts a run), and the load tests, which

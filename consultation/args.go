@@ -116,6 +116,10 @@ type request struct {
 	OutputFile string
 	// output is where OutputFile is created, fixed by the allowed-roots check.
 	output outputTarget
+	// tree is Path opened (beneath its allowed root when the server has roots), fixed by the
+	// allowed-roots check: gathering reads everything through it, so the kernel keeps the
+	// reads inside it whatever happens to the path's name meanwhile.
+	tree *os.Root
 	// DryRun asks for gathering and counting only.
 	DryRun bool
 	// Continue is on_timeout "continue": at Timeout the call returns an id and the

@@ -48,15 +48,6 @@ func (b budget) quiet(now time.Time) bool {
 	return !b.deadline.IsZero() && b.deadline.Sub(now) < quietBeforeEnd
 }
 
-// quietFrom is when the quiet before the deadline begins (the zero time when there is no
-// deadline).
-func (b budget) quietFrom() time.Time {
-	if b.deadline.IsZero() {
-		return b.deadline
-	}
-	return b.deadline.Add(-quietBeforeEnd)
-}
-
 // lookup is how long the model look-up may take: a quarter of what is left, at most
 // windowLookupMax.
 func (b budget) lookup() time.Duration {

@@ -146,7 +146,7 @@ func arrival(ctx context.Context) time.Time {
 // worker, and the worker runs it with Run under the same configuration.
 func (s *Service) Validate(in Request) ([]string, error) {
 	req, err := s.check(in)
-	req.output.close()
+	req.close()
 	return req.Warnings, err
 }
 
@@ -161,6 +161,7 @@ func (s *Service) check(in Request) (request, error) {
 	}
 	if req.Model.ID == "" && s.DefaultModel != "" {
 		if req.Model, err = models.ParseSpec(s.DefaultModel); err != nil {
+			req.close()
 			return req, &configError{"the server's default model is invalid: " + err.Error()}
 		}
 	}
@@ -270,14 +271,6 @@ func (c *call) setHeartbeat(hb *heartbeat) {
 	c.mu.Unlock()
 }
 
-// setReporter changes who hears the call's notices; it waits for a notice being sent, so
-// none reaches the old reporter afterwards.
-func (c *call) setReporter(r Reporter) {
-	c.mu.Lock()
-	c.reporter = r
-	c.mu.Unlock()
-}
-
 // setAnswer keeps the answer text (whole or partial) for the results directory.
 func (c *call) setAnswer(text string) {
 	c.mu.Lock()
@@ -334,7 +327,7 @@ func (c *call) cancellable(parent context.Context) context.Context {
 }
 
 func (c *call) run(ctx context.Context) Result {
-	defer c.req.output.close()
+	defer c.req.close()
 	c.setPhase(PhaseQueued)
 	if err := ctx.Err(); err != nil { // cancelled or out of time while queued: do nothing at all
 		return c.stopped(ctx)
@@ -353,7 +346,7 @@ func (c *call) run(ctx context.Context) Result {
 		gather = files.Gather
 	}
 	g, err := gather(ctx, files.Options{
-		Root: c.req.Path, Pattern: c.req.Pattern, Exclude: c.req.Exclude,
+		Root: c.req.Path, Opened: c.req.tree, Pattern: c.req.Pattern, Exclude: c.req.Exclude,
 		MaxFileBytes: c.svc.Limits.MaxFileBytes, MaxTotalBytes: c.svc.Limits.MaxTotalBytes, MaxFiles: c.svc.Limits.MaxFiles,
 	})
 	c.gathered = g
@@ -413,7 +406,7 @@ func (c *call) run(ctx context.Context) Result {
 // report sizes what the call has gathered and counted so far.
 func (c *call) report() *Report {
 	rep := buildReport(c.req, c.gathered, c.counts, c.overhead)
-	rep.Counting = tokens.Label(c.req.Model.ID)
+	rep.Counting = tokens.Encoding
 	rep.setWindow(c.ctxWindow, c.gathered, c.counts)
 	rep.Cost = c.estimate
 	return rep
@@ -477,7 +470,9 @@ func (c *call) stopped(ctx context.Context) Result {
 		fmt.Fprintf(&b, "\nPartial answer (%s):\n%s", partialWhy, partial)
 	}
 	c.setAnswer(partial)
-	res := c.errorResult(errorInfo(cause), b.String(), rep)
+	info := errorInfo(cause)
+	info.Message = "" // the text's first line: the timeout used, the phase
+	res := c.errorResult(info, b.String(), rep)
 	res.Summary.Answer = partial
 	return res
 }

@@ -85,8 +85,8 @@ func TestDryRunReport(t *testing.T) {
 	if rep.ContextWindow != 1_047_576 || rep.Fits == nil || !*rep.Fits {
 		t.Errorf("window = %d fits = %v, want 1,047,576 and fits", rep.ContextWindow, rep.Fits)
 	}
-	if !strings.Contains(rep.Counting, "exact") {
-		t.Errorf("counting label %q should say exact for gpt-4.1", rep.Counting)
+	if rep.Counting != tokens.Encoding {
+		t.Errorf("counting = %q, want %q", rep.Counting, tokens.Encoding)
 	}
 	reasons := map[string]int{}
 	for _, s := range rep.Skipped {
@@ -203,6 +203,14 @@ func TestTimeoutWhileGathering(t *testing.T) {
 		}
 		if !res.IsError {
 			t.Error("a timeout must be an error result")
+		}
+		// What Codex shows its model is the structured result alone: it must hold the timeout
+		// used, the cause and the remedies too.
+		if e := res.Summary.Error; e == nil || e.Class != ClassTimeout || !strings.HasPrefix(e.Message, "Request timed out after 3 seconds while gathering files") {
+			t.Errorf("structured error %+v", e)
+		}
+		if m := res.Summary.Message; !strings.Contains(m, "Request timed out after 3 seconds") || !strings.Contains(m, "raise timeout") {
+			t.Errorf("structured message lacks the cause or the remedy: %q", m)
 		}
 	})
 }

@@ -132,7 +132,7 @@ func (c *call) consult(ctx context.Context, rep *Report) Result {
 	if c.idle > 0 {
 		go watchIdle(ctx, &c.alive, c.idle, c.cancel)
 	}
-	resp, err, failed, gaveUp := c.streamWithRetries(ctx, preq)
+	resp, failed, gaveUp, err := c.streamWithRetries(ctx, preq)
 	c.failed = failed
 	c.recordSpend(resp)
 	if ctx.Err() != nil {

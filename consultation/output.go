@@ -18,6 +18,16 @@ const maxNameTries = 1000
 // is never followed. A zero outputTarget opens the directory when the answer is written.
 type outputTarget struct{ dir *os.Root }
 
+// close releases what a validated request holds open: the gathered tree and output_file's
+// directory; the call is over.
+func (r *request) close() {
+	if r.tree != nil {
+		r.tree.Close()
+		r.tree = nil
+	}
+	r.output.close()
+}
+
 // close releases the directory handle; the call is over.
 func (t outputTarget) close() {
 	if t.dir != nil {

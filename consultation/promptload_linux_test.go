@@ -11,17 +11,16 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
-	"github.com/consultmcp/consult/internal/cputime"
 	"github.com/consultmcp/consult/internal/fake"
 	"github.com/consultmcp/consult/providers"
 
@@ -71,7 +70,7 @@ func TestLoadNetHTTP(t *testing.T) {
 		return
 	}
 	testrun.Load(t)
-	root := filepath.Join(runtime.GOROOT(), "src", "net", "http")
+	root := testrun.GOROOTSrc(t, "net", "http")
 	if _, err := os.Stat(root); err != nil {
 		t.Skipf("no GOROOT tree: %v", err)
 	}
@@ -157,7 +156,7 @@ func loadChild(t *testing.T, which string) {
 		t.Fatalf("cannot reset the peak RSS: %v", err)
 	}
 
-	root := filepath.Join(runtime.GOROOT(), "src", "net", "http")
+	root := testrun.GOROOTSrc(t, "net", "http")
 	fig := loadFigures{Provider: f.flavor.String(), Calls: loadCalls, Idle: idle}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -165,7 +164,7 @@ func loadChild(t *testing.T, which string) {
 		stop := cpuProfile(t, name+"."+f.flavor.String())
 		defer stop()
 	}
-	start, cpu, faults := time.Now(), cputime.Now(), minorFaults(t)
+	start, cpu, faults := time.Now(), cpuTime(), minorFaults(t)
 	for range loadCalls {
 		wg.Go(func() {
 			res := svc.Consult(context.Background(), args(root), nil)
@@ -185,12 +184,21 @@ func loadChild(t *testing.T, which string) {
 	}
 	wg.Wait()
 	fig.WallSeconds = time.Since(start).Seconds()
-	fig.CPUSeconds = (cputime.Now() - cpu).Seconds()
+	fig.CPUSeconds = (cpuTime() - cpu).Seconds()
 	fig.Cores = runtime.GOMAXPROCS(0)
 	fig.Faults = minorFaults(t) - faults
 	fig.Peak = statusBytes(t, "VmHWM:")
 	line, _ := json.Marshal(fig)
 	fmt.Printf("LOAD %s\n", line)
+}
+
+// cpuTime is the user and system CPU time the process has used so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // cpuProfile starts a CPU profile written to name and returns what stops it.

@@ -49,7 +49,7 @@ type Report struct {
 	Tokens consult.Tokens `json:"tokens"`
 	// PromptTokens adds the per-file headers and the query: what the model is sent.
 	PromptTokens consult.Tokens `json:"prompt_tokens"`
-	// Counting says how tokens were counted and whether that is exact for Model.
+	// Counting says how tokens were counted: the encoding, the same for every model.
 	Counting string `json:"token_counting"`
 	// ContextWindow is the model's context size, when known.
 	ContextWindow consult.Tokens `json:"context_window,omitempty"`

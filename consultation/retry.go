@@ -73,9 +73,10 @@ func retryAfterOf(err error) time.Duration {
 }
 
 // streamWithRetries sends the request, again after a transient failure, while the deadline
-// allows. It returns the last response and error, and the failed attempts before it. It never
-// re-sends once any answer text has arrived, and never sleeps past the deadline.
-func (c *call) streamWithRetries(ctx context.Context, preq providers.Request) (*providers.Response, error, []attemptRecord, string) {
+// allows. It returns the last response, the failed attempts before it, why it gave up
+// retrying ("" when it did not) and the last error. It never re-sends once any answer text
+// has arrived, and never sleeps past the deadline.
+func (c *call) streamWithRetries(ctx context.Context, preq providers.Request) (*providers.Response, []attemptRecord, string, error) {
 	var failed []attemptRecord
 	rnd := c.svc.jitter
 	if rnd == nil {
@@ -90,14 +91,14 @@ func (c *call) streamWithRetries(ctx context.Context, preq providers.Request) (*
 		t0 := time.Now()
 		resp, err := c.svc.Model.Stream(ctx, preq, live)
 		if err == nil || ctx.Err() != nil {
-			return resp, err, failed, ""
+			return resp, failed, "", err
 		}
 		if _, _, started := live.snapshot(); started || !providers.Retryable(err) {
-			return resp, err, failed, ""
+			return resp, failed, "", err
 		}
 		failed = append(failed, attemptRecord{err: err, elapsed: time.Since(t0)})
 		if n >= maxAttempts {
-			return resp, err, failed, fmt.Sprintf("gave up after %d attempts, the most one call makes", n)
+			return resp, failed, fmt.Sprintf("gave up after %d attempts, the most one call makes", n), err
 		}
 		b := budgetOf(ctx)
 		left := b.left()
@@ -108,7 +109,7 @@ func (c *call) streamWithRetries(ctx context.Context, preq providers.Request) (*
 				why += fmt.Sprintf(", and the provider asked to wait %s", consult.FormatDuration(ra))
 			}
 			why += fmt.Sprintf("; another attempt needs at least %s", minAttemptTime)
-			return resp, err, failed, why
+			return resp, failed, why, err
 		}
 		failed[len(failed)-1].wait = wait
 		// The phase first: the notice below sends a progress report at once, which must say so.
@@ -118,7 +119,7 @@ func (c *call) streamWithRetries(ctx context.Context, preq providers.Request) (*
 		c.alive.pause()
 		select {
 		case <-ctx.Done():
-			return resp, ctx.Err(), failed, ""
+			return resp, failed, "", ctx.Err()
 		case <-time.After(wait):
 		}
 	}

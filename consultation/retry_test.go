@@ -152,9 +152,8 @@ func TestRetryNoticeToClient(t *testing.T) {
 
 // limitedModel answers every request with a 429 that names no delay, noting when each came.
 type limitedModel struct {
-	mu    sync.Mutex
-	sent  []time.Time
-	start time.Time
+	mu   sync.Mutex
+	sent []time.Time
 }
 
 func (m *limitedModel) Stream(ctx context.Context, req providers.Request, obs providers.Observer) (*providers.Response, error) {

@@ -42,7 +42,8 @@ func within(path string, roots []string) bool {
 }
 
 // checkAllowed refuses a request whose path, or output_file, lies outside the allowed roots.
-// Symbolic links are resolved first, so a link cannot lead out. It opens the directory
+// Symbolic links are resolved first, so a link cannot lead out. It opens path (req.tree),
+// beneath its allowed root when there are roots, and the directory
 // output_file will be written in (req.output, closed when the call ends): beneath the
 // allowed root that holds it, following links only within that root, or with no roots the
 // directory as it resolves now (see [outputTarget]).
@@ -54,6 +55,11 @@ func checkAllowed(req *request, roots []string) error {
 		}
 	}
 	if len(roots) == 0 {
+		tree, err := os.OpenRoot(req.Path)
+		if err != nil {
+			return argErr(ArgPath, "path %q cannot be opened: %v", req.Path, unwrapPathError(err))
+		}
+		req.tree = tree
 		if outDir != "" {
 			if dir, err := os.OpenRoot(outDir); err == nil {
 				req.output = outputTarget{dir: dir}
@@ -65,6 +71,13 @@ func checkAllowed(req *request, roots []string) error {
 	if err != nil || !within(real, roots) {
 		return argErr(ArgPath, "path %q is outside the directories this server may read (%s): ask for a directory inside them", req.Path, strings.Join(roots, ", "))
 	}
+	// Opened beneath its allowed root: a name swapped for a link since it was resolved cannot
+	// lead the open outside, and once open the handle is the directory checked.
+	tree, err := openBeneath(rootOf(real, roots), real)
+	if err != nil {
+		return argErr(ArgPath, "path %q cannot be opened inside the directories this server may read (%s): %v", req.Path, strings.Join(roots, ", "), unwrapPathError(err))
+	}
+	req.tree = tree
 	if req.OutputFile != "" {
 		root := rootOf(outDir, roots)
 		if outDir == "" || root == "" {

@@ -109,12 +109,23 @@
 // Secrets (Secret). Whatever is gathered is sent to a model provider, so anything that may
 // hold a credential stays out, even at the cost of an occasional harmless file, and is listed
 // in Gathered.Withheld with the reason. The lists follow the credential files of the major
-// tools and the path signatures of gitleaks (pkcs12-file) and gitrob/shhgit:
+// tools and the path signatures of gitleaks (pkcs12-file) and gitrob/shhgit. Names are
+// compared in lower case after look-alike characters are made ASCII (Cyrillic and Greek
+// homoglyphs, fullwidth forms, other dots and hyphens), invisible ones dropped (zero-width
+// spaces, the byte-order mark), other spaces made plain and spaces and dots at the ends
+// trimmed; and both as they are and without the decorations of copies: a trailing ~,
+// #name#, .#name, .bak .backup .bkp .old .orig .save .sav .swp .swo .tmp .temp .copy
+// .prev .previous and numbered .N, -copy _copy -backup _backup -old _old, " copy",
+// " copy N", " - Copy", " (N)", "Copy of ". So .ENV, .env~, #.env#, ".env copy", ".env (1)",
+// credentials.json.bak and .еnv with a Cyrillic е are all .env; .env.example.bak is a
+// template.
 //
 //	environment  .env, .envrc, .flaskenv, .env.* .env-* .env_*, *.env and name.env.suffix
 //	             (app.env.local), except templates (.example .sample .template .dist .tmpl
 //	             .tpl) and source files (config.env.ts)
 //	credentials  .netrc _netrc .npmrc .yarnrc .yarnrc.yml .pypirc .git-credentials .pgpass
+//	             and netrc npmrc pypirc git-credentials pgpass without the dot; pip.conf
+//	             pip.ini auth.json (Composer, podman) settings-security.xml .dockerconfigjson
 //	             .my.cnf .htpasswd credentials.json client_secret*.json
 //	             secrets.{json,yml,yaml,toml} kubeconfig *.kubeconfig .terraformrc
 //	             terraform.rc .vault-token .dockercfg .s3cfg .boto .passwd-s3fs .databrickscfg
@@ -125,7 +136,8 @@
 //	key stores   .pem .key .p12 .pfx .jks .keystore .p8 .ppk .keytab .kdbx .kdb .keychain
 //	             .agilekeychain .gpg .ovpn; id_rsa id_dsa id_ecdsa id_ed25519 and names
 //	             starting so (id_ecdsa_sk, id_rsa.bak) except *.pub
-//	Terraform    .tfvars .tfvars.json .tfstate .tfstate.backup
+//	Terraform    .tfvars .tfvars.json .tfstate and any name holding .tfstate
+//	             (terraform.tfstate.1700000000.backup)
 //	histories    .bash_history .zsh_history .sh_history .history fish_history
 //	             .python_history .psql_history .mysql_history .sqlite_history
 //	             .node_repl_history .rediscli_history .irb_history .lesshst .mongosh_history
@@ -133,16 +145,23 @@
 //	             .vscode/mcp.json .cursor/mcp.json .codex/config.toml .gemini/settings.json
 //	             .windsurf/mcp.json .codeium/windsurf/mcp_config.json .continue/config.json
 //	             .claude/settings.local.json: MCP client configurations hold API keys
-//	paths        .aws/credentials .docker/config.json .kube/config .cargo/credentials(.toml)
-//	             .gem/credentials .config/gh/hosts.yml .config/hub .composer/auth.json
-//	             .pulumi/credentials.json .oci/config ngrok/ngrok.yml huggingface/token
-//	             .snowsql/config doctl/config.yaml hcloud/cli.toml .circleci/cli.yml
+//	paths        .aws/credentials .docker/config.json docker/config.json containers/auth.json
+//	             .kube/config .cargo/credentials(.toml) .gem/credentials .config/gh/hosts.yml
+//	             .config/hub .composer/auth.json .pulumi/credentials.json .oci/config
+//	             ngrok/ngrok.yml huggingface/token .snowsql/config doctl/config.yaml
+//	             hcloud/cli.toml .circleci/cli.yml .m2/settings.xml .pip/pip.conf
 //	             gcloud/legacy_credentials/…
 //	system       /etc/shadow, /etc/gshadow and their backups, /etc/security/opasswd,
 //	             /etc/master.passwd, /etc/spwd.db, /etc/sudoers, /etc/ssh/ssh_host_*
 //	             except *.pub: held back by path, never opened, even by a server run as root
-//	contents     a PEM private key block anywhere in the file, also when written as code
-//	             (see package secrets)
+//	contents     anywhere in any file (package secrets): a PEM private key block, also when
+//	             written as code ("holds a private key"); one encoded in base64, as a
+//	             kubeconfig's client-key-data or a Kubernetes Secret's tls.key ("holds a
+//	             private key in base64"); a PuTTY private key ("holds a PuTTY private key");
+//	             a private JSON Web Key ("holds a private JSON Web Key"); shadow or htpasswd
+//	             password hashes ("holds shadow or htpasswd password hashes"); more
+//	             candidates than the scan checks, a file built to make it run long ("more
+//	             possible secrets than the scan checks")
 //
 // A symbolic link is judged by its own name and by where it leads: "notes.txt" linked to
 // ".env" is held back as "link to .env: environment file". Version-control directories
@@ -150,9 +169,10 @@
 // read through a link, and a root inside one is refused (ErrVCSDir): .git/config holds
 // remote URLs with tokens.
 //
-// High-confidence tokens inside otherwise useful files (cloud, GitHub, model-provider,
-// package-registry, payment and chat tokens) are replaced by "[REDACTED <kind>]" in
-// File.Content, and File.Redacted names them.
+// High-confidence secrets inside otherwise useful files (cloud, GitHub, model-provider,
+// package-registry, payment and chat tokens, also in base64; AWS secret keys and passwords
+// after their names; docker's registry auths) are replaced by "[REDACTED <kind>]" in
+// File.Content, and File.Redacted names them. The rules are listed in package secrets.
 //
 // Ignore files (.gitignore, .ignore, info/exclude) come from the tree being gathered, which
 // may be anyone's clone: each is opened without blocking and applied only when it is a

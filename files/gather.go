@@ -34,6 +34,11 @@ type Options struct {
 	MaxTotalBytes consult.Bytes
 	// MaxFiles is the cap on the number of gathered files; 0 means consult.MaxFiles.
 	MaxFiles int
+	// Opened is Root already opened, e.g. beneath the directory the server is allowed to
+	// read; when nil, Gather opens Root itself with os.OpenRoot and closes it on return.
+	// Every directory and file inside Root is read through it, so that the kernel keeps
+	// the reads inside. Gather does not close it.
+	Opened *os.Root
 }
 
 // File is one gathered file.
@@ -129,12 +134,27 @@ func Gather(ctx context.Context, opt Options) (*Gathered, error) {
 	if !strings.HasSuffix(root, string(filepath.Separator)) {
 		g.rootSlash += string(filepath.Separator)
 	}
+	dir := opt.Opened
+	if dir == nil {
+		if dir, err = os.OpenRoot(root); errors.Is(err, fs.ErrPermission) {
+			// Root cannot be listed: reported as the walk reports such a directory.
+			var skips skipCounter
+			skips.add(Unreadable, dirLabel(""))
+			return &Gathered{Skipped: skips.list()}, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("gathering files: %w", err)
+		}
+		defer dir.Close()
+	}
+	g.tree = &tree{root: dir, path: g.root, pathSep: g.rootSlash}
+	g.ir.tree = g.tree
 	return g.run()
 }
 
 type gatherer struct {
 	ctx              context.Context
 	root, rootSlash  string // real path of Root, and with a trailing separator
+	tree             *tree  // Root opened: everything inside is read through it
 	pattern, exclude *glob  // exclude is nil when there is none
 	maxFile          int64
 	maxTotal         int64
@@ -153,8 +173,39 @@ type gatherer struct {
 }
 
 type job struct {
-	seq       int
-	rel, path string // path relative to Root; absolute path to read
+	seq  int
+	rel  string     // path relative to Root, for reports
+	dir  *dirHandle // the directory to read name in; nil for Root
+	name string     // the file's name in dir, or its path relative to Root in the system's form
+}
+
+// dirHandle is a directory of the walk opened as an *os.Root, shared by the walk and the
+// reads of its files, each holding a reference: reading a file is then one open of a name
+// in its directory, not of every directory on its path. The last reference closes it.
+type dirHandle struct {
+	root *os.Root
+	refs atomic.Int32
+}
+
+// openDir opens name, one name or a path relative to parent, as a dirHandle the caller holds.
+func openDir(parent *os.Root, name string) (*dirHandle, error) {
+	r, err := parent.OpenRoot(name)
+	if err != nil {
+		return nil, err
+	}
+	h := &dirHandle{root: r}
+	h.refs.Store(1)
+	return h, nil
+}
+
+// hold takes a reference for a read.
+func (h *dirHandle) hold() { h.refs.Add(1) }
+
+// release drops a reference, closing the directory with the last.
+func (h *dirHandle) release() {
+	if h.refs.Add(-1) == 0 {
+		h.root.Close()
+	}
 }
 
 type result struct {
@@ -263,13 +314,20 @@ func (g *gatherer) read(results chan<- result) {
 	scratch := make([]byte, SniffBytes)
 	for j := range g.jobs {
 		r := result{seq: j.seq, rel: j.rel}
+		dir := g.tree.root
+		if j.dir != nil {
+			dir = j.dir.root
+		}
 		if g.ctx.Err() != nil || g.capped.Load() {
 			r.dropped = true
 		} else {
-			r.content, r.redacted, r.reason = readFile(j.path, g.maxFile, scratch)
-			if r.reason == Secret {
-				r.why = whyPrivateKey
+			r.content, r.redacted, r.reason = readFile(dir, j.name, g.maxFile, scratch)
+			if r.reason == Secret { // why it is held back comes in place of the kinds
+				r.why, r.redacted = r.redacted[0], nil
 			}
+		}
+		if j.dir != nil {
+			j.dir.release()
 		}
 		select {
 		case results <- r:
@@ -309,7 +367,7 @@ func (g *gatherer) walk() error {
 			return g.ir.err
 		}
 		childRel, child := joinRel(rel, name), joinAbs(dir, name)
-		fi, err := os.Lstat(child)
+		fi, err := g.tree.root.Lstat(osRel(childRel))
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			return nil
@@ -335,7 +393,7 @@ func (g *gatherer) walk() error {
 		}
 		dir, rel, comps = child, childRel, append(comps, name)
 	}
-	err := g.walkDir(dir, rel, comps, rules, true)
+	err := g.walkDir(g.tree.root, osRel(rel), dir, rel, comps, rules, true)
 	if errors.Is(err, errStop) {
 		return g.ctx.Err()
 	}
@@ -357,13 +415,21 @@ func (g *gatherer) inside(path string) bool {
 	return path == g.root || strings.HasPrefix(path, g.rootSlash)
 }
 
-// walkDir walks the directory dir, whose path relative to Root is rel and whose segments are
-// comps, under rules. named says the pattern names it, which overrides default exclusion.
-func (g *gatherer) walkDir(dir, rel string, comps []string, rules ignoreRules, named bool) error {
+// walkDir walks the directory dir, name in parent (one name, or a path relative to
+// Root), whose path relative to Root is rel and whose segments are comps, under rules.
+// named says the pattern names it, which overrides default exclusion. The directory is
+// opened through parent, and its files read through it.
+func (g *gatherer) walkDir(parent *os.Root, name, dir, rel string, comps []string, rules ignoreRules, named bool) error {
 	if g.ctx.Err() != nil {
 		return errStop
 	}
-	f, err := os.Open(dir)
+	h, err := openDir(parent, name)
+	if err != nil {
+		g.walkSkips.add(Unreadable, dirLabel(rel))
+		return nil
+	}
+	defer h.release()
+	f, err := h.root.Open(".")
 	if err != nil {
 		g.walkSkips.add(Unreadable, dirLabel(rel))
 		return nil
@@ -414,7 +480,7 @@ func (g *gatherer) walkDir(dir, rel string, comps []string, rules ignoreRules, n
 		var err error
 		switch t := e.Type(); {
 		case t.IsDir():
-			err = g.visitDir(child, childRel, name, append(comps, name), rules, markers)
+			err = g.visitDir(h, child, childRel, name, append(comps, name), rules, markers)
 		case t&fs.ModeSymlink != 0:
 			err = g.visitLink(child, childRel, name, append(comps, name), rules)
 		case t.IsRegular():
@@ -422,7 +488,7 @@ func (g *gatherer) walkDir(dir, rel string, comps []string, rules ignoreRules, n
 				if r, why := g.fileRule(childRel, name, child, rules); r != 0 {
 					g.skip(r, childRel, why)
 				} else {
-					err = g.emit(childRel, child)
+					err = g.emit(childRel, h, name)
 				}
 			}
 		default: // fifo, socket, device: never opened
@@ -438,7 +504,7 @@ func (g *gatherer) walkDir(dir, rel string, comps []string, rules ignoreRules, n
 	return nil
 }
 
-func (g *gatherer) visitDir(dir, rel, name string, comps []string, rules ignoreRules, siblings map[string]bool) error {
+func (g *gatherer) visitDir(parent *dirHandle, dir, rel, name string, comps []string, rules ignoreRules, siblings map[string]bool) error {
 	switch {
 	case !g.pattern.couldContain(comps):
 		return nil
@@ -457,7 +523,7 @@ func (g *gatherer) visitDir(dir, rel, name string, comps []string, rules ignoreR
 		g.walkSkips.add(DefaultExcluded, rel+"/")
 		return nil
 	}
-	return g.walkDir(dir, rel, comps, rules, named)
+	return g.walkDir(parent.root, name, dir, rel, comps, rules, named)
 }
 
 // visitLink handles a symbolic link: one to a regular file inside Root is read under the
@@ -497,12 +563,13 @@ func (g *gatherer) visitLink(link, rel, name string, comps []string, rules ignor
 	default:
 		// A link is judged by where it leads too: "notes.txt" -> ".env" is an environment
 		// file, and one into .git/ reaches the repository's internals.
-		trel := filepath.ToSlash(strings.TrimPrefix(target, g.rootSlash))
+		orel := strings.TrimPrefix(target, g.rootSlash)
+		trel := filepath.ToSlash(orel)
 		if why := targetSecret(trel, target); why != "" {
 			g.skip(Secret, rel, "link to "+trel+": "+why)
 			return nil
 		}
-		return g.emit(rel, target)
+		return g.emit(rel, nil, orel)
 	}
 	return nil
 }
@@ -551,14 +618,27 @@ func (g *gatherer) fileRule(rel, name, abs string, rules ignoreRules) (r Reason,
 	return 0, ""
 }
 
-// emit hands a file to the readers, waiting while the window is full.
-func (g *gatherer) emit(rel, path string) error {
+// osRel is rel, slash-separated and relative to Root ("" for Root itself), in the form
+// *os.Root takes.
+func osRel(rel string) string {
+	if rel == "" {
+		return "."
+	}
+	return filepath.FromSlash(rel)
+}
+
+// emit hands the file name in dir (nil for Root) to the readers, waiting while the window
+// is full.
+func (g *gatherer) emit(rel string, dir *dirHandle, name string) error {
 	select {
 	case g.tokens <- struct{}{}:
 	case <-g.ctx.Done():
 		return errStop
 	}
-	g.jobs <- job{seq: g.seq, rel: rel, path: path} // never blocks: as many slots as tokens
+	if dir != nil {
+		dir.hold()
+	}
+	g.jobs <- job{seq: g.seq, rel: rel, dir: dir, name: name} // never blocks: as many slots as tokens
 	g.seq++
 	return nil
 }

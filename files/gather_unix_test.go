@@ -4,8 +4,6 @@ package files
 
 import (
 	"context"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -62,37 +60,6 @@ func TestUnreadable(t *testing.T) {
 		whole = gather(t, Options{Root: root, Pattern: "**"}) // its parent is searchable: no error
 	})
 	checkGathered(t, whole, nil, []Skip{{Reason: Unreadable, Count: 1, Examples: []string{"./"}}})
-}
-
-// TestFDReader: the descriptor reader answers an empty read without a system call, passes
-// on the system's error (a directory cannot be read), and reports the end as io.EOF.
-func TestFDReader(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	fd, err := syscall.Open(dir, syscall.O_RDONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Close(fd)
-	if n, err := fdReader(fd).Read(nil); n != 0 || err != nil {
-		t.Errorf("Read(nil) = %d, %v; want 0, nil", n, err)
-	}
-	if _, err := fdReader(fd).Read(make([]byte, 8)); !errors.Is(err, syscall.EISDIR) {
-		t.Errorf("Read of a directory: %v, want EISDIR", err)
-	}
-	path := filepath.Join(dir, "f")
-	if err := os.WriteFile(path, []byte("ab"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ffd, err := syscall.Open(path, syscall.O_RDONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Close(ffd)
-	got, err := io.ReadAll(fdReader(ffd))
-	if string(got) != "ab" || err != nil {
-		t.Errorf("ReadAll = %q, %v; want \"ab\", nil", got, err)
-	}
 }
 
 // TestJoinAbs: a directory that ends in a separator (the root) is not given a second one.

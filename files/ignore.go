@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/consultmcp/consult"
 
@@ -238,6 +238,7 @@ var ErrIgnoreFiles = errors.New("too many ignore patterns")
 // taken only if it is a regular file of at most maxIgnoreFile bytes, and the patterns of all
 // of them bounded by maxIgnorePatterns. It is owned by the walk.
 type ignoreReader struct {
+	tree     *tree // opens the ignore files: through the root, for those inside it
 	patterns int
 	// unused lists the ignore files that were not applied (a symbolic link, not a regular
 	// file, unreadable or over the size cap), by the label under which they are reported.
@@ -253,11 +254,11 @@ func (ir *ignoreReader) read(path, label, domain string, follow bool) []ignorePa
 	if ir.err != nil {
 		return nil
 	}
-	data, err := readSmall(path, follow, maxIgnoreFile)
+	data, err := ir.tree.readSmall(path, follow, maxIgnoreFile)
 	if err != nil {
-		// A link, a fifo or device, or an oversized file is worth saying; a missing or
-		// unreadable one is as if absent, as for git.
-		if errors.Is(err, errNotRegular) || errors.Is(err, errTooLarge) || errors.Is(err, syscall.ELOOP) {
+		// A link, a fifo or device, an oversized file or one a link leads to out of the
+		// root is worth saying; a missing or unreadable one is as if absent, as for git.
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
 			ir.unused = append(ir.unused, label)
 		}
 		return nil
@@ -290,12 +291,12 @@ func (ir *ignoreReader) readDir(dir, rel, domain string, hasGitignore, hasIgnore
 // by worktrees and submodules; a worktree shares the exclude file of its main repository).
 func (ir *ignoreReader) readInfoExclude(dir, rel, domain string) []ignorePattern {
 	gitDir := filepath.Join(dir, ".git")
-	fi, err := os.Lstat(gitDir)
+	fi, err := ir.tree.lstat(gitDir)
 	if err != nil {
 		return nil
 	}
 	if fi.Mode().IsRegular() {
-		data, err := readSmall(gitDir, false, maxGitFile)
+		data, err := ir.tree.readSmall(gitDir, false, maxGitFile)
 		if err != nil {
 			ir.unused = append(ir.unused, joinRel(rel, ".git"))
 			return nil
@@ -308,7 +309,7 @@ func (ir *ignoreReader) readInfoExclude(dir, rel, domain string) []ignorePattern
 		if !filepath.IsAbs(gitDir) {
 			gitDir = filepath.Join(dir, gitDir)
 		}
-		if data, err := readSmall(filepath.Join(gitDir, "commondir"), true, maxGitFile); err == nil {
+		if data, err := ir.tree.readSmall(filepath.Join(gitDir, "commondir"), true, maxGitFile); err == nil {
 			common := strings.TrimSpace(string(data))
 			if !filepath.IsAbs(common) {
 				common = filepath.Join(gitDir, common)

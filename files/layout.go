@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // layoutIntro opens every prompt. It never changes, so it is part of the cached prefix.
@@ -32,8 +33,10 @@ const layoutQuestion = "Question:\n"
 // longer than any run of backticks in the file, at least three, so no line of a file can
 // close its block and a "File:" line inside a file is plainly content. The info string is
 // the file's extension ("go", "md"), omitted when it has none or it is not plain
-// alphanumeric. A path that contains a control character or a backtick is written as a Go
-// quoted string. Content without a final newline gets one before the closing fence.
+// alphanumeric. A path that contains a backtick, invalid UTF-8 or a character that does not
+// print itself (a control, C0 or C1, a bidirectional control, a zero-width character) is
+// written as a Go quoted string. Content without a final newline gets one before the
+// closing fence.
 //
 // The output depends only on the paths, contents and query, and the query comes last, so
 // asking again about the same files reuses the provider's prompt cache; a changed file
@@ -167,11 +170,24 @@ func longestBacktickRun(b []byte) int {
 	}
 }
 
+// headerPath returns the path as its header line shows it: as it is, or as a Go quoted
+// string when it holds a backtick, invalid UTF-8 or a character that does not print itself
+// (strconv.IsPrint): C0 and C1 controls such as U+009B (a terminal's CSI), the bidirectional
+// controls such as U+202E (which reorder what is shown), line separators, zero-width and
+// other format characters, every character consult.Printable escapes and more. A file name
+// is the tree's author's; raw, it could forge a header or hide what follows it.
 func headerPath(p string) string {
-	for i := 0; i < len(p); i++ {
-		if c := p[i]; c < 0x20 || c == 0x7f || c == '`' {
+	for i := 0; i < len(p); {
+		c := p[i]
+		if c >= 0x20 && c < 0x7f && c != '`' {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(p[i:])
+		if c < 0x80 || r == utf8.RuneError && size == 1 || !strconv.IsPrint(r) {
 			return strconv.Quote(p)
 		}
+		i += size
 	}
 	return p
 }

@@ -3,6 +3,8 @@ package files
 import (
 	"strings"
 	"testing"
+
+	"github.com/consultmcp/consult"
 )
 
 func TestLayout(t *testing.T) {
@@ -106,5 +108,35 @@ func TestPromptPieces(t *testing.T) {
 	}
 	if got, want := shared, 3; got != want {
 		t.Errorf("%d contents yielded as the caller's slices, want %d", got, want)
+	}
+}
+
+// TestLayoutEscapesHeaderPaths: a path holding a character that does not print itself (C1
+// CSI U+009B, the right-to-left override U+202E, a zero-width space, a line separator, an
+// ESC, invalid UTF-8) is written quoted, so the header line carries none of them raw;
+// printable non-ASCII paths are written as they are.
+func TestLayoutEscapesHeaderPaths(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ path, header string }{
+		{"a\u009b31mred.go", `"a\u009b31mred.go"`},
+		{"invoice\u202egpj.exe", `"invoice\u202egpj.exe"`},
+		{"x\u200by.txt", `"x\u200by.txt"`},
+		{"x\u2028File: evil.go", `"x\u2028File: evil.go"`},
+		{"\x1b]52;c;aGk=\x07.txt", `"\x1b]52;c;aGk=\a.txt"`},
+		{"bad\xffutf8.txt", `"bad\xffutf8.txt"`},
+		{"odd`name.txt", "\"odd`name.txt\""},
+		{"café/naïve.go", "café/naïve.go"},
+		{"日本語.md", "日本語.md"},
+	} {
+		prompt := Layout([]File{{Path: tc.path, Content: []byte("x\n")}}, "q")
+		want := "\nFile: " + tc.header + "\n"
+		if !strings.Contains(prompt, want) {
+			t.Errorf("path %q: prompt\n%q\nwant the header %q", tc.path, prompt, want)
+		}
+		header := prompt[strings.Index(prompt, "\nFile: ")+1:]
+		header = header[:strings.IndexByte(header, '\n')]
+		if consult.Printable(header) != header {
+			t.Errorf("path %q: header %q carries characters consult.Printable escapes", tc.path, header)
+		}
 	}
 }

@@ -3,8 +3,10 @@ package files
 import (
 	"errors"
 	"io"
+	"io/fs"
+	"os"
+	"strings"
 
-	"github.com/consultmcp/consult/internal/prefault"
 	"github.com/consultmcp/consult/internal/secrets"
 )
 
@@ -19,8 +21,9 @@ type fileReader interface {
 
 // readAll reads a regular file whose stat size is size and classifies it: the content, or
 // TooLarge if it holds more than limit bytes, Binary by its first SniffBytes bytes,
-// Secret when it holds a private key anywhere, Unreadable on an I/O error. High-confidence
-// tokens in the content are replaced by "[REDACTED <kind>]" and their kinds returned.
+// Secret when it holds key material anywhere (redacted then holds why, one string),
+// Unreadable on an I/O error. High-confidence tokens in the content are replaced by
+// "[REDACTED <kind>]" and their kinds returned.
 //
 // A file larger than the sniff window is sniffed first, into scratch (at least SniffBytes
 // long), so a binary or a key costs one small read and no allocation. The stat size is a
@@ -49,12 +52,10 @@ func readAll(f fileReader, size, limit int64, scratch []byte) (content []byte, r
 			return scan(b)
 		}
 		buf = make([]byte, n, size+1)
-		prefault.Buffer(buf)
 		copy(buf, scratch)
 		sniffed = true
 	case size > 0:
 		buf = make([]byte, 0, size+1)
-		prefault.Buffer(buf)
 	default:
 		buf = make([]byte, 0, 512)
 	}
@@ -71,27 +72,112 @@ func readAll(f fileReader, size, limit int64, scratch []byte) (content []byte, r
 	return scan(buf[:len(buf):len(buf)])
 }
 
-// scanSecrets is always true but in the benchmark that measures what the scan costs.
-var scanSecrets = true
-
-// scan holds back content that holds a private key anywhere (Secret), and replaces the
-// high-confidence tokens in the rest.
+// scan holds back content that holds key material anywhere (Secret, with why as the one
+// string of the second result), and replaces the high-confidence secrets in the rest.
 func scan(content []byte) ([]byte, []string, Reason) {
-	if !scanSecrets {
-		return content, nil, 0
-	}
-	out, kinds, key := secrets.Scan(content)
-	if key {
-		return nil, nil, Secret
+	out, kinds, held := secrets.Scan(content)
+	if held != 0 {
+		return nil, []string{heldWhy(held)}, Secret
 	}
 	return out, kinds, 0
 }
 
-// Errors of readSmall.
+// Errors of tree.readSmall.
 var (
 	errNotRegular = errors.New("not a regular file")
 	errTooLarge   = errors.New("larger than its cap")
 )
+
+// tree opens the files of one gathering. Everything inside the root is opened through the
+// *os.Root, so the kernel, not a string prefix, keeps what is read inside it: a directory
+// swapped for a symbolic link to elsewhere after it was listed leads nowhere. Only what
+// git itself reads from outside the root, the ignore files of its ancestors up to the
+// top of its work tree and the info/exclude of a repository whose .git file points
+// elsewhere, is opened by path.
+type tree struct {
+	root          *os.Root
+	path, pathSep string // the root's real path, and with a trailing separator
+}
+
+// rel returns abs, an absolute path, relative to the root, and whether it lies inside it.
+func (t *tree) rel(abs string) (string, bool) {
+	if abs == t.path {
+		return ".", true
+	}
+	return strings.CutPrefix(abs, t.pathSep)
+}
+
+// lstat is os.Lstat of the absolute path abs, through the root when abs is inside it.
+func (t *tree) lstat(abs string) (fs.FileInfo, error) {
+	if rel, ok := t.rel(abs); ok {
+		return t.root.Lstat(rel)
+	}
+	return os.Lstat(abs)
+}
+
+// open opens the file at name in dir for reading and returns it only if it is a regular
+// file, with its size. openFlags keeps the open itself from blocking on a fifo or a device;
+// anything but a regular file is refused after fstat, so an entry replaced since it was
+// listed cannot lead to a device.
+func open(dir *os.Root, name string) (*os.File, int64, error) {
+	f, err := dir.OpenFile(name, openFlags, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	return checkRegular(f)
+}
+
+// checkRegular returns f with its size if it is a regular file, else closes it.
+func checkRegular(f *os.File) (*os.File, int64, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, 0, errNotRegular
+	}
+	return f, fi.Size(), nil
+}
+
+// readFile reads the regular file at name in dir and classifies it, as readAll.
+func readFile(dir *os.Root, name string, limit int64, scratch []byte) ([]byte, []string, Reason) {
+	f, size, err := open(dir, name)
+	if err != nil {
+		return nil, nil, Unreadable
+	}
+	defer f.Close()
+	return readAll(f, size, limit, scratch)
+}
+
+// readSmall reads the whole regular file at the absolute path abs, at most limit bytes:
+// errTooLarge past that, errNotRegular for anything but a regular file (a fifo, a device,
+// a directory) and for a symbolic link as the last element unless follow.
+func (t *tree) readSmall(abs string, follow bool, limit int64) ([]byte, error) {
+	if !follow {
+		fi, err := t.lstat(abs)
+		if err != nil {
+			return nil, err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, errNotRegular
+		}
+	}
+	var f *os.File
+	var size int64
+	var err error
+	if rel, ok := t.rel(abs); ok {
+		f, size, err = open(t.root, rel)
+	} else if f, err = os.OpenFile(abs, openFlags, 0); err == nil {
+		f, size, err = checkRegular(f)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readCapped(f, size, limit)
+}
 
 // readCapped reads f to its end, at most limit bytes (errTooLarge past that). size, the stat
 // size, is only a hint for the first allocation.

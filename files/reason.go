@@ -3,6 +3,8 @@ package files
 import (
 	"fmt"
 	"slices"
+
+	"github.com/consultmcp/consult/internal/secrets"
 )
 
 // SkipExamples is how many example paths the report lists for each reason a file was
@@ -120,4 +122,36 @@ func (s *skipCounter) list() []Skip {
 		}
 	}
 	return out
+}
+
+// Why a file may hold a secret: the words Withheld.Why uses, by name or by content. The
+// package documentation lists every rule; the name lists follow the credential files of the
+// major tools and the path signatures of gitleaks (pkcs12-file) and gitrob/shhgit.
+const (
+	whyEnv         = "environment file"
+	whyKeyFile     = "key or certificate store"
+	whyCredentials = "credentials file"
+	whyHistory     = "shell or REPL history"
+	whyTerraform   = "Terraform variables or state"
+	whyClientConf  = "MCP or agent client configuration (holds API keys)"
+	whySystem      = "system credential file"
+)
+
+// heldWhy says why a file is held back for what secrets.Scan found in its content.
+func heldWhy(h secrets.Held) string {
+	switch h {
+	case secrets.HeldPrivateKey:
+		return "holds a private key"
+	case secrets.HeldEncodedKey:
+		return "holds a private key in base64"
+	case secrets.HeldPuTTYKey:
+		return "holds a PuTTY private key"
+	case secrets.HeldJWK:
+		return "holds a private JSON Web Key"
+	case secrets.HeldPasswordHashes:
+		return "holds shadow or htpasswd password hashes"
+	case secrets.HeldUnchecked:
+		return "more possible secrets than the scan checks"
+	}
+	return "holds a secret"
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"path/filepath"
 	"strings"
+	"unicode"
 )
 
 // defaultExcludedDirs are the directories left out by name; the package documentation
@@ -89,20 +90,6 @@ func VCSDir(p string) (string, bool) {
 	return "", false
 }
 
-// Why a file may hold a secret, by its name. The package documentation lists every rule;
-// the lists follow the credential files of the major tools and the path signatures of
-// gitleaks (pkcs12-file) and gitrob/shhgit.
-const (
-	whyEnv         = "environment file"
-	whyKeyFile     = "key or certificate store"
-	whyCredentials = "credentials file"
-	whyHistory     = "shell or REPL history"
-	whyTerraform   = "Terraform variables or state"
-	whyClientConf  = "MCP or agent client configuration (holds API keys)"
-	whyPrivateKey  = "holds a private key"
-	whySystem      = "system credential file"
-)
-
 // secretNames maps exact file names to why they are held back.
 var secretNames = map[string]string{
 	".env": whyEnv, ".envrc": whyEnv, ".flaskenv": whyEnv,
@@ -121,6 +108,13 @@ var secretNames = map[string]string{
 	"recentservers.xml": whyCredentials, "sitemanager.xml": whyCredentials,
 	"filezilla.xml": whyCredentials, "wp-config.php": whyCredentials,
 	"credentials-config.json": whyCredentials, "kaggle.json": whyCredentials,
+	// Copies kept without the leading dot (dotfiles repositories), pip's configuration
+	// (index URLs with credentials), Composer's and podman's auth.json, Maven's
+	// settings-security.xml (the master password), a Secret's docker configuration.
+	"npmrc": whyCredentials, "netrc": whyCredentials, "pypirc": whyCredentials,
+	"git-credentials": whyCredentials, "pgpass": whyCredentials, "pip.conf": whyCredentials,
+	"pip.ini": whyCredentials, "auth.json": whyCredentials, "settings-security.xml": whyCredentials,
+	".dockerconfigjson": whyCredentials, "config.dockerconfigjson": whyCredentials,
 	"terraform.tfvars.json": whyTerraform,
 	".bash_history":         whyHistory, ".zsh_history": whyHistory, ".sh_history": whyHistory,
 	".history": whyHistory, "fish_history": whyHistory, ".python_history": whyHistory,
@@ -128,6 +122,18 @@ var secretNames = map[string]string{
 	".node_repl_history": whyHistory, ".rediscli_history": whyHistory, ".irb_history": whyHistory,
 	".lesshst": whyHistory, ".mongosh_history": whyHistory,
 	".mcp.json": whyClientConf, "claude_desktop_config.json": whyClientConf, ".claude.json": whyClientConf,
+}
+
+func init() {
+	// The names are compared in lower case (normalName).
+	for _, m := range []map[string]string{secretNames, secretPaths} {
+		for n, why := range m {
+			if l := strings.ToLower(n); l != n {
+				delete(m, n)
+				m[l] = why
+			}
+		}
+	}
 }
 
 // secretExamples are the templates of environment files: they hold names, not values.
@@ -162,11 +168,55 @@ var secretPaths = map[string]string{
 	".codex/config.toml": whyClientConf, ".gemini/settings.json": whyClientConf,
 	".windsurf/mcp.json": whyClientConf, ".codeium/windsurf/mcp_config.json": whyClientConf,
 	".continue/config.json": whyClientConf, ".claude/settings.local.json": whyClientConf,
+	"docker/config.json": whyCredentials, "containers/auth.json": whyCredentials,
+	".m2/settings.xml": whyCredentials, ".pip/pip.conf": whyCredentials,
 }
 
 // secretName says why the file at slash path rel, called name, may hold a credential by its
-// name alone, or "".
+// name alone, or "". Names are compared as normalName makes them (case and look-alike
+// characters do not count), as they are and without the decorations of copies (see
+// undecorated): ".ENV", ".env~", "#.env#", ".env copy", ".env (1)", "credentials.json.bak"
+// and ".еnv" with a Cyrillic е are all .env.
 func secretName(rel, name string) string {
+	n := normalName(name)
+	u := undecorated(n)
+	// A copy of a template (.env.example.bak) is a template.
+	if !isEnvTemplate(u) {
+		if why := secretNormalName(n); why != "" {
+			return why
+		}
+	}
+	if u != n {
+		if why := secretNormalName(u); why != "" {
+			return why
+		}
+	}
+	// The last two and three segments.
+	if i := strings.LastIndexByte(rel, '/'); i > 0 {
+		dir := rel[:i]
+		j := strings.LastIndexByte(dir, '/')
+		parent := normalName(dir[j+1:])
+		for _, last := range []string{n, u} {
+			if why, ok := secretPaths[parent+"/"+last]; ok {
+				return why
+			}
+			if j > 0 {
+				k := strings.LastIndexByte(dir[:j], '/')
+				if why, ok := secretPaths[normalName(dir[k+1:j])+"/"+parent+"/"+last]; ok {
+					return why
+				}
+			}
+		}
+		// gcloud keeps per-account credentials below legacy_credentials/<account>/.
+		if strings.Contains(strings.ToLower(rel), "gcloud/legacy_credentials/") {
+			return whyCredentials
+		}
+	}
+	return ""
+}
+
+// secretNormalName says why a file whose normalised name is name may hold a credential, or "".
+func secretNormalName(name string) string {
 	if why, ok := secretNames[name]; ok {
 		return why
 	}
@@ -187,6 +237,10 @@ func secretName(rel, name string) string {
 			return s.why
 		}
 	}
+	// terraform.tfstate.1700000000.backup, prod.tfstate.old: state and its backups.
+	if strings.Contains(name, ".tfstate") {
+		return whyTerraform
+	}
 	if strings.HasPrefix(name, "client_secret") && strings.HasSuffix(name, ".json") {
 		return whyCredentials
 	}
@@ -197,24 +251,124 @@ func secretName(rel, name string) string {
 			}
 		}
 	}
-	// The last two and three segments.
-	if i := strings.LastIndexByte(rel, '/'); i > 0 {
-		j := strings.LastIndexByte(rel[:i], '/')
-		if why, ok := secretPaths[rel[j+1:]]; ok {
-			return why
-		}
-		if j > 0 {
-			k := strings.LastIndexByte(rel[:j], '/')
-			if why, ok := secretPaths[rel[k+1:]]; ok {
-				return why
-			}
-		}
-		// gcloud keeps per-account credentials below legacy_credentials/<account>/.
-		if strings.Contains(rel, "gcloud/legacy_credentials/") {
-			return whyCredentials
+	return ""
+}
+
+// normalName returns name as the name rules compare it: look-alike characters made ASCII
+// (the Cyrillic and Greek letters that look like Latin ones, fullwidth forms, dots and
+// hyphens of other scripts), invisible ones dropped (zero-width spaces and joiners, the
+// byte-order mark, the soft hyphen), other spaces (no-break, ideographic) made ' ', lower
+// case, and white space and dots at the ends trimmed (Windows drops trailing ones).
+func normalName(name string) string {
+	clean := true
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c >= 0x80 || c < 0x20 || c >= 'A' && c <= 'Z' || c == ' ' && (i == 0 || i == len(name)-1) {
+			clean = false
+			break
 		}
 	}
-	return ""
+	if clean && !strings.HasSuffix(name, ".") {
+		return name
+	}
+	var b strings.Builder
+	b.Grow(len(name))
+	for _, r := range name {
+		switch {
+		case r >= 0xff01 && r <= 0xff5e: // fullwidth ASCII
+			r -= 0xff01 - 0x21
+		case invisible(r):
+			continue
+		case unicode.IsSpace(r):
+			r = ' '
+		default:
+			if a, ok := lookAlikes[r]; ok {
+				r = a
+			}
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return strings.TrimRight(strings.TrimLeft(b.String(), " "), " .")
+}
+
+// invisible reports a character that shows nothing: zero-width spaces, joiners and
+// non-joiners, word joiner and invisible operators, byte-order mark, soft hyphen, Mongolian
+// vowel separator.
+func invisible(r rune) bool {
+	return r >= 0x200b && r <= 0x200d || r >= 0x2060 && r <= 0x2064 || r == 0xfeff || r == 0xad || r == 0x180e
+}
+
+// lookAlikes maps characters that look like ASCII ones in a file name to them: the
+// Cyrillic and Greek homoglyphs of Latin letters, dots (one dot leader, small and
+// ideographic full stops) and hyphens.
+var lookAlikes = map[rune]rune{
+	// Cyrillic
+	'а': 'a', 'в': 'b', 'е': 'e', 'ё': 'e', 'к': 'k', 'м': 'm', 'н': 'h', 'о': 'o', 'р': 'p',
+	'с': 'c', 'т': 't', 'у': 'y', 'х': 'x', 'ѕ': 's', 'і': 'i', 'ї': 'i', 'ј': 'j', 'ԁ': 'd',
+	'һ': 'h', 'ӏ': 'l', 'ԛ': 'q', 'ԝ': 'w', 'ɡ': 'g',
+	'А': 'a', 'В': 'b', 'Е': 'e', 'К': 'k', 'М': 'm', 'Н': 'h', 'О': 'o', 'Р': 'p', 'С': 'c',
+	'Т': 't', 'У': 'y', 'Х': 'x', 'Ѕ': 's', 'І': 'i', 'Ј': 'j',
+	// Greek
+	'α': 'a', 'ε': 'e', 'ι': 'i', 'κ': 'k', 'ν': 'v', 'ο': 'o', 'ρ': 'p', 'τ': 't', 'υ': 'u',
+	'χ': 'x', 'Α': 'a', 'Β': 'b', 'Ε': 'e', 'Ζ': 'z', 'Η': 'h', 'Ι': 'i', 'Κ': 'k', 'Μ': 'm',
+	'Ν': 'n', 'Ο': 'o', 'Ρ': 'p', 'Τ': 't', 'Υ': 'y', 'Χ': 'x',
+	// Dots and hyphens
+	'\u2024': '.', '\ufe52': '.', '\u3002': '.', '\uff61': '.', '\u2027': '.',
+	'\u2010': '-', '\u2011': '-', '\u2012': '-', '\u2013': '-', '\u2212': '-', '\ufe63': '-',
+}
+
+// backupSuffixes end the names of copies: editors' backups and swap files, and people's.
+var backupSuffixes = []string{".bak", ".backup", ".bkp", ".old", ".orig", ".save", ".sav",
+	".swp", ".swo", ".tmp", ".temp", ".copy", ".prev", ".previous", ".1", "~", "-copy", "_copy",
+	"-backup", "_backup", "-old", "_old"}
+
+// undecorated returns the lower-case name without what editors, systems and people add to
+// a copy, repeatedly: a trailing "~" (vim, emacs), "#…#" (emacs auto-save), a leading ".#"
+// (emacs lock), the suffixes of backupSuffixes, a numbered ".N", " copy", " copy N",
+// " - copy" (macOS, Windows), " (N)" (browsers, Windows), "copy of ", and the extra leading
+// dot of vim's swap file for a dotfile (..env.swp).
+func undecorated(name string) string {
+	for {
+		before := name
+		name = strings.TrimSpace(name)
+		if len(name) > 2 && name[0] == '#' && name[len(name)-1] == '#' {
+			name = name[1 : len(name)-1]
+		}
+		name = strings.TrimPrefix(name, ".#")
+		name = strings.TrimPrefix(name, "copy of ")
+		for _, s := range backupSuffixes {
+			if len(name) > len(s) && strings.HasSuffix(name, s) {
+				name = name[:len(name)-len(s)]
+			}
+		}
+		// " (1)", " copy", " copy 2", " - copy", " - copy (2)", ".20240101", ".1700000000".
+		if i := strings.LastIndexByte(name, '('); i > 0 && strings.HasSuffix(name, ")") && isDigits(name[i+1:len(name)-1]) {
+			name = strings.TrimRight(name[:i], " ")
+		}
+		if i := strings.LastIndex(name, " copy"); i > 0 && (i+5 == len(name) || name[i+5] == ' ' && isDigits(name[i+6:])) {
+			name = strings.TrimSuffix(strings.TrimRight(name[:i], " "), " -")
+		}
+		if i := strings.LastIndexByte(name, '.'); i > 0 && isDigits(name[i+1:]) {
+			name = name[:i]
+		}
+		if strings.HasPrefix(name, "..") {
+			name = name[1:]
+		}
+		if name == before {
+			return name
+		}
+	}
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // sourceExts are the extensions of source files, which a name like "config.env.ts" ends in.

@@ -67,6 +67,30 @@ func TestIsSecretName(t *testing.T) {
 		".config/gcloud/legacy_credentials/me@example.com/adc.json": true,
 		"claude_desktop_config.json":                                true, ".cursor/mcp.json": true, "mcp.json": false,
 		"vpn/office.ovpn": true, "wp-config.php": true, "wp-config-sample.php": false,
+		// Issue 20: real names, copies, other case and look-alike names.
+		"dotfiles/npmrc": true, ".npmrc.bak": true, ".pypirc.bak": true, "pip.conf": true,
+		".config/pip/pip.conf": true, "pip.ini": true, ".netrc.bak": true,
+		".config/containers/auth.json": true, "run/containers/auth.json": true,
+		"home/.docker/config.json": true, "deploy/docker/config.json": true,
+		"terraform.tfstate.1700000000.backup": true, "prod.tfstate.old": true,
+		".git-credentials.bak": true, "git-credentials": true, ".m2/settings.xml": true,
+		"settings-security.xml": true, "auth.json": true, ".dockerconfigjson": true,
+		".env~": true, "#.env#": true, ".#.env": true, ".env copy": true, ".env copy 2": true,
+		".env (1)": true, ".env - Copy": true, ".env - Copy (2)": true, "Copy of .env": true,
+		"..env.swp": true, ".env.swp": true, ".env.orig": true, "credentials.json.bak": true,
+		"credentials (1).json": false, "kubeconfig~": true, "kubeconfig.old": true,
+		"id_rsa~": true, "server.pem.bak": true, ".ENV": true, ".NPMRC": true,
+		"CREDENTIALS.JSON": true, "Secrets.Yaml": true, "ID_RSA": true, "Server.PEM": true,
+		"HOME/.AWS/Credentials": true, ".VSCode/MCP.json": true,
+		".\u0435nv": true, ".\u0435nv.local": true, ".e\u200bnv": true, ".env\u00a0": true,
+		".env\u202f": true, "\uff0eenv": true, ".env ": true, ".env.": true, ".env\u2060": true,
+		"\uff0e\uff45\uff4e\uff56": true, ".npmr\u0441": true, "kub\u0435config": true,
+		"id_rs\u0430": true, "\u0441redentials.json": true, ".env\n": true,
+		// Not credentials, decorated or not.
+		"main.go~": false, "README.md.bak": false, "notes (1).txt": false,
+		"settings.xml": false, "gradle.properties": false, "env.go.orig": false,
+		".environment": false, "copy.go": false, "main copy.go": false, "v1.2.3": false,
+		".env.example.bak": false, ".env.sample~": false, "docker/compose.yaml": false,
 	} {
 		name := path[strings.LastIndexByte(path, '/')+1:]
 		if got := secretName(path, name) != ""; got != want {

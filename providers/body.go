@@ -7,8 +7,6 @@ import (
 	"math/bits"
 	"unicode/utf8"
 	"unsafe"
-
-	"github.com/consultmcp/consult/internal/prefault"
 )
 
 // Body is a request encoded for one provider: the JSON the provider receives, built once
@@ -62,7 +60,6 @@ func spliceMessage(name string, envelope []byte, req Request) (*Body, error) {
 	}
 	raw, escaped := messageLen(req)
 	data := make([]byte, len(envelope)-len(promptMark)+escaped)
-	prefault.Buffer(data)
 	n := copy(data, envelope[:i+1])
 	if req.Text != nil {
 		for piece := range req.Text {
@@ -134,9 +131,9 @@ func specialBytes(w uint64) uint64 {
 	return (w | (w-0x20*lsb)&^w | (q-lsb)&^q | (b-lsb)&^b) & msb
 }
 
-// escapedLenGeneric is escapedLen in portable Go: it takes 8 bytes at a time up to the
-// first that needs escaping.
-func escapedLenGeneric(s []byte) int {
+// escapedLen is the length of s as a JSON string's content: what escapeTo writes. It takes
+// 8 bytes at a time up to the first that needs escaping.
+func escapedLen(s []byte) int {
 	n := 0
 	for i := 0; i < len(s); {
 		if i+8 <= len(s) {
@@ -173,13 +170,17 @@ func runeLen(r rune, size int) int {
 	return size
 }
 
-// escapeToGeneric is escapeTo in portable Go.
+// escapeTo writes s at the start of dst as the content of a JSON string, escaped as
+// encoding/json does without its HTML escaping (which JSON does not need): quote,
+// backslash and control characters escaped, invalid UTF-8 replaced by U+FFFD, U+2028 and
+// U+2029 escaped. dst must have room for escapedLen(s) bytes; it returns that length, and
+// writes nothing past it.
 //
 // It copies 8 bytes at a time and then escapes the first byte of them that needs it. The
 // word is stored whole even when only its first bytes are plain: at least 8 bytes of s are
 // left and each is written as one byte or more, so the store stays within escapedLen(s) of
 // n, and what follows overwrites the bytes past the plain ones.
-func escapeToGeneric(dst, s []byte) int {
+func escapeTo(dst, s []byte) int {
 	n := 0
 	for i := 0; i < len(s); {
 		if i+8 <= len(s) {

@@ -3,20 +3,18 @@ package providers
 import (
 	"context"
 	"os"
-	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/consultmcp/consult/files"
-	"github.com/consultmcp/consult/internal/cputime"
 	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/testrun"
 )
 
-// gatherNetHTTP gathers the .go files of GOROOT/src/net/http (about 2.3 MB), the tree the
-// memory figures in README are measured on.
+// gatherNetHTTP gathers the .go files of GOROOT/src/net/http, the tree the memory figures
+// of a call are measured on.
 func gatherNetHTTP(tb testing.TB) *files.Gathered {
 	tb.Helper()
-	root := filepath.Join(runtime.GOROOT(), "src", "net", "http")
+	root := testrun.GOROOTSrc(tb, "net", "http")
 	if _, err := os.Stat(root); err != nil {
 		tb.Skipf("no GOROOT tree: %v", err)
 	}
@@ -55,11 +53,9 @@ func BenchmarkSendNetHTTP(b *testing.B) {
 			}
 			send() // the first call pays for the connection and the heap's growth
 			b.ReportAllocs()
-			cpu := cputime.Now()
 			for b.Loop() {
 				send()
 			}
-			cputime.Report(b, cpu)
 			b.ReportMetric(float64(g.Bytes)/1e6, "prompt_MB")
 		})
 	}

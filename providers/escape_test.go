@@ -11,12 +11,6 @@ import (
 	"github.com/consultmcp/consult/internal/testrun"
 )
 
-// escaper is one implementation of escapedLen and escapeTo.
-type escaper struct {
-	len    func(s []byte) int
-	escape func(dst, s []byte) int
-}
-
 // jsonContent is s as encoding/json writes it in a string (HTML escaping off), without
 // the quotes.
 func jsonContent(t testing.TB, s []byte) []byte {
@@ -30,46 +24,44 @@ func jsonContent(t testing.TB, s []byte) []byte {
 	return b.Bytes()[1 : b.Len()-2] // without the quotes and the newline
 }
 
-// checkEscape checks that each escaper writes s as want, the length its len gives, into a
+// checkEscape checks that escapeTo writes s as want, the length escapedLen gives, into a
 // dst of exactly that length, and writes nothing past it: dst is followed by a guard of
 // 0x00 bytes, then of 0xff bytes, and a stray write shows as a changed guard byte in one
 // of the two runs. Into a dst one byte short (guard of 0x00), or half as long (0xff), it
 // panics or writes less, and nothing past it.
 func checkEscape(t testing.TB, s, want []byte) {
 	const guard = 256
-	for name, e := range escapers() {
-		n := e.len(s)
-		if n != len(want) {
-			t.Fatalf("%s: escapedLen(%q) = %d, want %d", name, s, n, len(want))
+	n := escapedLen(s)
+	if n != len(want) {
+		t.Fatalf("escapedLen(%q) = %d, want %d", s, n, len(want))
+	}
+	for _, fill := range []byte{0x00, 0xff} {
+		buf := bytes.Repeat([]byte{fill}, n+guard)
+		if w := escapeTo(buf[:n], s); w != n {
+			t.Fatalf("escapeTo(%q) wrote %d bytes, escapedLen said %d", s, w, n)
 		}
-		for _, fill := range []byte{0x00, 0xff} {
-			buf := bytes.Repeat([]byte{fill}, n+guard)
-			if w := e.escape(buf[:n], s); w != n {
-				t.Fatalf("%s: escapeTo(%q) wrote %d bytes, escapedLen said %d", name, s, w, n)
-			}
-			if !bytes.Equal(buf[:n], want) {
-				t.Fatalf("%s: escape(%q):\n got  %s\n want %s", name, s, buf[:n], want)
-			}
-			if bytes.Count(buf[n:], []byte{fill}) != guard {
-				t.Fatalf("%s: escapeTo(%q) wrote past the %d bytes of dst", name, s, n)
-			}
-			if n == 0 {
-				continue
-			}
-			m := n - 1
-			if fill != 0 {
-				m = n / 2
-			}
-			buf = buf[:m+guard]
-			for i := range buf {
-				buf[i] = fill
-			}
-			if w, ok := try(func() int { return e.escape(buf[:m], s) }); ok && w >= n {
-				t.Fatalf("%s: escapeTo(%q) into %d bytes, too few, wrote %d", name, s, m, w)
-			}
-			if bytes.Count(buf[m:], []byte{fill}) != guard {
-				t.Fatalf("%s: escapeTo(%q) wrote past the %d bytes of a dst too short", name, s, m)
-			}
+		if !bytes.Equal(buf[:n], want) {
+			t.Fatalf("escapeTo(%q):\n got  %s\n want %s", s, buf[:n], want)
+		}
+		if bytes.Count(buf[n:], []byte{fill}) != guard {
+			t.Fatalf("escapeTo(%q) wrote past the %d bytes of dst", s, n)
+		}
+		if n == 0 {
+			continue
+		}
+		m := n - 1
+		if fill != 0 {
+			m = n / 2
+		}
+		buf = buf[:m+guard]
+		for i := range buf {
+			buf[i] = fill
+		}
+		if w, ok := try(func() int { return escapeTo(buf[:m], s) }); ok && w >= n {
+			t.Fatalf("escapeTo(%q) into %d bytes, too few, wrote %d", s, m, w)
+		}
+		if bytes.Count(buf[m:], []byte{fill}) != guard {
+			t.Fatalf("escapeTo(%q) wrote past the %d bytes of a dst too short", s, m)
 		}
 	}
 }
@@ -81,8 +73,8 @@ func try(f func() int) (n int, ok bool) {
 }
 
 // TestEscapeMatchesEncodingJSON: the message is escaped byte for byte as encoding/json
-// escapes a string (HTML escaping off), and escapedLen is the length written, by each
-// escaper, for random inputs of up to several 32-byte blocks that put quotes, control
+// escapes a string (HTML escaping off), and escapedLen is the length written, for random
+// inputs of up to several 8-byte words that put quotes, control
 // characters, multi-byte and invalid UTF-8 anywhere in them.
 func TestEscapeMatchesEncodingJSON(t *testing.T) {
 	t.Parallel()
@@ -109,7 +101,7 @@ func TestEscapeMatchesEncodingJSON(t *testing.T) {
 
 // TestEscapeEveryOffset: one byte or rune that needs care, put at every offset of inputs
 // of 0 to 100 bytes of plain text, of tabs (two-byte escapes) and of \x01 (six-byte
-// ones), so that it lands at every place of a 32-byte block and at both ends of the
+// ones), so that it lands at every place of an 8-byte word and at both ends of the
 // input, is escaped as encoding/json escapes it. The escaping starts no goroutine: the
 // race detector would only make the 23,000 inputs take ten times longer.
 func TestEscapeEveryOffset(t *testing.T) {

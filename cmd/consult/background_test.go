@@ -141,20 +141,6 @@ func (s *rawServer) call(t *testing.T, id int, tool string, args map[string]any)
 	return text.String(), sc
 }
 
-func (s *rawServer) waitExit(t *testing.T, within time.Duration) time.Time {
-	t.Helper()
-	select {
-	case <-s.exited:
-		if s.err != nil {
-			t.Errorf("server exited with %v\n%s", s.err, s.stderr.String())
-		}
-		return time.Now()
-	case <-time.After(within):
-		t.Fatalf("server still running after %s\n%s", within, s.stderr.String())
-		return time.Time{}
-	}
-}
-
 // startBackground starts a consultation with on_timeout "continue" and a 1 s timeout the
 // upstream outlasts, and returns its id.
 func startBackground(t *testing.T, s *rawServer, id int, dir, query string) string {

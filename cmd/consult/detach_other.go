@@ -6,6 +6,3 @@ import "syscall"
 
 // detachedAttr: this system has no sessions to detach a worker into.
 func detachedAttr() *syscall.SysProcAttr { return nil }
-
-// noFollowFlag: this system has no flag to refuse a link when opening.
-const noFollowFlag = 0

@@ -8,6 +8,3 @@ import "syscall"
 // client sends to the server or to the server's group, and the hang-up of its terminal, do
 // not reach it.
 func detachedAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
-
-// noFollowFlag opens a file of the results directory without following a link planted there.
-const noFollowFlag = syscall.O_NOFOLLOW

@@ -33,19 +33,7 @@ func consultReq(dir string, extra map[string]any) mcp.CallToolRequest {
 func TestStdioConcurrentCalls(t *testing.T) {
 	t.Parallel()
 	srv := fake.New(t, fake.OpenRouter)
-	var arrived sync.WaitGroup
-	arrived.Add(32)
-	all := make(chan struct{})
-	go func() { arrived.Wait(); close(all) }()
-	srv.SetFunc(func(*fake.Request) fake.Script {
-		arrived.Done()
-		select {
-		case <-all:
-			return fake.Script{Steps: []fake.Step{fake.Text("ok")}}
-		case <-time.After(30 * time.Second):
-			return fake.Script{Status: 500, ErrorMessage: "not all 32 calls reached the upstream together"}
-		}
-	})
+	srv.Barrier(32, 30*time.Second, fake.Script{Steps: []fake.Step{fake.Text("ok")}})
 	c := stdioClient(t, "openrouter", "test-key", "--base-url", srv.BaseURL())
 	dir := fixture(t)
 	start := time.Now()

@@ -164,7 +164,7 @@ func TestDryRunCommand(t *testing.T) {
 	if err != nil {
 		t.Fatalf("dry-run: %v\n%s", err, stderr)
 	}
-	for _, frag := range []string{"2 files", "exact (o200k_base)", "fits", "lib/lib.go", "excluding"} {
+	for _, frag := range []string{"2 files", "token count o200k_base", "fits", "lib/lib.go", "excluding"} {
 		if !strings.Contains(out, frag) {
 			t.Errorf("dry-run output lacks %q:\n%s", frag, out)
 		}

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/consultation"
@@ -16,8 +20,27 @@ import (
 
 // runResults is `consult results [ID] [--json] [--cancel ID] [--results-dir DIR]`: the
 // saved background consultations for a person, without an agent. It shows every owner's:
-// whoever can read the results directory owns them.
-func runResults(_ context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+// whoever can read the results directory owns them. Everything it prints from a record
+// (questions, answers, models, errors) is escaped for the terminal, as in MCP results: a
+// record holds what a model and a user's files said, and an escape sequence in it must not
+// drive the terminal (OSC 52 writes the clipboard) or a bidi control reorder the text.
+func runResults(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	err := resultsCommand(ctx, args, getenv, stdout, stderr)
+	var code exitCode
+	if err == nil || errors.As(err, &code) {
+		return err
+	}
+	return printableError{err}
+}
+
+// printableError is an error whose text is escaped for the terminal.
+type printableError struct{ err error }
+
+func (e printableError) Error() string { return consult.Printable(e.err.Error()) }
+func (e printableError) Unwrap() error { return e.err }
+
+// resultsCommand is runResults before its errors are escaped.
+func resultsCommand(_ context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("consult results", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dir := defaultResultsDir(getenv)
@@ -54,7 +77,7 @@ func runResults(_ context.Context, args []string, getenv func(string) string, st
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(stdout, msg)
+		fmt.Fprintln(stdout, terminalText(msg))
 		return nil
 	case len(positional) == 1:
 		rec, err := jobs.Lookup(positional[0])
@@ -64,7 +87,7 @@ func runResults(_ context.Context, args []string, getenv func(string) string, st
 		if *asJSON {
 			return printJSON(stdout, rec)
 		}
-		fmt.Fprintln(stdout, jobs.Describe(rec))
+		fmt.Fprintln(stdout, terminalText(jobs.Describe(rec)))
 		if rec.IsError {
 			return exitCode(1)
 		}
@@ -86,10 +109,11 @@ func runResults(_ context.Context, args []string, getenv func(string) string, st
 		return printJSON(stdout, entries)
 	}
 	if len(entries) == 0 {
-		fmt.Fprintf(stdout, "No consultations in %s.\n", dir)
+		fmt.Fprintf(stdout, "No consultations in %s.\n", consult.Printable(dir))
 	}
 	for _, e := range entries {
-		fmt.Fprintf(stdout, "%s  %-24s  %12s ago  %s  %s\n", e.ID, e.State, consult.FormatDuration(time.Since(e.Created)), e.Model, oneLine(e.Query))
+		fmt.Fprintf(stdout, "%s  %-24s  %12s ago  %s  %s\n", e.ID, consult.Printable(e.State), consult.FormatDuration(time.Since(e.Created)),
+			consult.Printable(e.Model), consult.Printable(oneLine(e.Query)))
 	}
 	line, err := spendLine(jobs.Store(), budget, time.Now())
 	if err != nil {
@@ -115,11 +139,55 @@ func spendLine(store *results.Store, budget float64, now time.Time) (string, err
 	return line + ".", nil
 }
 
+// printJSON prints v as indented JSON whose strings are escaped for the terminal: the
+// encoder escapes C0 controls, and terminalJSON the rest of what consult.Printable escapes.
 func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(terminalJSON(buf.Bytes()))
+	return err
+}
+
+// terminalJSON rewrites, as \uXXXX escapes, the characters of encoded JSON that a terminal
+// may act on and the encoder leaves raw (DEL, C1 controls such as U+009B CSI, bidi
+// controls): the same JSON value, safe to print. Outside strings, JSON holds only ASCII
+// that needs no escape, so every such character is inside a string.
+func terminalJSON(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r >= 0x80 || r == 0x7f {
+			if c := string(b[:size]); consult.Printable(c) != c {
+				out = fmt.Appendf(out, `\u%04x`, r)
+				b = b[size:]
+				continue
+			}
+		}
+		out = append(out, b[:size]...)
+		b = b[size:]
+	}
+	return out
+}
+
+// terminalText is s escaped for the terminal with consult.Printable, line by line, keeping
+// its newlines and tabs (an answer's layout) as they are; a carriage return before a
+// newline goes with it.
+func terminalText(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, line := range lines {
+		line = strings.TrimSuffix(line, "\r")
+		cells := strings.Split(line, "\t")
+		for j, c := range cells {
+			cells[j] = consult.Printable(c)
+		}
+		lines[i] = strings.Join(cells, "\t")
+	}
+	return strings.Join(lines, "\n")
 }
 
 // oneLine is the head of a query on one line.

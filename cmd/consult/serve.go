@@ -65,6 +65,12 @@ func newServer(cfg config, logger *slog.Logger) (*serving, error) {
 		}
 	}
 	srv := &serving{svc: svc}
+	if cfg.ResultsDir != "" && !cfg.InWorker {
+		if err := results.Open(cfg.ResultsDir, cfg.ResultsTTL, 0, 0).Check(); err != nil {
+			logger.Warn("the results directory cannot be used: on_timeout \"continue\" is refused until it is fixed", "error", err)
+			cfg.ResultsDir = ""
+		}
+	}
 	if cfg.ResultsDir != "" {
 		srv.store = results.Open(cfg.ResultsDir, cfg.ResultsTTL, 0, 0)
 		// Every consultation's cost is recorded, in the server and its workers alike, so the

@@ -48,7 +48,7 @@ func newRunner(cfg config, store *results.Store) (background.Runner, error) {
 		if err != nil {
 			return err
 		}
-		logf, err := os.OpenFile(store.LogPath(job.ID), os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollowFlag, 0o600)
+		logf, err := store.CreateLog(job.ID)
 		if err != nil {
 			return err
 		}
@@ -66,7 +66,7 @@ func newRunner(cfg config, store *results.Store) (background.Runner, error) {
 		cmd.SysProcAttr = detachedAttr()
 		if err := cmd.Start(); err != nil {
 			feed.Close()
-			_ = os.Remove(store.LogPath(job.ID))
+			_ = store.RemoveLog(job.ID)
 			return err
 		}
 		go cmd.Wait() // reap it, so it does not linger as a zombie
@@ -104,6 +104,6 @@ func runWorker(ctx context.Context, stdin io.Reader, stderr io.Writer) error {
 	if err := srv.engine.Work(ctx, o.Job, []*os.File{lock, slot}, out); err != nil {
 		return err
 	}
-	_ = os.Remove(srv.store.LogPath(o.Job.ID)) // finished and saved: only the record stays
+	_ = srv.store.RemoveLog(o.Job.ID) // finished and saved: only the record stays
 	return nil
 }

@@ -400,3 +400,53 @@ func sessionClient(t *testing.T, url string) *client.Client {
 	initClient(t, c, "2025-06-18")
 	return c
 }
+
+// TestQuitWithinTimeoutKeepsAnswer: a continue-mode call still inside its timeout (60 s)
+// whose client quits with Claude Code's sequence (SIGINT, SIGTERM 100 ms later) and no
+// notifications/cancelled: the request already sent upstream goes on, and a new server
+// lists the consultation and collects its answer, never written as failed.
+func TestQuitWithinTimeoutKeepsAnswer(t *testing.T) {
+	t.Parallel()
+	srv, release := heldAnswer(t, "answered after the quit")
+	resultsDir := t.TempDir()
+	stopWorkers(t, resultsDir)
+	args := []string{"openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", resultsDir, "--heartbeat", "200ms"}
+	first := startRaw(t, args...)
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": map[string]any{"name": "consultation",
+		"arguments": map[string]any{"path": fixture(t), "pattern": "**/*.go", "query": "a slow question", "model": "google/gemini-2.5-pro", "timeout": 60, "on_timeout": "continue"}}})
+	first.send(t, string(b))
+	upstream, err := srv.Await(1, 10*time.Second)
+	for err == nil && !strings.Contains(upstream.Path, "chat/completions") {
+		upstream, err = srv.Await(upstream.Seq+1, 10*time.Second)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	group := func(sig syscall.Signal) { syscall.Kill(-first.cmd.Process.Pid, sig) }
+	group(syscall.SIGINT)
+	time.Sleep(100 * time.Millisecond)
+	group(syscall.SIGTERM)
+	select {
+	case <-first.exited:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the server did not exit\n%s", first.stderr.String())
+	}
+	if upstream.ClientGone() {
+		t.Fatal("the upstream request was closed when the client quit")
+	}
+	release()
+	next := startRaw(t, args...)
+	_, list := next.call(t, 2, "consultation_result", map[string]any{})
+	entries, _ := list["consultations"].([]any)
+	if len(entries) != 1 {
+		t.Fatalf("listing after the quit: %v", list)
+	}
+	id, _ := entries[0].(map[string]any)["id"].(string)
+	text, sc := next.call(t, 3, "consultation_result", map[string]any{"id": id, "wait": 10})
+	if sc["kind"] != "answer" || !strings.HasPrefix(text, "answered after the quit") {
+		t.Fatalf("collected: %v\n%s", sc, text)
+	}
+	if n := srv.Count("/chat/completions"); n != 1 {
+		t.Errorf("%d completion requests, want 1", n)
+	}
+}

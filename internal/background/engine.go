@@ -164,8 +164,12 @@ func (e *Engine) slotPath(n int) string {
 	return filepath.Join(e.store.Dir(), ".slot-"+strconv.Itoa(n)+".lock")
 }
 
-// slot takes a free worker slot, or returns nil when all are held.
+// slot takes a free worker slot, or returns nil when all are held. The results directory
+// is created (mode 0700) when it does not exist yet.
 func (e *Engine) slot() (*os.File, error) {
+	if err := e.store.Ensure(); err != nil {
+		return nil, err
+	}
 	for n := range e.maxWorkers {
 		f, ok, err := tryLock(e.slotPath(n))
 		if err != nil {

@@ -369,3 +369,84 @@ func TestRefusedBeforeStart(t *testing.T) {
 		t.Errorf("records written: %d", len(recs))
 	}
 }
+
+// TestResultsDirCreated: the first continue-mode call on a machine creates the results
+// directory (mode 0700) rather than failing for want of it.
+func TestResultsDirCreated(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "state", "consult", "results")
+	r := newRig(t, Config{Store: results.Open(dir, 0, 0, 0)})
+	r.up.Push(fake.Answer("first answer"))
+	res := r.eng.Start(context.Background(), r.request(5*time.Second), nil)
+	if res.IsError || !strings.Contains(res.Text, "first answer") {
+		t.Fatalf("got %s", res.Text)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("results directory: %v, mode %v", err, fi.Mode().Perm())
+	}
+}
+
+// TestManyCancelsLeaveNothingOpen: many clients each start a consultation and cancel it as
+// soon as its first progress arrives, some before its worker has sent anything: every
+// cancel is answered, and no upstream request is left open. With CONSULT_LOAD=1 (make bench)
+// 100 clients do so; otherwise 12.
+func TestManyCancelsLeaveNothingOpen(t *testing.T) {
+	t.Parallel()
+	n := 12
+	if testing.Short() {
+		n = 4
+	}
+	if os.Getenv("CONSULT_LOAD") == "1" {
+		n = 100
+	}
+	r := newRig(t, Config{MaxWorkers: n})
+	r.up.SetDefault(fake.Script{Steps: []fake.Step{fake.Text("begun"), fake.Hang()}})
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			ids := make(chan string, 1)
+			rep := &idReporter{ids: ids}
+			done := make(chan consultation.Result, 1)
+			go func() { done <- r.eng.Start(ctx, r.request(30*time.Second), rep) }()
+			id := <-ids // the first progress names the id
+			out := r.eng.Cancel(context.Background(), id)
+			if out.Summary == nil || (out.Summary.Error == nil && out.Summary.Kind != consultation.KindAnswer) {
+				t.Errorf("cancel of %s: %s", id, out.Text)
+			}
+			<-done
+		})
+	}
+	wg.Wait()
+	r.eng.Wait()
+	r.wg.Wait()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		open := 0
+		for _, req := range r.up.Requests() {
+			select {
+			case <-req.Ended():
+			default:
+				open++
+			}
+		}
+		if open == 0 {
+			return
+		}
+	}
+	t.Errorf("upstream requests still open after every consultation was cancelled")
+}
+
+// idReporter passes on the id the first progress message names.
+type idReporter struct {
+	ids  chan string
+	once sync.Once
+}
+
+func (r *idReporter) Progress(_ float64, msg string) {
+	if i := strings.LastIndex(msg, ", id "); i >= 0 {
+		r.once.Do(func() { r.ids <- msg[i+len(", id "):] })
+	}
+}
+
+func (r *idReporter) Log(consultation.Level, string) {}

@@ -112,7 +112,7 @@ func (e *Engine) Work(ctx context.Context, job Job, held []*os.File, out io.Writ
 	}()
 	defer out.Close()
 	defer os.Remove(e.cancelPath(job.ID))
-	defer os.Remove(e.lockPath(job.ID)) // after the final record: a free lock then reads as done
+	defer e.store.RemoveLock(job.ID) // after the final record: a free lock then reads as done
 	base := jobRecord(job)
 	base.PID = os.Getpid()
 	var mu sync.Mutex // orders the record's writes: progress never overwrites the result

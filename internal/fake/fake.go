@@ -26,6 +26,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -575,4 +576,27 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.writeError(w, Script{Status: http.StatusNotFound, ErrorMessage: "no route for " + r.Method + " " + path})
 	}
+}
+
+// Barrier holds the next n generation requests until all n have arrived, then answers each
+// with sc: a test that sees them all answered knows they were in flight at once, with no
+// bound on how long that took. A request held longer than within is answered with a 500
+// naming the barrier (a guard against a hang, not a measure of speed).
+func (s *Server) Barrier(n int, within time.Duration, sc Script) {
+	var arrived sync.WaitGroup
+	arrived.Add(n)
+	all := make(chan struct{})
+	go func() { arrived.Wait(); close(all) }()
+	var seen atomic.Int32
+	s.SetFunc(func(*Request) Script {
+		if seen.Add(1) <= int32(n) {
+			arrived.Done()
+		}
+		select {
+		case <-all:
+			return sc
+		case <-time.After(within):
+			return Script{Status: 500, ErrorMessage: fmt.Sprintf("not all %d requests reached the upstream together", n)}
+		}
+	})
 }

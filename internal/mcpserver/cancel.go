@@ -32,7 +32,6 @@ package mcpserver
 //     to the consultation (consultation.WithArrival).
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -166,6 +165,25 @@ func (c *cancels) end(k cancelKey) bool {
 	return st.cancelled
 }
 
+// anyCancelled reports whether a request of session was cancelled and has not ended, or
+// ended cancelled not long ago: only then can an outgoing message of the session be one to
+// drop.
+func (c *cancels) anyCancelled(session string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, g := range c.gone {
+		if g.session == session {
+			return true
+		}
+	}
+	for k, st := range c.inflight {
+		if st.cancelled && k.session == session {
+			return true
+		}
+	}
+	return false
+}
+
 // arrival is when request k arrived; false when it is not in flight.
 func (c *cancels) arrival(k cancelKey) (time.Time, bool) {
 	c.mu.Lock()
@@ -204,9 +222,9 @@ func (c *cancels) await(k cancelKey, grace time.Duration) (reason string, cancel
 
 // reasonGrace is how long a call whose HTTP request ended waits for the client's
 // notifications/cancelled before it stops without a reason. The official Go SDK closes the
-// call's stream first and posts the cancellation after it: a loopback round trip later,
-// which took over 20 ms on a busy machine, and then a call the user cancelled read as a
-// client that went away. A cancellation that comes ends the wait at once; a client that
+// call's stream first and posts the cancellation after it, a loopback round trip later,
+// which a busy machine can stretch: without the wait, a call the user cancelled would read
+// as a client that went away. A cancellation that comes ends the wait at once; a client that
 // sends none (the stream's end is the cancellation in 2026-07-28) costs this much delay
 // before the upstream request is closed.
 const reasonGrace = 200 * time.Millisecond
@@ -349,7 +367,7 @@ func progressToken(params json.RawMessage) string {
 
 // notifiesCancelled reports whether m is a progress notification for a cancelled request.
 func (c *cancels) notifiesCancelled(session string, m *message) bool {
-	if m.Method != "notifications/progress" {
+	if m.Method != "notifications/progress" || !c.anyCancelled(session) {
 		return false
 	}
 	var p struct {
@@ -360,6 +378,50 @@ func (c *cancels) notifiesCancelled(session string, m *message) bool {
 	}
 	tok := canonicalID(p.ProgressToken)
 	return tok != "" && c.progressCancelled(session, tok)
+}
+
+// peekOutgoing reads what the shim needs of an outgoing message, mcp-go's JSON: its id,
+// its method, and the params of a progress notification. It reads the members in order
+// and stops at a response's "result" or "error" once it has the id (mcp-go writes the id
+// first), so a response is never decoded beyond its head, however large its result; the
+// message then has an empty, non-nil Result. ok is false when data does not start as a
+// JSON object.
+func peekOutgoing(data []byte) (m message, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return m, false
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return m, false
+		}
+		var into any = new(json.RawMessage) // a member the shim does not need: skipped
+		switch tok {
+		case "id":
+			into = &m.ID
+		case "method":
+			into = &m.Method
+		case "params":
+			if m.Method != "" && m.Method != "notifications/progress" {
+				return m, true // the params of another message are never needed
+			}
+			into = &m.Params
+		case "result", "error":
+			if m.ID != nil {
+				m.Result = json.RawMessage{}
+				return m, true
+			}
+			into = &m.Result
+			if tok == "error" {
+				into = &m.Error
+			}
+		}
+		if err := dec.Decode(into); err != nil {
+			return m, false
+		}
+	}
+	return m, true
 }
 
 // maxObservedLine bounds the stdio line the shim buffers to read; longer lines pass
@@ -472,8 +534,7 @@ type stdioOut struct {
 }
 
 func (s *stdioOut) Write(p []byte) (int, error) {
-	var m message
-	if json.Unmarshal(p, &m) == nil {
+	if m, ok := peekOutgoing(p); ok {
 		if m.isResponse() && s.c.end(cancelKey{"", canonicalID(m.ID)}) {
 			return len(p), nil
 		}
@@ -607,22 +668,18 @@ func (rw *httpResponse) Write(p []byte) (int, error) {
 }
 
 // dropped reports whether p (a JSON body or one SSE event) is the response to this
-// request after its cancellation, or a progress notification of a cancelled request.
+// request after its cancellation, or a progress notification of a cancelled request. While
+// no request of the session is cancelled, nothing is read.
 func (rw *httpResponse) dropped(p []byte) bool {
+	if !rw.c.anyCancelled(rw.session) {
+		return false
+	}
 	data := bytes.TrimSpace(p)
 	if bytes.HasPrefix(data, []byte("event:")) || bytes.HasPrefix(data, []byte("data:")) {
-		var payload []byte
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		sc.Buffer(nil, len(data)+1)
-		for sc.Scan() {
-			if d, ok := bytes.CutPrefix(sc.Bytes(), []byte("data:")); ok {
-				payload = append(payload, bytes.TrimSpace(d)...)
-			}
-		}
-		data = payload
+		data = sseData(data)
 	}
-	var m message
-	if json.Unmarshal(data, &m) != nil {
+	m, ok := peekOutgoing(data)
+	if !ok {
 		return false
 	}
 	if m.isResponse() && rw.k.id != "" && canonicalID(m.ID) == rw.k.id {
@@ -630,6 +687,32 @@ func (rw *httpResponse) dropped(p []byte) bool {
 		return cancelled
 	}
 	return rw.c.notifiesCancelled(rw.session, &m)
+}
+
+// sseData is the data of one SSE event: its "data:" lines, each without the field name
+// and surrounding spaces, one after the other. The data of an event of one such line, as
+// mcp-go writes them, is not copied.
+func sseData(event []byte) []byte {
+	var data []byte
+	lines := 0
+	for rest := event; len(rest) > 0; {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte("\n"))
+		d, ok := bytes.CutPrefix(bytes.TrimSuffix(line, []byte("\r")), []byte("data:"))
+		if !ok {
+			continue
+		}
+		d = bytes.TrimSpace(d)
+		if lines++; lines == 1 {
+			data = d
+			continue
+		}
+		if lines == 2 {
+			data = append([]byte(nil), data...)
+		}
+		data = append(data, d...)
+	}
+	return data
 }
 
 // release sends a held status.

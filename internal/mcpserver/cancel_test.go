@@ -269,7 +269,7 @@ func TestCancelOverStdio(t *testing.T) {
 // streamable HTTP, cancels a call: the handler sees ErrUserCancelled, no response is sent for
 // it, and a later call on the same session works. In a synctest bubble over in-memory HTTP:
 // the SDK posts its cancellation after it closes the call's stream, and the shim waits only
-// reasonGrace for it (once 20 ms, which a loopback round trip on a busy machine sometimes took).
+// reasonGrace for it (a loopback round trip on a busy machine once outlasted a shorter grace).
 func TestCancelOverHTTPWithGoSDK(t *testing.T) {
 	t.Parallel()
 	for _, version := range []string{"2026-07-28", "2025-11-25"} {
@@ -346,7 +346,7 @@ type teeWriter struct {
 }
 
 func (w *teeWriter) Write(p []byte) (int, error) {
-	w.out.Write(append(p, '\n'))
+	w.out.Write(append(append([]byte(nil), p...), '\n'))
 	return w.ResponseWriter.Write(p)
 }
 

@@ -29,19 +29,7 @@ func TestLoadOverStdio(t *testing.T) {
 	base := &http.Transport{MaxIdleConnsPerHost: 64}
 	goroutines.Check(t, base.CloseIdleConnections) // kept-alive upstream connections are the transport's, not leaks
 	srv := fake.New(t, fake.OpenRouter)
-	var arrived sync.WaitGroup
-	arrived.Add(64)
-	all := make(chan struct{})
-	go func() { arrived.Wait(); close(all) }()
-	srv.SetFunc(func(*fake.Request) fake.Script {
-		arrived.Done()
-		select {
-		case <-all:
-			return fake.Script{Steps: []fake.Step{fake.Text("ok")}}
-		case <-time.After(30 * time.Second):
-			return fake.Script{Status: 500, ErrorMessage: "not all 64 calls reached the upstream together"}
-		}
-	})
+	srv.Barrier(64, 30*time.Second, fake.Script{Steps: []fake.Step{fake.Text("ok")}})
 	dir := goTree(t)
 	hc := &http.Client{Transport: providers.ActivityTransport(base)}
 	p, err := providers.NewOpenRouter(providers.Config{APIKey: "k", BaseURL: srv.BaseURL(), HTTPClient: hc})

@@ -160,7 +160,7 @@ func (h *handler) consultCall(ctx context.Context, args map[string]any, rep cons
 	}
 	if in.OnTimeout == consultation.OnTimeoutContinue && !in.DryRun {
 		if h.bg == nil {
-			return consultation.Failure(consultation.ClassInvalidArgument, `on_timeout "continue" is not available: this server has no results directory to keep background consultations in (start it with --results-dir). Call again without on_timeout.`)
+			return consultation.Failure(consultation.ClassInvalidArgument, `on_timeout "continue" is not available: this server has no usable results directory to keep background consultations in (its log says why; start it with --results-dir DIR, a directory of yours that others cannot write). Call again without on_timeout.`)
 		}
 		return h.paged(ctx, h.bg.Start(ctx, in, rep))
 	}

@@ -21,8 +21,13 @@
 // expires records from one stat each, reading only the head of a file that looks expired
 // (a record written before records carried their expiry has its Updated time there).
 //
-// Records are opened without following a symbolic link and without blocking (a FIFO named
-// like a record must not hang a reader), and are used only when they are regular files.
+// The directory must be the user's: owned by them, not writable by group or others, inside
+// parents others cannot write (sticky ones aside); else every method refuses it with an
+// error wrapping ErrUnsafeDir. It is opened as an *os.Root for each operation, and every
+// file in it is opened through that root, without following a symbolic link, without
+// blocking (a FIFO named like a record must not hang a reader), and used only when it is
+// a regular file; new files are created exclusively (a temporary file, then renamed).
+// A record file larger than MaxRecordBytes is refused from its size, before it is read.
 package results
 
 import (
@@ -49,6 +54,16 @@ const (
 	MaxResultsBytes consult.Bytes = 256 << 20
 	// MaxResults bounds the number of saved results, so listing and pruning stay fast.
 	MaxResults = 2000
+	// MaxRecordBytes bounds one record file. A record holds the answer (at most
+	// providers.MaxAnswerBytes, 8 MiB) up to three times (the answer, the result text, the
+	// structured result), each of which JSON escaping may double, plus small fields: 64
+	// MiB holds that. A larger file is not one consult wrote, and is refused from its size
+	// before a byte of it is read; Save refuses to write one.
+	MaxRecordBytes consult.Bytes = 64 << 20
+	// maxHeadBytes bounds what a listing reads of one record: the fields before the
+	// answer (the question cut to 200 bytes, the path, the progress) take a few
+	// kilobytes.
+	maxHeadBytes = 256 << 10
 )
 
 // Status of a saved consultation.
@@ -193,7 +208,8 @@ type Store struct {
 // most maxBytes and maxFiles of them; a zero (or negative) ttl, maxBytes or maxFiles takes
 // consult.DefaultResultsTTL, MaxResultsBytes or MaxResults. Open does no
 // I/O: the directory is created (mode 0700, with its parents) by the first Save, so a
-// server that never saves never creates it.
+// server that never saves never creates it, and it is checked (see ErrUnsafeDir) by
+// every operation, which fails when it is not the user's; Check checks it at once.
 func Open(dir string, ttl time.Duration, maxBytes consult.Bytes, maxFiles int) *Store {
 	if ttl <= 0 {
 		ttl = consult.DefaultResultsTTL
@@ -214,7 +230,14 @@ func (s *Store) Dir() string { return s.dir }
 func (s *Store) TTL() time.Duration { return s.ttl }
 
 // path is the file of the record with this (valid) id.
-func (s *Store) path(id string) string { return filepath.Join(s.dir, id+recordExt) }
+func (s *Store) path(id string) string { return filepath.Join(s.dir, recordName(id)) }
+
+// recordName is the name of the record file of this (valid) id in the directory.
+func recordName(id string) string { return id + recordExt }
+
+// maxRecord is the largest record this store writes or reads: MaxRecordBytes, or the
+// whole directory's bound when that is smaller.
+func (s *Store) maxRecord() consult.Bytes { return min(s.maxBytes, MaxRecordBytes) }
 
 // expiry is when r may be removed: its own Expires, or for a record written before records
 // carried it, its Updated time plus this store's TTL. The rule is the same for both
@@ -228,11 +251,13 @@ func (s *Store) expiry(r Record) time.Time {
 }
 
 // Save writes r as <dir>/<id>.json (mode 0600), replacing any record with that id
-// atomically, then prunes the directory (a pruning failure is not a Save failure); the
-// record just written is never pruned for size or count. Save sets r.Version, r.Updated
-// (to now) and r.Expires (now plus the store's TTL), and truncates r.Query; r.ID must pass ParseID (else the error wraps
+// atomically (a link in its place is replaced, never followed), then prunes the directory
+// (a pruning failure is not a Save failure); the record just written is never pruned for
+// size or count. Save sets r.Version, r.Updated (to now) and r.Expires (now plus the
+// store's TTL), and truncates r.Query; r.ID must pass ParseID (else the error wraps
 // ErrBadID) and r.Status must be Running or Done. A record that alone is larger than the
-// store's maxBytes is not kept: Save removes any earlier record with its id and says so.
+// store's maxBytes (or MaxRecordBytes) is not kept: Save removes any earlier record with
+// its id and says so.
 func (s *Store) Save(r Record) error {
 	if _, err := ParseID(r.ID); err != nil {
 		return err
@@ -240,9 +265,11 @@ func (s *Store) Save(r Record) error {
 	if r.Status != Running && r.Status != Done {
 		return fmt.Errorf("results: %w: %q", errBadStatus, r.Status)
 	}
-	if s.dir == "" {
-		return errNoDir
+	root, err := s.openDir(true)
+	if err != nil {
+		return err
 	}
+	defer root.Close()
 	r.Version = recordVersion
 	r.Updated = s.now().UTC()
 	r.Expires = r.Updated.Add(s.ttl)
@@ -251,20 +278,17 @@ func (s *Store) Save(r Record) error {
 	if err != nil {
 		return fmt.Errorf("results: cannot encode consultation %s: %w", r.ID, err)
 	}
-	if size := consult.Bytes(len(data)); size > s.maxBytes {
-		if err := os.Remove(s.path(r.ID)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if size, limit := consult.Bytes(len(data)), s.maxRecord(); size > limit {
+		if err := root.Remove(recordName(r.ID)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("results: consultation %s: %w (%v > %v), and its earlier record cannot be removed: %w",
-				r.ID, errTooLarge, size, s.maxBytes, err)
+				r.ID, errTooLarge, size, limit, err)
 		}
-		return fmt.Errorf("results: consultation %s: %w (%v > %v); it was not saved", r.ID, errTooLarge, size, s.maxBytes)
+		return fmt.Errorf("results: consultation %s: %w (%v > %v); it was not saved", r.ID, errTooLarge, size, limit)
 	}
-	if err := os.MkdirAll(s.dir, 0o700); err != nil {
-		return fmt.Errorf("results: %w", err)
+	if err := writeAtomic(root, recordName(r.ID), tempPrefix+r.ID+"-", tempSuffix, data, r.Expires); err != nil {
+		return fmt.Errorf("results: cannot save consultation %s in %s: %w", r.ID, s.dir, err)
 	}
-	if err := writeAtomic(s.path(r.ID), tempPrefix+r.ID+"-*"+tempSuffix, data, r.Expires); err != nil {
-		return fmt.Errorf("results: cannot save consultation %s: %w", r.ID, err)
-	}
-	_ = s.prune(r.ID) // the record is saved; a later Save or Prune tries again
+	_ = s.prune(root, r.ID) // the record is saved; a later Save or Prune tries again
 	return nil
 }
 
@@ -280,36 +304,6 @@ func encode(r Record) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// writeAtomic writes data to a temporary file named by pattern in path's directory, gives
-// it modification time mtime, and renames it to path. On failure the temporary file is
-// removed and path is left as it was.
-func writeAtomic(path, pattern string, data []byte, mtime time.Time) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), pattern) // mode 0600
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			_ = f.Close()
-			_ = os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Chtimes(tmp, mtime, mtime); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}
-
 // Load returns the record with this id. The error wraps ErrBadID when id is malformed,
 // ErrNotFound when there is no such record, ErrCorrupt when its file cannot be used, and
 // ErrExpired when it is past its expiry time (Load then removes it, and returns the record
@@ -321,12 +315,20 @@ func (s *Store) Load(id string) (Record, error) {
 	if _, err := ParseID(id); err != nil {
 		return Record{}, err
 	}
-	r, fi, err := s.read(id)
+	root, err := s.openDir(false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Record{}, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	if err != nil {
+		return Record{}, err
+	}
+	defer root.Close()
+	r, fi, err := s.read(root, id)
 	if err != nil {
 		return Record{}, err
 	}
 	if exp := s.expiry(r); exp.Before(s.now()) {
-		_ = removeIfSame(s.path(id), fi)
+		_ = removeIfSame(root, recordName(id), fi)
 		return r, fmt.Errorf("%w: %s (last written %s, kept until %s)",
 			ErrExpired, id, r.Updated.Format(time.RFC3339), exp.Format(time.RFC3339))
 	}
@@ -336,20 +338,25 @@ func (s *Store) Load(id string) (Record, error) {
 // read opens, decodes and checks the record with this (valid) id, and returns it with the
 // file's information (for removeIfSame). A missing file is ErrNotFound; a file that does
 // not hold a current record for this id is ErrCorrupt.
-func (s *Store) read(id string) (Record, fs.FileInfo, error) {
-	f, fi, err := s.open(id)
+func (s *Store) read(root *os.Root, id string) (Record, fs.FileInfo, error) {
+	f, fi, err := s.open(root, id)
 	if err != nil {
 		return Record{}, nil, err
 	}
 	defer f.Close()
-	// A record is never larger than maxBytes (Save refuses it), so a larger file is not one
-	// of ours, and reading it whole would only cost memory.
-	data, err := io.ReadAll(io.LimitReader(f, int64(s.maxBytes)+1))
+	// A record is never larger than maxRecord (Save refuses it), so a larger file is not
+	// one of ours: it is refused from its size, since reading it would only cost memory.
+	limit := s.maxRecord()
+	if size := consult.Bytes(fi.Size()); size > limit {
+		return Record{}, nil, fmt.Errorf("%w: %s: the file is %v, more than any record consult writes (%v); it was not read, and may be removed", ErrCorrupt, id, size, limit)
+	}
+	// The file may grow after fstat; what is read stays within the bound.
+	data, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
 	if err != nil {
 		return Record{}, nil, fmt.Errorf("results: %w", err)
 	}
-	if consult.Bytes(len(data)) > s.maxBytes {
-		return Record{}, nil, fmt.Errorf("%w: %s: larger than %v", ErrCorrupt, id, s.maxBytes)
+	if consult.Bytes(len(data)) > limit {
+		return Record{}, nil, fmt.Errorf("%w: %s: larger than %v", ErrCorrupt, id, limit)
 	}
 	var r Record
 	if err := json.Unmarshal(data, &r); err != nil {
@@ -361,28 +368,19 @@ func (s *Store) read(id string) (Record, fs.FileInfo, error) {
 	return r, fi, nil
 }
 
-// open opens the record file of this (valid) id for reading, without blocking and without
-// following a symbolic link, and returns it with its information once fstat shows a regular
-// file. A missing file is ErrNotFound; a symbolic link, FIFO, device or directory in its
-// place is ErrCorrupt.
-func (s *Store) open(id string) (*os.File, fs.FileInfo, error) {
-	f, err := os.OpenFile(s.path(id), openFlags, 0)
+// open opens the record file of this (valid) id in root for reading, without blocking and
+// without following a symbolic link, and returns it with its information once fstat shows
+// a regular file. A missing file is ErrNotFound; a symbolic link, FIFO, device or
+// directory in its place is ErrCorrupt.
+func (s *Store) open(root *os.Root, id string) (*os.File, fs.FileInfo, error) {
+	f, fi, err := openIn(root, recordName(id), os.O_RDONLY, 0)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil, fmt.Errorf("%w: %s", ErrNotFound, id)
-	case refusedLink(err):
-		return nil, nil, fmt.Errorf("%w: %s: a symbolic link, not a regular file", ErrCorrupt, id)
+	case errors.Is(err, errLink), errors.Is(err, errNotRegular):
+		return nil, nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	case err != nil:
 		return nil, nil, fmt.Errorf("results: %w", err)
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		_ = f.Close()
-		return nil, nil, fmt.Errorf("results: %w", err)
-	}
-	if !fi.Mode().IsRegular() {
-		_ = f.Close()
-		return nil, nil, fmt.Errorf("%w: %s: not a regular file", ErrCorrupt, id)
 	}
 	return f, fi, nil
 }
@@ -403,14 +401,19 @@ func check(r Record, id string) error {
 }
 
 // readHead decodes a record's fields up to its first large one (text, answer, summary)
-// and stops there: a listing of thousands of results must not read every answer.
-func (s *Store) readHead(id string) (Record, error) {
-	f, _, err := s.open(id)
+// and stops there: a listing of thousands of results must not read every answer. It reads
+// at most maxHeadBytes of the file, and refuses a file larger than any record from its
+// size: a listing costs the same whatever is planted in the directory.
+func (s *Store) readHead(root *os.Root, id string) (Record, error) {
+	f, fi, err := s.open(root, id)
 	if err != nil {
 		return Record{}, err
 	}
 	defer f.Close()
-	dec := json.NewDecoder(io.LimitReader(f, int64(s.maxBytes)))
+	if size, limit := consult.Bytes(fi.Size()), s.maxRecord(); size > limit {
+		return Record{}, fmt.Errorf("%w: %s: the file is %v, more than any record consult writes (%v)", ErrCorrupt, id, size, limit)
+	}
+	dec := json.NewDecoder(io.LimitReader(f, maxHeadBytes))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return Record{}, fmt.Errorf("%w: %s: not a JSON object", ErrCorrupt, id)
 	}
@@ -447,10 +450,15 @@ func (s *Store) readHead(id string) (Record, error) {
 // records come without Text, Answer and Summary: a listing is a table of contents, and
 // Load gives the rest.
 func (s *Store) List(limit int) ([]Record, error) {
-	entries, err := os.ReadDir(s.dir)
+	root, err := s.openDir(false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	entries, err := readDir(root)
 	if err != nil {
 		return nil, fmt.Errorf("results: %w", err)
 	}
@@ -461,7 +469,7 @@ func (s *Store) List(limit int) ([]Record, error) {
 		if !ok {
 			continue
 		}
-		r, err := s.readHead(id)
+		r, err := s.readHead(root, id)
 		if err != nil || s.expiry(r).Before(now) {
 			continue
 		}
@@ -502,14 +510,34 @@ func isTemp(name string) bool {
 // temporary files that crashed writers left more than an hour ago, and the job, lock and
 // log files of workers whose record is gone, untouched for an hour. Files that are not ours are left alone, a
 // missing directory is fine, and a file another process removed first is no error.
-func (s *Store) Prune() error { return s.prune("") }
-
-// prune is Prune sparing the record with id keep (the one Save just wrote) from removal.
-func (s *Store) prune(keep string) error {
-	entries, err := os.ReadDir(s.dir)
+func (s *Store) Prune() error {
+	root, err := s.openDir(false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return s.prune(root, "")
+}
+
+// readDir lists the directory root is open on.
+func readDir(root *os.Root) ([]fs.DirEntry, error) {
+	d, err := root.Open(".")
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	entries, err := d.ReadDir(-1)
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, err
+}
+
+// prune is Prune in root, sparing the record with id keep (the one Save just wrote) from
+// removal.
+func (s *Store) prune(root *os.Root, keep string) error {
+	entries, err := readDir(root)
 	if err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
@@ -525,7 +553,7 @@ func (s *Store) prune(keep string) error {
 		errs  []error
 	)
 	remove := func(name string, info fs.FileInfo) bool {
-		if err := removeIfSame(filepath.Join(s.dir, name), info); err != nil {
+		if err := removeIfSame(root, name, info); err != nil {
 			errs = append(errs, err)
 			return false
 		}
@@ -540,7 +568,7 @@ func (s *Store) prune(keep string) error {
 			continue
 		}
 		if _, ok := auxID(e.Name()); ok {
-			if info, err := e.Info(); err == nil && s.staleAux(e.Name(), info, now) {
+			if info, err := e.Info(); err == nil && s.staleAux(root, e.Name(), info, now) {
 				remove(e.Name(), info)
 			}
 			continue
@@ -558,7 +586,7 @@ func (s *Store) prune(keep string) error {
 			// The file's time says expired; the record's own expiry decides (it differs for
 			// a record written before records carried one). A record that cannot be read
 			// is taken at the file's word.
-			if r, err := s.readHead(id); err == nil {
+			if r, err := s.readHead(root, id); err == nil {
 				expires = s.expiry(r)
 			}
 			if expires.Before(now) {
@@ -584,7 +612,7 @@ func (s *Store) prune(keep string) error {
 		if r.id == keep {
 			continue
 		}
-		if remove(r.id+recordExt, r.info) {
+		if remove(recordName(r.id), r.info) {
 			total -= consult.Bytes(r.info.Size())
 			count--
 		}
@@ -592,11 +620,11 @@ func (s *Store) prune(keep string) error {
 	return errors.Join(errs...)
 }
 
-// removeIfSame removes path if it is still the file described by info: a record renamed
-// over it since (a newer Save, perhaps by another process) is left alone, and a file
-// already gone is no error.
-func removeIfSame(path string, info fs.FileInfo) error {
-	cur, err := os.Lstat(path)
+// removeIfSame removes name from root if it is still the file described by info: a record
+// renamed over it since (a newer Save, perhaps by another process) is left alone, and a
+// file already gone is no error.
+func removeIfSame(root *os.Root, name string, info fs.FileInfo) error {
+	cur, err := root.Lstat(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -606,7 +634,7 @@ func removeIfSame(path string, info fs.FileInfo) error {
 	if !os.SameFile(cur, info) {
 		return nil
 	}
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := root.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("results: %w", err)
 	}
 	return nil

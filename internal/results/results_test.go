@@ -890,7 +890,13 @@ func TestRemoveIfSame(t *testing.T) {
 	// Between judging a file (expired, oldest) and removing it, another process may rename
 	// a newer record over it: the newer record must stay.
 	dir := t.TempDir()
-	p := filepath.Join(dir, idAt(t0, 1)+recordExt)
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	name := recordName(idAt(t0, 1))
+	p := filepath.Join(dir, name)
 	writeFile(t, p, "old")
 	judged, err := os.Lstat(p)
 	if err != nil {
@@ -900,7 +906,7 @@ func TestRemoveIfSame(t *testing.T) {
 	if err := os.Rename(p+".new", p); err != nil {
 		t.Fatal(err)
 	}
-	if err := removeIfSame(p, judged); err != nil {
+	if err := removeIfSame(root, name, judged); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(p); err != nil || string(b) != "new" {
@@ -911,13 +917,13 @@ func TestRemoveIfSame(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := removeIfSame(p, current); err != nil {
+	if err := removeIfSame(root, name, current); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("unchanged file: got %v, want removed", err)
 	}
-	if err := removeIfSame(p, current); err != nil {
+	if err := removeIfSame(root, name, current); err != nil {
 		t.Errorf("file already gone: got %v, want nil", err)
 	}
 }

@@ -90,9 +90,8 @@ func TestLegacyRecordWithoutExpiry(t *testing.T) {
 	if err := os.MkdirAll(s.Dir(), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeAtomic(s.path(r.ID), "legacy-*", data, r.Updated); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, s.path(r.ID), string(data))
+	setMtime(t, s.path(r.ID), r.Updated)
 	clk.advance(30 * time.Minute)
 	if err := s.Prune(); err != nil {
 		t.Fatal(err)

@@ -4,12 +4,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/consultmcp/consult/internal/cputime"
+	"github.com/consultmcp/consult/internal/testrun"
 )
 
 type gorootFile struct {
@@ -27,8 +27,8 @@ var (
 // files.BenchmarkGatherGoroot gathers).
 func goroot(tb testing.TB) []gorootFile {
 	tb.Helper()
+	root := testrun.GOROOTSrc(tb)
 	gorootOnce.Do(func() {
-		root := filepath.Join(runtime.GOROOT(), "src")
 		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") {
 				return nil
@@ -55,20 +55,18 @@ func BenchmarkScanGOROOT(b *testing.B) {
 	var keys, redacted int
 	b.SetBytes(gorootBytes)
 	b.ReportAllocs()
-	start := cputime.Now()
 	for b.Loop() {
 		keys, redacted = 0, 0
 		for _, f := range files {
-			_, kinds, key := Scan(f.content)
+			_, kinds, held := Scan(f.content)
 			switch {
-			case key:
+			case held != 0:
 				keys++
 			case kinds != nil:
 				redacted++
 			}
 		}
 	}
-	cputime.Report(b, start)
 	b.ReportMetric(float64(keys), "keys")
 	b.ReportMetric(float64(redacted), "redacted")
 }
@@ -88,29 +86,45 @@ func benchEach(b *testing.B, scan func([]byte)) {
 	files := goroot(b)
 	b.SetBytes(gorootBytes)
 	b.ReportAllocs()
-	start := cputime.Now()
 	for b.Loop() {
 		for _, f := range files {
 			scan(f.content)
 		}
 	}
-	cputime.Report(b, start)
 }
 
-// TestGOROOTFindings lists the files of $GOROOT/src that PrivateKey holds back and those
-// Redact changes, with what it found; run with -v to read them. The expected lists were
-// checked by eye: see the package documentation.
+// TestGOROOTFindings scans every .go file of $GOROOT/src and checks what Scan holds back
+// and redacts against the findings checked by eye (see the package documentation): one
+// file held back, the EC key of crypto/tls/example_test.go, and one redacted,
+// cmd/go/internal/auth/gitauth_test.go, whose git credential helper fixtures hold
+// "password=secr3t". Run with -v to read them.
 func TestGOROOTFindings(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads $GOROOT/src")
 	}
+	var held, redacted []string
 	for _, f := range goroot(t) {
-		if PrivateKey(f.content) {
-			t.Logf("private key: %s", f.path)
-			continue
-		}
-		if _, kinds := Redact(f.content); kinds != nil {
+		_, kinds, h := Scan(f.content)
+		switch {
+		case h != 0:
+			t.Logf("held back (%v): %s", h, f.path)
+			held = append(held, filepath.ToSlash(f.path))
+		case kinds != nil:
 			t.Logf("redacted %v: %s", kinds, f.path)
+			redacted = append(redacted, filepath.ToSlash(f.path))
+		}
+	}
+	// A file not in these lists is a finding no one has looked at: a false positive to fix,
+	// or a real secret to add once read. (Another Go release may lack one of these files.)
+	checked := map[string][]string{
+		"held back": {"crypto/tls/example_test.go"},
+		"redacted":  {"cmd/go/internal/auth/gitauth_test.go"},
+	}
+	for what, got := range map[string][]string{"held back": held, "redacted": redacted} {
+		for _, p := range got {
+			if !slices.Contains(checked[what], p) {
+				t.Errorf("%s %s, not among the findings checked by eye %q", what, p, checked[what])
+			}
 		}
 	}
 }
@@ -127,7 +141,6 @@ func benchRead(b *testing.B, scan bool) {
 	buf := make([]byte, 0, 1<<20)
 	b.SetBytes(gorootBytes)
 	b.ReportAllocs()
-	start := cputime.Now()
 	for b.Loop() {
 		for _, f := range files {
 			buf = append(buf[:0], f.content...)
@@ -136,5 +149,4 @@ func benchRead(b *testing.B, scan bool) {
 			}
 		}
 	}
-	cputime.Report(b, start)
 }

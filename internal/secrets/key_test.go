@@ -144,7 +144,7 @@ func TestPrivateKeyFindsKeysInEveryShape(t *testing.T) {
 					if !PrivateKey(content) {
 						t.Errorf("PrivateKey = false, want true for\n%.600s", content[len(at.before):])
 					}
-					if out, kinds, key := Scan(content); !key || out != nil || kinds != nil {
+					if out, kinds, key := Scan(content); key != HeldPrivateKey || out != nil || kinds != nil {
 						t.Errorf("Scan = %d bytes, %v, %v; want a private key and nothing else", len(out), kinds, key)
 					}
 				})
@@ -180,7 +180,7 @@ func parse(data []byte) (*Block, error) {
 			if PrivateKey([]byte(content)) {
 				t.Errorf("PrivateKey = true, want false for\n%s", content)
 			}
-			if _, _, key := Scan([]byte(content)); key {
+			if _, _, key := Scan([]byte(content)); key != 0 {
 				t.Errorf("Scan found a private key in\n%s", content)
 			}
 		})

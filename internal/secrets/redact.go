@@ -5,72 +5,125 @@ import (
 	"slices"
 )
 
-// Redact returns content with every high-confidence token (see the package documentation
+// Held says why Scan holds a whole file back; 0 when it does not.
+type Held int
+
+// The reasons Scan holds a file back.
+const (
+	// HeldPrivateKey: a PEM private key block (see PrivateKey).
+	HeldPrivateKey Held = iota + 1
+	// HeldEncodedKey: a PEM private key block encoded in base64, as a kubeconfig's
+	// client-key-data or a Kubernetes Secret's tls.key holds one.
+	HeldEncodedKey
+	// HeldPuTTYKey: a PuTTY private key ("PuTTY-User-Key-File-" and its private lines).
+	HeldPuTTYKey
+	// HeldJWK: a private JSON Web Key (a "d" member beside "kty").
+	HeldJWK
+	// HeldPasswordHashes: password hashes in the shadow or htpasswd format
+	// (name:$6$salt$hash:).
+	HeldPasswordHashes
+	// HeldUnchecked: more candidates than the scan checks (see budget): a file made of
+	// token prefixes or names, built to make the scan run long, is held back rather than
+	// sent with candidates unchecked.
+	HeldUnchecked
+)
+
+// Redact returns content with every high-confidence secret (see the package documentation
 // for the rules) replaced by "[REDACTED <kind>]", and the distinct kinds found, sorted.
 // With nothing found it returns content itself, without copying or allocating, and nil.
+// Content with more candidates than a scan checks (HeldUnchecked) gives nil and nil.
 //
 // The scan looks for a few anchor bytes (see find), each rare in source code or checked in
 // a few comparisons; only where the bytes around an anchor spell a rule's
-// fixed prefix does a rule's regular expression run, over that token alone.
+// fixed prefix or name does a rule's regular expression run, over that token or window
+// alone. A second pass decodes the base64 values that may hold a token (see encoded).
 func Redact(content []byte) ([]byte, []string) {
-	out, kinds, _ := scanContent(content, false)
+	out, kinds, _ := scanContent(content, false, 0)
 	return out, kinds
 }
 
-// Scan is PrivateKey and Redact in one pass over content, as a gatherer wants them: when
-// content holds a private key it reports so and redacts nothing (the file is held back
+// Scan is what a gatherer wants of a file in one call: when content holds key material or
+// password hashes (see Held) it says why and redacts nothing (the file is held back
 // whole); otherwise it returns what Redact returns.
-func Scan(content []byte) (out []byte, kinds []string, privateKey bool) {
-	return scanContent(content, true)
+func Scan(content []byte) (out []byte, kinds []string, held Held) {
+	return scanContent(content, true, 0)
 }
 
-func scanContent(content []byte, keys bool) ([]byte, []string, bool) {
-	s := scan{content: content, keys: keys}
-	if s.find() {
-		return nil, nil, true
+// maxDepth bounds how many times base64 inside base64 is decoded (a Kubernetes Secret's
+// .dockerconfigjson holds a docker configuration whose auths hold user:password).
+const maxDepth = 2
+
+func scanContent(content []byte, keys bool, depth int) ([]byte, []string, Held) {
+	s := scan{content: content, keys: keys, depth: depth}
+	if h := s.find(); h != 0 {
+		return nil, nil, h
+	}
+	if h := s.encoded(); h != 0 {
+		return nil, nil, h
 	}
 	if s.spans == nil {
-		return content, nil, false
+		return content, nil, 0
 	}
 	out, kinds := s.redact()
-	return out, kinds, false
+	return out, kinds, 0
 }
 
-// findEach is find with one bytes.IndexByte pass per anchor: the scan on systems without
-// an assembly find, and the reference that one is tested against.
-func (s *scan) findEach() bool {
+// find calls s.at for each anchor byte of s.content, one bytes.IndexByte pass per anchor,
+// and reports why a hit holds the file back, or 0.
+func (s *scan) find() Held {
 	c := s.content
 	for k := range anchors {
-		b := anchors[k].b
-		for off := 0; off < len(c); {
-			i := bytes.IndexByte(c[off:], b)
+		a := &anchors[k]
+		for off := 0; off < len(c) && !s.over; {
+			i := bytes.IndexByte(c[off:], a.b)
 			if i < 0 {
 				break
 			}
-			if s.at(k, off+i) {
-				return true
+			i += off
+			off = i + 1
+			// The byte beside the anchor rules most hits out without a call; the dash
+			// anchor's hits go to at for the private key check whatever their neighbour.
+			if j := i + a.rel; k != dashAnchor && (j < 0 || j >= len(c) || !a.near[c[j]]) {
+				continue
 			}
-			off += i + 1
+			if h := s.at(k, i); h != 0 {
+				return h
+			}
 		}
 	}
-	return false
+	if s.over {
+		return HeldUnchecked
+	}
+	return 0
 }
 
 // at looks at anchors[k] found at content[i]: it records the secrets a rule finds there and
-// reports whether a private key starts there (when the scan looks for keys). Hits may come
-// in any order across anchors, but those of one anchor come in increasing order.
-func (s *scan) at(k, i int) bool {
+// reports why the file is held back from there (when the scan looks for keys), or 0. Hits
+// may come in any order across anchors, but those of one anchor come in increasing order.
+func (s *scan) at(k, i int) Held {
 	c := s.content
 	a := &anchors[k]
 	// The dash anchor meets every "-----BEGIN " too: the key check rides on it. It is made
 	// even inside a secret just found, which a token's trailing dashes may run into.
 	if s.keys && k == dashAnchor && i+len(pemBegin) <= len(c) && c[i+1] == '-' &&
-		bytes.HasPrefix(c[i:], pemBegin) && privateKeyAt(c, i) {
-		return true
+		bytes.HasPrefix(c[i:], pemBegin) && !s.spend(keyDataWindow) && privateKeyAt(c, i) {
+		return HeldPrivateKey
 	}
 	// The byte beside the anchor rules most bytes out without a call.
 	if j := i + a.rel; j < 0 || j >= len(c) || !a.near[c[j]] || i < s.next[k] {
-		return false
+		return 0
+	}
+	switch {
+	case k == dollarAnchor:
+		if s.keys && shadowAt(c, i) {
+			return HeldPasswordHashes
+		}
+		return 0
+	case k == dashAnchor && c[i-1] == 'Y':
+		if s.keys && s.puttyAt(i) {
+			return HeldPuTTYKey
+		}
+		return 0
 	}
 	if start, rules := a.check(c, i); rules != nil {
 		if end := s.verify(start, i, rules); end > 0 {
@@ -78,7 +131,7 @@ func (s *scan) at(k, i int) bool {
 			s.next[k] = end
 		}
 	}
-	return false
+	return 0
 }
 
 // A span is a secret to replace: content[start:end], of kind.
@@ -89,11 +142,35 @@ type span struct {
 
 type scan struct {
 	content []byte
-	keys    bool // look for private keys too
-	spans   []span
+	keys    bool // look for what holds a file back too
+	depth   int  // how many base64 decodings content is inside
+	// puttyFrom is where the next search for a PuTTY key's private lines starts.
+	puttyFrom int
+	spans     []span
 	// next holds, for each anchor, where its next hit may be: hits inside a secret that
 	// hit found are passed over.
 	next [len(anchors)]int
+	// work counts the bytes the checks beyond the anchor passes have looked at (see
+	// spend); over is set once it passes the budget.
+	work int
+	over bool
+}
+
+// budget is how many bytes a scan's checks may look at beyond the anchor passes: each run
+// of a rule's expression over its window, each private key's data window, each decoding.
+// The files of $GOROOT/src need at most 1.2 times their size, all under the 256 KiB
+// floor; a file of nothing but real tokens, one a line, 1.15 times. A file made of
+// candidates ("sk-ant-api03-sk-ant-api03-…", "password=password=…") would cost minutes of
+// CPU at the 16 MiB cap without it, and costs a few seconds at most with it.
+func (s *scan) budget() int { return len(s.content)/4 + 256<<10 }
+
+// spend counts n bytes of work and reports whether the scan is over its budget.
+func (s *scan) spend(n int) bool {
+	s.work += n
+	if s.work > s.budget() {
+		s.over = true
+	}
+	return s.over
 }
 
 const (
@@ -118,6 +195,13 @@ func (s *scan) verify(start, anchor int, rules []*rule) int {
 	w := c[lo:hi]
 	last := -1
 	for _, r := range rules {
+		if r.window > 0 { // a keyword rule: the name, the separator and the value
+			lo = max(start-1, 0)
+			w = c[lo:min(start+r.window, len(c))]
+		}
+		if s.spend(len(w)) {
+			return -1
+		}
 		for _, loc := range r.re().FindAllSubmatchIndex(w, -1) {
 			if st, en, ok := r.secret(w, loc); ok {
 				s.spans = append(s.spans, span{lo + st, lo + en, r.kind})
@@ -174,17 +258,24 @@ type anchor struct {
 	check func(c []byte, i int) (start int, rules []*rule)
 }
 
-// anchors, rarest first. Frequencies in $GOROOT/src: '-' one byte in 540, 'k' one in 250,
-// 'A' one in 150, '_' one in 130.
+// anchors, rarest first. Frequencies in $GOROOT/src: '$' one byte in 2,000, '-' one in 540,
+// 'k' one in 250, 'A' one in 150, '_' one in 130, 'w' one in 120, 'W' one in 1,400.
 var anchors = [...]anchor{
-	{'-', -1, byteSet("kKtbBpPeEaArRoOsS"), checkDash}, // sk- glpat- xox?- xapp-
-	{'k', -1, byteSet("o"), checkWebhook},              // hooks
-	{'A', +1, byteSet("KSBC3I"), checkA},               // AKIA ASIA ABIA ACCA A3T AIza
-	{'_', -1, byteSet("pousrmMkKbB"), checkUnderscore}, // gh?_ npm_ sk_ rk_ github_
+	{'$', -1, byteSet(":"), nil},                         // name:$6$ (shadowAt)
+	{'-', -1, byteSet("kKtbBpPeEaArRoOsSY"), checkDash},  // sk- glpat- xox?- xapp- PuTTY-
+	{'k', -1, byteSet("o"), checkWebhook},                // hooks
+	{'A', +1, byteSet("KSBC3Ic"), checkA},                // AKIA ASIA ABIA ACCA A3T AIza SecretAccessKey
+	{'_', -1, byteSet("pousrmMkKbBtT"), checkUnderscore}, // gh?_ npm_ sk_ rk_ github_ secret_
+	{'w', -1, byteSet("sS"), checkPassword},              // password passwd
+	{'W', -1, byteSet("sS"), checkPassword},              // PASSWORD PASSWD
 }
 
-// dashAnchor is the index in anchors of '-', which the private key check rides on.
-const dashAnchor = 0
+// dollarAnchor and dashAnchor are the indexes in anchors of '$', which the password hash
+// check rides on, and of '-', which the private key checks ride on.
+const (
+	dollarAnchor = 0
+	dashAnchor   = 1
+)
 
 func byteSet(s string) *[256]bool {
 	var t [256]bool
@@ -195,14 +286,27 @@ func byteSet(s string) *[256]bool {
 }
 
 var (
-	openAIMark = []byte("T3BlbkFJ")
-	rulesAWS   = []*rule{ruleAWS}
-	rulesOpen  = []*rule{ruleOpenAI}
-	rulesGoog  = []*rule{ruleGoogle}
+	accessKey      = []byte("AccessKey")
+	secretPrefix   = []byte("secret")
+	rulesAWSSecret = []*rule{ruleAWSSecret}
+	rulesPassword  = []*rule{rulePassword}
+	rulesXML       = []*rule{rulePasswordXML}
+	rulesRouter    = []*rule{ruleOpenRouter}
+	openAIMark     = []byte("T3BlbkFJ")
+	rulesAWS       = []*rule{ruleAWS}
+	rulesOpen      = []*rule{ruleOpenAI}
+	rulesGoog      = []*rule{ruleGoogle}
 )
 
-// checkA: AWS access key ids (AKIA, ASIA, ABIA, ACCA, A3T) and Google API keys (AIza).
+// checkA: AWS access key ids (AKIA, ASIA, ABIA, ACCA, A3T), Google API keys (AIza) and
+// the name SecretAccessKey.
 func checkA(c []byte, i int) (int, []*rule) {
+	if c[i+1] == 'c' {
+		if i >= 6 && string(c[i-5:i]) == "ecret" && (c[i-6] == 's' || c[i-6] == 'S') && bytes.HasPrefix(c[i:], accessKey) {
+			return i - 6, rulesAWSSecret
+		}
+		return 0, nil
+	}
 	if i+20 > len(c) || i > 0 && isWordByte(c[i-1]) {
 		return 0, nil
 	}
@@ -241,8 +345,9 @@ var (
 	rulesStripe        = []*rule{ruleStripe}
 )
 
-// checkUnderscore: GitHub (ghp_ gho_ ghu_ ghs_ ghr_ github_pat_), npm (npm_, any case) and
-// Stripe (sk_ rk_ followed by test_ live_ prod_).
+// checkUnderscore: GitHub (ghp_ gho_ ghu_ ghs_ ghr_ github_pat_), npm (npm_, any case),
+// Stripe (sk_ rk_ followed by test_ live_ prod_) and the names secret_key and
+// secret_access_key (any case).
 func checkUnderscore(c []byte, i int) (int, []*rule) {
 	if i < 2 || i+12 > len(c) {
 		return 0, nil
@@ -253,6 +358,9 @@ func checkUnderscore(c []byte, i int) (int, []*rule) {
 			return i - 2, rulesStripe
 		}
 		return 0, nil
+	}
+	if i >= 6 && hasPrefixFold(c[i-6:], secretPrefix) {
+		return i - 6, rulesAWSSecret
 	}
 	if i < 3 {
 		return 0, nil
@@ -296,7 +404,7 @@ var (
 )
 
 // checkDash: GitLab (glpat-), OpenAI (sk- and "T3BlbkFJ" within the next 200 bytes),
-// Anthropic (sk-ant-api03-, sk-ant-admin01-) and Slack (xoxb-
+// Anthropic (sk-ant-api03-, sk-ant-admin01-), OpenRouter (sk-or-v1-) and Slack (xoxb-
 // xoxp- xoxe- xoxa- xoxr- xoxo- xoxs- xapp-, and xoxe.xoxb- xoxe.xoxp-).
 func checkDash(c []byte, i int) (int, []*rule) {
 	if i < 2 || i+9 > len(c) {
@@ -310,6 +418,9 @@ func checkDash(c []byte, i int) (int, []*rule) {
 			}
 			if bytes.HasPrefix(c[i+1:], []byte("ant-admin01-")) {
 				return i - 2, rulesAnthropicAdmin
+			}
+			if bytes.HasPrefix(c[i+1:], []byte("or-v1-")) {
+				return i - 2, rulesRouter
 			}
 			if bytes.Contains(c[i+1:min(len(c), i+200)], openAIMark) {
 				return i - 2, rulesOpen
@@ -374,4 +485,40 @@ func checkWebhook(c []byte, i int) (int, []*rule) {
 		}
 	}
 	return start, rulesWebhook
+}
+
+var (
+	passPrefix = []byte("pass")
+	ordSuffix  = []byte("ord")
+)
+
+// checkPassword: the names password and passwd (any case), from their 'w': in an XML tag,
+// the window starts at the '<'; else at the start of the name that ends in them (at most
+// 32 letters, digits, '_', '.', '-', as in mavenPassword or signing.password).
+func checkPassword(c []byte, i int) (int, []*rule) {
+	if i < 4 || i+2 > len(c) || !hasPrefixFold(c[i-4:], passPrefix) {
+		return 0, nil
+	}
+	end := i + 2 // past passwd
+	if c[i+1]|0x20 != 'd' {
+		if !hasPrefixFold(c[i+1:], ordSuffix) {
+			return 0, nil
+		}
+		end = i + 4 // past password
+	}
+	if i >= 5 && c[i-5] == '<' {
+		return i - 5, rulesXML
+	}
+	// A separator must follow the name, after a closing quote (escaped or not) and blanks.
+	for end < len(c) && (c[end] == '"' || c[end] == '\'' || c[end] == '\\' || c[end] == ' ' || c[end] == '\t') {
+		end++
+	}
+	if end >= len(c) || c[end] != ':' && c[end] != '=' {
+		return 0, nil
+	}
+	ks := i - 4
+	for ks > 0 && i-4-ks < 32 && (isWordByte(c[ks-1]) || c[ks-1] == '.' || c[ks-1] == '-') {
+		ks--
+	}
+	return ks, rulesPassword
 }

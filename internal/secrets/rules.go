@@ -19,6 +19,11 @@ type rule struct {
 	allow   [][]byte
 	// allowSuffix is gitleaks' allowlist regex '.+<suffix>$'.
 	allowSuffix []byte
+	// window, when not 0, is how many bytes from the start of the name the expression runs
+	// over (the keyword rules); else it runs over the token the anchor found.
+	window int
+	// check, when set, must accept the secret too.
+	check func([]byte) bool
 }
 
 const (
@@ -32,6 +37,9 @@ const (
 	kindStripe    = "Stripe secret key"
 	kindSlack     = "Slack token"
 	kindWebhook   = "Slack webhook"
+	kindRouter    = "OpenRouter API key"
+	kindAWSSecret = "AWS secret key"
+	kindPassword  = "password"
 )
 
 // The rules, each with its gitleaks id; the source of every expression is
@@ -59,15 +67,20 @@ var (
 	// openai-api-key (rules/openai.go): project, service-account, admin and legacy keys all
 	// hold "T3BlbkFJ" (base64 of "OpenAI").
 	ruleOpenAI = &rule{id: "openai-api-key", kind: kindOpenAI, entropy: 3,
-		re: lazyRegexp(`\b(sk-(?:proj|svcacct|admin)-(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})T3BlbkFJ(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})\b|sk-[a-zA-Z0-9]{20}T3BlbkFJ[a-zA-Z0-9]{20})(?:[\x60'"\s;]|\\[nr]|$)`)}
+		re: lazyRegexp(`\b(sk-(?:proj|svcacct|admin)-(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})T3BlbkFJ(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})\b|sk-[a-zA-Z0-9]{20}T3BlbkFJ[a-zA-Z0-9]{20})(?:[\x60'"\s;]|\\[nr"]|$)`)}
+
+	// OpenRouter's keys, "sk-or-v1-" and 64 hex digits: not a gitleaks rule. Its key is the
+	// default provider's, which users write into client configurations and scripts.
+	ruleOpenRouter = &rule{id: "openrouter-api-key", kind: kindRouter, entropy: 3,
+		re: lazyRegexp(`\b(sk-or-v1-[0-9a-f]{64})\b`)}
 
 	// anthropic-api-key, anthropic-admin-api-key (rules/anthropic.go).
-	ruleAnthropic      = &rule{id: "anthropic-api-key", kind: kindAnthropic, re: lazyRegexp(`\b(sk-ant-api03-[a-zA-Z0-9_\-]{93}AA)(?:[\x60'"\s;]|\\[nr]|$)`)}
-	ruleAnthropicAdmin = &rule{id: "anthropic-admin-api-key", kind: kindAnthropic, re: lazyRegexp(`\b(sk-ant-admin01-[a-zA-Z0-9_\-]{93}AA)(?:[\x60'"\s;]|\\[nr]|$)`)}
+	ruleAnthropic      = &rule{id: "anthropic-api-key", kind: kindAnthropic, re: lazyRegexp(`\b(sk-ant-api03-[a-zA-Z0-9_\-]{93}AA)(?:[\x60'"\s;]|\\[nr"]|$)`)}
+	ruleAnthropicAdmin = &rule{id: "anthropic-admin-api-key", kind: kindAnthropic, re: lazyRegexp(`\b(sk-ant-admin01-[a-zA-Z0-9_\-]{93}AA)(?:[\x60'"\s;]|\\[nr"]|$)`)}
 
 	// gcp-api-key (rules/gcp.go), with its allowlist of published keys.
 	ruleGoogle = &rule{id: "gcp-api-key", kind: kindGoogle, entropy: 4,
-		re: lazyRegexp(`\b(AIza[\w-]{35})(?:[\x60'"\s;]|\\[nr]|$)`),
+		re: lazyRegexp(`\b(AIza[\w-]{35})(?:[\x60'"\s;]|\\[nr"]|$)`),
 		allow: bytesOf(
 			"AIzaSyabcdefghijklmnopqrstuvwxyz1234567", "AIzaSyAnLA7NfeLquW1tJFpx_eQCxoX-oo6YyIs",
 			"AIzaSyCkEhVjf3pduRDt6d1yKOMitrUEke8agEM", "AIzaSyDMAScliyLx7F0NPDEJi1QmyCgHIAODrlU",
@@ -80,11 +93,11 @@ var (
 		)}
 
 	// npm-access-token (rules/npm.go).
-	ruleNpm = &rule{id: "npm-access-token", kind: kindNpm, entropy: 2, re: lazyRegexp(`(?i)\b(npm_[a-z0-9]{36})(?:[\x60'"\s;]|\\[nr]|$)`)}
+	ruleNpm = &rule{id: "npm-access-token", kind: kindNpm, entropy: 2, re: lazyRegexp(`(?i)\b(npm_[a-z0-9]{36})(?:[\x60'"\s;]|\\[nr"]|$)`)}
 
 	// stripe-access-token (rules/stripe.go).
 	ruleStripe = &rule{id: "stripe-access-token", kind: kindStripe, entropy: 2,
-		re: lazyRegexp(`\b((?:sk|rk)_(?:test|live|prod)_[a-zA-Z0-9]{10,99})(?:[\x60'"\s;]|\\[nr]|$)`)}
+		re: lazyRegexp(`\b((?:sk|rk)_(?:test|live|prod)_[a-zA-Z0-9]{10,99})(?:[\x60'"\s;]|\\[nr"]|$)`)}
 
 	// slack-bot-token, slack-legacy-bot-token, slack-user-token, slack-app-token,
 	// slack-config-access-token, slack-config-refresh-token, slack-legacy-workspace-token,
@@ -100,6 +113,83 @@ var (
 	ruleSlackWebhook   = &rule{id: "slack-webhook-url", kind: kindWebhook, re: lazyRegexp(`(?:https?://)?hooks.slack.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{43,56}`)}
 )
 
+// Keyword rules, not gitleaks': a value after the name that says what it is. Each runs
+// over window bytes from the name (the value is not part of a token the anchors find).
+var (
+	// An AWS secret access key after its name (aws_secret_access_key, SecretAccessKey,
+	// secretAccessKey, secret_key, in any case but the camel-cased ones), as a credentials file, an environment dump or a notebook's output
+	// prints it: 40 base64 characters. Keys ending in EXAMPLEKEY are AWS's documentation's.
+	ruleAWSSecret = &rule{id: "aws-secret-access-key", kind: kindAWSSecret, entropy: 4, window: 128,
+		re:          lazyRegexp(`(?:(?i:secret_access_key|secret_key)|[Ss]ecretAccessKey)(?:\\?["'])?[ \t]{0,16}(?:=>|[:=])[ \t]{0,16}(?:\\?["'])?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`),
+		allowSuffix: []byte("EXAMPLEKEY")}
+
+	// A password in an XML element, as Maven's settings.xml holds one.
+	rulePasswordXML = &rule{id: "password-xml", kind: kindPassword, window: 256, check: passwordValue,
+		re: lazyRegexp(`(?i)<(?:password|passwd)>([^<\s]{1,200})</`)}
+
+	// A password after a name ending in password or passwd, at the start of a line or of a
+	// string, or quoted: a properties, INI or YAML entry (gradle.properties' mavenPassword,
+	// .pypirc), a JSON member or a dict a notebook printed, "Password: value" in a
+	// program's output. The value ends at a quote or the line's end.
+	rulePassword = &rule{id: "password", kind: kindPassword, window: 320, check: passwordValue,
+		re: lazyRegexp(`(?i)(?:^|[\n"'\s]|\\n)[\w.-]{0,32}pass(?:word|wd)(?:\\?["'])?[ \t]{0,16}[:=][ \t]{0,16}(?:\\?["'])?([^\s"'<>\\,;]{1,200})(?:\\?["']|\\[nr]|[ \t]{0,16}(?:\r?\n|$))`)}
+)
+
+// passwordValue reports whether v, the value after a password's name, looks like a
+// password: not a name for one, six characters or more of at least two classes (lower case, upper case,
+// digits, others), not code (a call, an index, a variable's expansion, a template, an
+// attribute such as self.password) and not a number.
+func passwordValue(v []byte) bool {
+	if len(v) < 6 || bytes.ContainsAny(v, "()[]{}$%`*") || isPasswordName(v) {
+		return false // too short, code, or a name (userPassword, encodeUserPassword)
+	}
+	var lower, upperc, digitc, other, dot int
+	for _, c := range v {
+		switch {
+		case c >= 'a' && c <= 'z':
+			lower = 1
+		case c >= 'A' && c <= 'Z':
+			upperc = 1
+		case c >= '0' && c <= '9':
+			digitc = 1
+		case c == '.':
+			dot, other = 1, 1
+		case c == '_':
+		default:
+			other = 1
+		}
+	}
+	if lower+upperc+digitc+other < 2 || bytes.HasPrefix(v, []byte("0x")) {
+		return false
+	}
+	// An identifier with dots is an attribute or a module path.
+	identifier := true
+	for _, c := range v {
+		if !isWordByte(c) && c != '.' {
+			identifier = false
+		}
+	}
+	return !(identifier && dot == 1)
+}
+
+// isPasswordName reports an identifier that names a password: letters, digits and '_', with
+// "pass" after a letter (userPassword, DB_PASSWORD; not password123).
+func isPasswordName(v []byte) bool {
+	for _, c := range v {
+		if !isWordByte(c) {
+			return false
+		}
+	}
+	for i := 1; i+len(passPrefix) <= len(v); i++ {
+		if hasPrefixFold(v[i:], passPrefix) && (isLetter(v[i-1]) || v[i-1] == '_') {
+			return true
+		}
+	}
+	return false
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
 // lazyRegexp returns a function that compiles expr on its first call and returns the same
 // expression after: compiling all the rules takes about 4 ms, which a program that never
 // scans (or not yet, as a server answering its first requests) should not pay at start.
@@ -113,6 +203,7 @@ var allRules = []*rule{
 	ruleGitLabPAT, ruleGitLabRoutable, ruleOpenAI, ruleAnthropic, ruleAnthropicAdmin, ruleGoogle,
 	ruleNpm, ruleStripe, ruleSlackBot, ruleSlackLegacyBot, ruleSlackUser, ruleSlackApp,
 	ruleSlackConfig, ruleSlackRefresh, ruleSlackWorkspace, ruleSlackLegacy, ruleSlackWebhook,
+	ruleOpenRouter, ruleAWSSecret, rulePasswordXML, rulePassword,
 }
 
 // stopwords is gitleaks' global allowlist: a secret holding one (in lower case) is not one.
@@ -129,6 +220,9 @@ func (r *rule) secret(b []byte, loc []int) (start, end int, ok bool) {
 		}
 	}
 	s := b[start:end]
+	if r.check != nil && !r.check(s) {
+		return start, end, false
+	}
 	if r.entropy != 0 && entropy(s) <= r.entropy {
 		return start, end, false
 	}

@@ -11,16 +11,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-
-	"github.com/tiktoken-go/tokenizer/codec"
 )
 
 // The benchmarks count real Go source: every *.go file under $(go env GOROOT)/src (about
-// 7,700 files, 90 MB) for BenchmarkCountAll*, and under GOROOT/src/net (about 3 MB) for
+// 7,700 files) for BenchmarkCountAll*, and under GOROOT/src/net (about 3 MB) for
 // the quick ones. Files are read once, outside the timer; MB/s is source bytes per second.
 //
-//	go test -run '^$' -bench 'CountAll' -benchtime=1x -count=3 ./tokens/   # full tree
-//	go test -run '^$' -bench 'Count$|CountCached|Pkoukk|Tokenizer' -benchmem ./tokens/
+//	go test -run '^$' -bench 'CountAll' -benchtime=1x -count=3 ./internal/tokens/   # full tree
+//	go test -run '^$' -bench 'Count$|CountCached|Pkoukk' -benchmem ./internal/tokens/
 
 var corpora sync.Map // dir -> [][]byte
 
@@ -91,7 +89,7 @@ func BenchmarkCountAll(b *testing.B) { benchCold(b, "") }
 func BenchmarkCountAllCached(b *testing.B) { benchWarm(b, "") }
 
 // BenchmarkCount is BenchmarkCountAll on GOROOT/src/net, for quick runs, and the
-// production side of the comparison with BenchmarkCountPkoukk and BenchmarkCountTokenizer.
+// production side of the comparison with BenchmarkCountPkoukk.
 func BenchmarkCount(b *testing.B) { benchCold(b, "net") }
 
 // BenchmarkCountCached is BenchmarkCountAllCached on GOROOT/src/net.
@@ -112,7 +110,7 @@ func parallel(files [][]byte, count func(string) int) {
 }
 
 // BenchmarkCountPkoukk counts GOROOT/src/net with github.com/pkoukk/tiktoken-go (offline
-// loader), in parallel like CountAll: the library DESIGN.md names, and the reference.
+// loader), in parallel like CountAll: the reference the counts are checked against.
 func BenchmarkCountPkoukk(b *testing.B) {
 	files, size := goFiles(b, "net")
 	enc, err := pkoukk()
@@ -123,18 +121,6 @@ func BenchmarkCountPkoukk(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		parallel(files, func(s string) int { return len(enc.EncodeOrdinary(s)) })
-	}
-}
-
-// BenchmarkCountTokenizer counts GOROOT/src/net with github.com/tiktoken-go/tokenizer,
-// in parallel like CountAll: fast, but see TestTokenizerLibraryBugs.
-func BenchmarkCountTokenizer(b *testing.B) {
-	files, size := goFiles(b, "net")
-	c := codec.NewO200kBase()
-	b.SetBytes(size)
-	b.ReportAllocs()
-	for b.Loop() {
-		parallel(files, func(s string) int { n, _ := c.Count(s); return n })
 	}
 }
 

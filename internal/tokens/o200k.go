@@ -18,12 +18,12 @@ import (
 // expression, written out by hand, and tiktoken's byte-pair merge.
 //
 // Why not a library: github.com/pkoukk/tiktoken-go is exact but runs its regular
-// expression through an interpreter (1.5 to 3.6 MB/s on two cores here, below the
-// 5 MiB/s target), and github.com/tiktoken-go/tokenizer v0.10.0, faster (5 to 10 MB/s)
-// because its expression is compiled to Go by regexp2cg, miscounts two things: it drops
-// U+007F (its ASCII bitmap leaves out bit 127), and it backtracks `\s*[\r\n]+` to the
-// first newline instead of the last, so "\n    \n" (an indented blank line, in most
-// Python files) is two tokens instead of one. TestTokenizerLibraryBugs shows both.
+// expression through an interpreter, slower than the target of BenchmarkCountAll; and
+// github.com/tiktoken-go/tokenizer v0.10.0, whose expression is compiled to Go, miscounts
+// two things: it drops U+007F (its ASCII bitmap leaves out bit 127), and it backtracks
+// `\s*[\r\n]+` to the first newline instead of the last, so "\n    \n" (an indented blank
+// line, in most Python files) is two tokens instead of one. TestAwkwardWhitespace holds
+// the texts it got wrong.
 //
 // This one agrees with Python's regex module on the pieces of 3,000 random texts built
 // from every character class the expression tells apart (TestPiecesMatchRegex), and with
@@ -36,9 +36,9 @@ import (
 // vocabData is tiktoken's o200k_base.tiktoken (https://github.com/openai/tiktoken, MIT
 // licence, copyright OpenAI and Shantanu Jain; see o200k_base.LICENSE), the copy shipped
 // in github.com/pkoukk/tiktoken-go-loader v0.0.2 (assets/o200k_base.tiktoken), which
-// TestVocabularyIsTheLoaders compares it with. Only this vocabulary is embedded: 3.6 MB.
-// Compressed with gzip it would be 1.7 MB, but decompressing it (compress/gzip, 55-95 ms
-// here) would more than double the load, to save 2 % of the binary.
+// TestVocabularyIsTheLoaders compares it with. Only this vocabulary is embedded. It is not
+// compressed: decompressing it would cost more than the load itself, to save a small part
+// of the binary.
 //
 //go:embed o200k_base.tiktoken
 var vocabData []byte
@@ -71,9 +71,7 @@ func loadBPE() (*bpe, error) {
 // must hold size tokens.
 //
 // The tokens are decoded into one buffer that the map's keys share, rather than one
-// allocation per token: 516 allocations instead of 200,257, and the whole load takes
-// 36-41 ms instead of 46-62 (BenchmarkLoadVocabulary), 63-94 ms instead of 84-153 in a
-// fresh process, whose memory is not yet mapped.
+// allocation per token (BenchmarkLoadVocabulary measures the load).
 func parseVocab(data []byte, size int) (*bpe, error) {
 	ranks := make(map[string]uint32, size)
 	// Decoded, each token is at most 3/4 of its base64, so the buffer never grows and

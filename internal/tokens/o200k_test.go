@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"unicode"
-
-	"github.com/tiktoken-go/tokenizer/codec"
 )
 
 // pieces splits s with nextPiece.
@@ -120,20 +118,12 @@ func TestFold(t *testing.T) {
 	}
 }
 
-// TestVocabulary checks the embedded vocabulary (its SHA-256 is checked when it loads)
-// against github.com/tiktoken-go/tokenizer's, which is compiled from tiktoken's file
-// separately.
+// TestVocabulary checks the embedded vocabulary's size and that every byte is a token
+// (TestVocabularyIsTheLoaders compares it with the reference's file).
 func TestVocabulary(t *testing.T) {
 	b := vocabulary()
 	if len(b.ranks) != vocabSize {
 		t.Fatalf("%d tokens, want %d", len(b.ranks), vocabSize)
-	}
-	other := codec.NewO200kBase()
-	for tok, rank := range b.ranks {
-		got, err := other.Decode([]uint{uint(rank)})
-		if err != nil || got != tok {
-			t.Fatalf("rank %d: tiktoken-go/tokenizer has %q (%v), we have %q", rank, got, err, tok)
-		}
 	}
 	for i := range 256 {
 		if _, ok := b.ranks[string([]byte{byte(i)})]; !ok {
@@ -158,11 +148,9 @@ func TestParseVocab(t *testing.T) {
 	}
 }
 
-// TestTokenizerLibraryBugs keeps the evidence for not using github.com/tiktoken-go/tokenizer
-// v0.10.0, the fastest library: on these texts it disagrees with pkoukk/tiktoken-go and
-// with tiktoken's expression. Run with -v to see its counts.
-func TestTokenizerLibraryBugs(t *testing.T) {
-	lib := codec.NewO200kBase()
+// TestAwkwardWhitespace: the texts github.com/tiktoken-go/tokenizer v0.10.0 miscounts
+// (an indented blank line, DEL) are counted as pkoukk/tiktoken-go counts them.
+func TestAwkwardWhitespace(t *testing.T) {
 	c := NewCounter()
 	for _, s := range []string{
 		"def f():\n    x = 1\n    \n    return x\n", // indented blank line
@@ -174,8 +162,6 @@ func TestTokenizerLibraryBugs(t *testing.T) {
 		if got := c.CountString(s); int(got) != want {
 			t.Errorf("Count(%q) = %d, pkoukk/tiktoken-go = %d", s, got, want)
 		}
-		libCount, err := lib.Count(s)
-		t.Logf("%q: pkoukk/tiktoken-go and Count %d, tiktoken-go/tokenizer %d (%v)", s, want, libCount, err)
 	}
 }
 

@@ -6,12 +6,11 @@
 // or read from disk, at start-up or ever, and the package has no network code. The
 // tokenizer itself is in this package (o200k.go): it counts exactly like
 // github.com/pkoukk/tiktoken-go, which the tests check on a varied corpus, against
-// Python's regex module, and by fuzzing, at about 30 times its speed (about 100 MB/s on
-// two cores, against 3 MB/s); see the benchmarks. github.com/tiktoken-go/tokenizer, the
-// fast library, miscounts common text (see o200k.go) and is used only in tests.
+// Python's regex module, and by fuzzing, and is faster (BenchmarkCount against
+// BenchmarkCountPkoukk).
 //
-// A count is exact for models that use o200k_base (see [ExactFor]) and an estimate for
-// every other model, which tokenizes with its own vocabulary; [Label] says which.
+// Every model's tokens are counted with o200k_base ([Encoding]): exact for OpenAI's
+// models that use it, an estimate for a model with a tokenizer of its own.
 package tokens
 
 import (
@@ -42,8 +41,8 @@ const cacheGeneration = 1 << 15
 
 // vocabulary loads the o200k_base vocabulary once per process, however many Counters
 // exist: it hashes and parses 200k base64 lines embedded in the binary and fills a
-// character-class table, in 60-95 ms in a fresh process, leaving about 10 MB on the
-// heap. [Preload] starts it in the background; otherwise the first count does.
+// character-class table (BenchmarkLoadVocabulary), leaving about 10 MB on the heap.
+// [Preload] starts it in the background; otherwise the first count does.
 var vocabulary = sync.OnceValue(func() *bpe {
 	start := time.Now()
 	fillClassTable()
@@ -108,7 +107,7 @@ type Counter struct {
 }
 
 // NewCounter returns a Counter with an empty cache, at once: it does not load the
-// vocabulary (60-95 ms, once per process, shared by every Counter). [Preload] starts
+// vocabulary (once per process, shared by every Counter). [Preload] starts
 // that in the background; a count that comes before the vocabulary is loaded waits for
 // it, [Counter.CountAll] as long as its context allows, [Counter.Count] and
 // [Counter.CountString] until it is done.
@@ -187,11 +186,11 @@ func jsonText(s string) string {
 // returns the counts in the order of texts. Each count is the one [Counter.Count] gives.
 //
 // CountAll waits for the vocabulary if it is not loaded yet (see [NewCounter]), and checks
-// ctx then and before each text. When ctx ends before every text is counted, it
-// returns ctx.Err() as soon as the texts already being counted are done (about 0.1 s for
-// a 1 MiB text), together with a slice of len(texts) in which the texts that were counted
-// hold their counts and the others hold [NotCounted]. When every text was counted the
-// error is nil, even if ctx ended meanwhile. No goroutine outlives the call.
+// ctx then and before each text. When ctx ends before every text is counted, it returns
+// ctx.Err() as soon as the texts already being counted are done, together with a slice of
+// len(texts) in which the texts that were counted hold their counts and the others hold
+// [NotCounted]. When every text was counted the error is nil, even if ctx ended meanwhile.
+// No goroutine outlives the call.
 func (c *Counter) CountAll(ctx context.Context, texts [][]byte) ([]consult.Tokens, error) {
 	out := make([]consult.Tokens, len(texts))
 	for i := range out {

@@ -108,9 +108,8 @@ func corpus(tb testing.TB) map[string]string {
 	return texts
 }
 
-// TestMatchesPkoukk checks that github.com/tiktoken-go/tokenizer, used in production,
-// counts exactly like github.com/pkoukk/tiktoken-go, on raw bytes and on the text as
-// encoding/json sends it.
+// TestMatchesPkoukk checks that Count counts exactly like github.com/pkoukk/tiktoken-go,
+// on raw bytes and on the text as encoding/json sends it.
 func TestMatchesPkoukk(t *testing.T) {
 	c := NewCounter()
 	for name, text := range corpus(t) {

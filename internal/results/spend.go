@@ -9,15 +9,15 @@ import (
 	"maps"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 )
 
-// The daily spend ledger: what consultations cost, in US dollars per UTC day, shared by every
-// server using the results directory (for a daily budget across them). It is one small JSON
-// file, rewritten atomically while an exclusive lock is held on a lock file beside it.
-// Neither name can be taken for a record or a worker's file, so Prune leaves them alone.
+// The daily spend ledger: what consultations cost, in US dollars per UTC day, shared by
+// every server using the results directory (for a daily budget across them). It is one
+// small JSON file, rewritten atomically under an exclusive lock on a lock file beside it;
+// both are opened like every file of the store. Neither name can be taken for a record or
+// a worker's file.
 const (
 	spendFile     = "spend.json"
 	spendLock     = ".spend.lock"
@@ -37,25 +37,24 @@ type spendLedger struct {
 var errSpend = errors.New("spend must be a finite number of dollars, 0 or more")
 
 // AddSpend adds usd dollars to the spend of day (its UTC date) and returns that day's new
-// total. Any number of processes may add at once: each addition is made under the ledger's
-// lock (on systems with file locks) and written atomically. Days more than two months
-// before day are dropped.
+// total. Any number of processes may add at once: each addition is made under the
+// ledger's lock (on systems with file locks) and written atomically. Days older than two
+// months before day are dropped from the ledger.
 func (s *Store) AddSpend(day time.Time, usd float64) (float64, error) {
 	if math.IsNaN(usd) || math.IsInf(usd, 0) || usd < 0 {
 		return 0, fmt.Errorf("results: %w: got %v", errSpend, usd)
 	}
-	if s.dir == "" {
-		return 0, errNoDir
-	}
-	if err := os.MkdirAll(s.dir, 0o700); err != nil {
-		return 0, fmt.Errorf("results: %w", err)
-	}
-	unlock, err := lockFile(filepath.Join(s.dir, spendLock))
+	lock, err := s.holdFileLock(spendLock)
 	if err != nil {
-		return 0, fmt.Errorf("results: cannot lock the spend ledger: %w", err)
+		return 0, err
 	}
-	defer unlock()
-	l, err := s.readLedger()
+	defer lock.Close()
+	root, err := s.openDir(true)
+	if err != nil {
+		return 0, err
+	}
+	defer root.Close()
+	l, err := readLedger(root)
 	if err != nil {
 		return 0, err
 	}
@@ -72,32 +71,36 @@ func (s *Store) AddSpend(day time.Time, usd float64) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := writeAtomic(filepath.Join(s.dir, spendFile), tempPrefix+"spend-*"+tempSuffix, data, s.now()); err != nil {
+	if err := writeAtomic(root, spendFile, tempPrefix+"spend-", tempSuffix, data, time.Now()); err != nil {
 		return 0, fmt.Errorf("results: cannot record a spend in %s: %w", s.dir, err)
 	}
 	return total, nil
 }
 
-// Spent is what the ledger holds for day (its UTC date): 0 when nothing was spent that day
-// or the ledger does not exist yet. An error (a ledger that cannot be read) is never
-// reported as 0 spent, so a budget can refuse rather than guess.
+// Spent is what the ledger holds for day (its UTC date): 0 when nothing was spent that
+// day or the ledger does not exist yet. An error (an unsafe directory, a ledger that
+// cannot be read) is never reported as 0 spent, so a budget can refuse rather than guess.
 func (s *Store) Spent(day time.Time) (float64, error) {
-	if s.dir == "" {
-		return 0, errNoDir
+	root, err := s.openDir(false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
 	}
-	l, err := s.readLedger()
+	if err != nil {
+		return 0, err
+	}
+	defer root.Close()
+	l, err := readLedger(root)
 	if err != nil {
 		return 0, err
 	}
 	return l.Days[day.UTC().Format(spendDayForm)], nil
 }
 
-// readLedger reads the ledger; a missing one is empty. The file is replaced whole, so
-// reading needs no lock. It is opened like a record: without following a link in its place,
-// without blocking, and only if it is a regular file.
-func (s *Store) readLedger() (spendLedger, error) {
+// readLedger reads the ledger in root; a missing one is empty. A ledger file is replaced
+// whole, so reading needs no lock.
+func readLedger(root *os.Root) (spendLedger, error) {
 	l := spendLedger{Version: spendVersion, Days: map[string]float64{}}
-	f, err := os.OpenFile(filepath.Join(s.dir, spendFile), openFlags, 0)
+	f, fi, err := openIn(root, spendFile, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return l, nil
 	}
@@ -105,12 +108,8 @@ func (s *Store) readLedger() (spendLedger, error) {
 		return l, fmt.Errorf("results: the spend ledger: %w", err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return l, fmt.Errorf("results: the spend ledger: %w", err)
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > maxSpendBytes {
-		return l, fmt.Errorf("results: the spend ledger %s is not a regular file of at most %d bytes; remove it", spendFile, maxSpendBytes)
+	if fi.Size() > maxSpendBytes {
+		return l, fmt.Errorf("results: the spend ledger %s is %d bytes, more than consult writes (%d); remove it", spendFile, fi.Size(), maxSpendBytes)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxSpendBytes))
 	if err != nil {

@@ -1,0 +1,150 @@
+package results
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ErrUnsafeDir: the results directory, or one of its parents, can be changed by another
+// user, so nothing in it can be trusted (a job file replaced between its writing and the
+// worker's start would send the worker's key where the other user says). Like ssh with
+// ~/.ssh, the store then refuses to use it; the error names the directory, what is wrong
+// and the fix.
+var ErrUnsafeDir = errors.New("unsafe results directory")
+
+// openDir checks the results directory and opens it as an *os.Root, through which every
+// file of the store is then opened: the kernel refuses any name that leads out of it. With
+// create, a missing directory is created first (mode 0700, and so are missing parents);
+// without, a missing directory is an error wrapping fs.ErrNotExist.
+//
+// The directory must be a directory owned by the current user and not writable by group
+// or others, and each of its parents must not be writable by others unless it is sticky
+// (like /tmp, where others cannot remove or rename what is ours): else the error wraps
+// ErrUnsafeDir. On systems without Unix owners and modes the checks are skipped; the
+// directory is still opened as a root.
+func (s *Store) openDir(create bool) (*os.Root, error) {
+	if s.dir == "" {
+		return nil, errNoDir
+	}
+	if create {
+		if _, err := os.Stat(s.dir); errors.Is(err, fs.ErrNotExist) {
+			// Nothing is created inside a parent another user may change.
+			if err := checkMissing(s.dir); err != nil {
+				return nil, err
+			}
+			if err := os.MkdirAll(s.dir, 0o700); err != nil {
+				return nil, fmt.Errorf("results: cannot create the results directory: %w", err)
+			}
+		}
+	}
+	real, err := filepath.EvalSymlinks(s.dir)
+	if err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	if err := checkParents(s.dir, real); err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(real)
+	if err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	// The directory opened is the one checked, whatever its name leads to now.
+	fi, err := root.Stat(".")
+	if err == nil {
+		err = checkDir(s.dir, fi)
+	}
+	if err != nil {
+		root.Close()
+		return nil, err
+	}
+	return root, nil
+}
+
+// checkDir refuses a results directory (described by fi, named dir) that another user may
+// change: owned by someone else, or writable by group or others.
+func checkDir(dir string, fi fs.FileInfo) error {
+	if !checkModes {
+		return nil
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("results: %s is not a directory", dir)
+	}
+	if uid, ok := fileOwner(fi); ok && uid != currentUID() {
+		return fmt.Errorf("%w: %s is owned by uid %d, not by you (uid %d): another user could replace what consult stores there; choose a directory of your own with --results-dir (or CONSULT_RESULTS_DIR)",
+			ErrUnsafeDir, dir, uid, currentUID())
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return fmt.Errorf("%w: %s is writable by %s (mode %04o): another user could replace what consult stores there; run chmod go-w %s, or choose another --results-dir",
+			ErrUnsafeDir, dir, writers(perm), perm, shellQuote(dir))
+	}
+	return nil
+}
+
+// checkParents refuses a results directory (named dir, real once its links are resolved)
+// with a parent that others may write and that is not sticky: another user could rename
+// the directory away and put one of their own, or a link, in its place.
+func checkParents(dir, real string) error {
+	if !checkModes {
+		return nil
+	}
+	for p := filepath.Dir(real); ; p = filepath.Dir(p) {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return fmt.Errorf("results: %w", err)
+		}
+		if fi.Mode().Perm()&0o002 != 0 && fi.Mode()&fs.ModeSticky == 0 {
+			return fmt.Errorf("%w: %s is inside %s, which every user may write (mode %04o, not sticky): another user could replace the results directory; run chmod o-w %s, or choose another --results-dir",
+				ErrUnsafeDir, dir, p, fi.Mode().Perm(), shellQuote(p))
+		}
+		if next := filepath.Dir(p); next == p {
+			return nil
+		}
+	}
+}
+
+// checkMissing checks, for a results directory dir that does not exist, its deepest
+// existing ancestor as checkParents checks parents: the directories MkdirAll would create
+// must not land where another user may replace them.
+func checkMissing(dir string) error {
+	if !checkModes {
+		return nil
+	}
+	for p := filepath.Dir(dir); ; p = filepath.Dir(p) {
+		real, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			return checkParents(dir, filepath.Join(real, "missing"))
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("results: %w", err)
+		}
+		if filepath.Dir(p) == p {
+			return nil
+		}
+	}
+}
+
+// writers names who may write a directory of this mode besides its owner.
+func writers(perm fs.FileMode) string {
+	switch {
+	case perm&0o020 != 0 && perm&0o002 != 0:
+		return "group and others"
+	case perm&0o020 != 0:
+		return "its group"
+	default:
+		return "others"
+	}
+}
+
+// shellQuote quotes a path for a command line the user may paste, when it needs quoting.
+func shellQuote(p string) string {
+	for _, c := range p {
+		if !(c == '/' || c == '.' || c == '-' || c == '_' || c == '~' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
+		}
+	}
+	return p
+}
