@@ -102,7 +102,8 @@ func (c *call) estimateCost(ctx context.Context, rep *Report) {
 			written = rep.Tokens
 		}
 		usd := pr.Estimate(rep.PromptTokens, est.CachedTokens, written, est.AnswerTokens)
-		est.USD, est.Prices, est.price = &usd, pr.Source, &pr
+		at := pr.At(rep.PromptTokens) // the rates shown: a long prompt's where they differ
+		est.USD, est.Prices, est.price = &usd, pr.Source, &at
 		c.price = &pr
 	}
 	c.estimate = est

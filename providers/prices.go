@@ -47,8 +47,8 @@ type Price struct {
 	Source string
 }
 
-// tier is the price that applies to a prompt of this many tokens.
-func (p Price) tier(prompt consult.Tokens) Price {
+// At is the prices that apply to a prompt of this many tokens: Long's over LongOver.
+func (p Price) At(prompt consult.Tokens) Price {
 	if p.LongOver > 0 && p.Long != nil && prompt > p.LongOver {
 		l := *p.Long
 		l.Source = p.Source
@@ -87,7 +87,7 @@ func perToken(perMillion float64, n consult.Tokens) float64 {
 // (cached of them at the cache-read price, written of them at the cache-write price) plus
 // answer tokens at the completion price.
 func (p Price) Estimate(prompt, cached, written, answer consult.Tokens) float64 {
-	t := p.tier(prompt)
+	t := p.At(prompt)
 	cached = min(max(cached, 0), prompt)
 	written = min(max(written, 0), prompt-cached)
 	fresh := prompt - cached - written
@@ -99,7 +99,7 @@ func (p Price) Estimate(prompt, cached, written, answer consult.Tokens) float64 
 // their own prices), the answer and the reasoning. It is the figure for a provider that
 // reports no cost of its own (OpenAI, Gemini).
 func (p Price) Cost(u Usage) float64 {
-	t := p.tier(u.Input)
+	t := p.At(u.Input)
 	cached := min(u.Cached, u.Input)
 	written := min(u.CacheWrite, u.Input-cached)
 	fresh := u.Input - cached - written
@@ -111,7 +111,7 @@ func (p Price) Cost(u Usage) float64 {
 // the cache-read price, less what writing to the cache cost above the prompt price. It may
 // be negative (a first call that only wrote the cache).
 func (p Price) Saved(u Usage) float64 {
-	t := p.tier(u.Input)
+	t := p.At(u.Input)
 	return perToken(t.Input-t.cacheRead(), u.Cached) - perToken(t.cacheWrite()-t.Input, u.CacheWrite)
 }
 
