@@ -112,20 +112,16 @@ func (c *call) recordSpend(resp *providers.Response) {
 	}
 }
 
-// announceEstimate puts the estimate in the next progress report: sent at once when the price
-// is known, so the client hears it before anything is spent, however fast the answer; an
-// unknown price waits for the next regular report.
+// announceEstimate puts the estimate in the next progress report, the first one the
+// heartbeat sends after the price is known. It does not send a report of its own: one sent
+// right after the call's first report can reach an HTTP client before it (mcp-go), and the
+// first report must stay first (it carries the call's warnings).
 func (c *call) announceEstimate() {
 	if c.estimate == nil {
 		return
 	}
 	note := "estimated " + c.estimate.String()
 	c.costNote.Store(&note)
-	if c.estimate.Known() {
-		c.mu.Lock()
-		c.hb.poke()
-		c.mu.Unlock()
-	}
 }
 
 // costFooter is the footer's cost: "$0.031 (estimated $0.05)", the cache's saving.
