@@ -57,6 +57,7 @@ const (
 	ArgOutputFile = "output_file"
 	ArgDryRun     = "dry_run"
 	ArgOnTimeout  = "on_timeout"
+	ArgMaxCost    = "max_cost_usd"
 )
 
 // OnTimeout is what a call does when its timeout passes.
@@ -94,6 +95,9 @@ type Request struct {
 	DryRun bool
 	// OnTimeout is what happens at Timeout; "" is OnTimeoutFail.
 	OnTimeout OnTimeout
+	// MaxCostUSD refuses, before anything is sent, a request whose estimated price is
+	// higher, in US dollars; 0 is no cap.
+	MaxCostUSD float64
 }
 
 // request is a validated Request: what a call works on.
@@ -123,6 +127,8 @@ type request struct {
 	Continue bool
 	// Warnings are notes about accepted arguments the caller should see (e.g. a long timeout).
 	Warnings []string
+	// MaxCostUSD is the call's cap on the estimated price; 0 is none.
+	MaxCostUSD float64
 }
 
 // wanted says what each required argument holds, as the messages that ask for it put it.
@@ -144,7 +150,7 @@ func Wanted(name string) string { return wanted[name] }
 func (in Request) validate(defaultTimeout time.Duration) (request, error) {
 	req := request{
 		Path: in.Path, Pattern: in.Pattern, Exclude: in.Exclude, Query: in.Query,
-		Timeout: in.Timeout, OutputFile: in.OutputFile, DryRun: in.DryRun,
+		Timeout: in.Timeout, OutputFile: in.OutputFile, DryRun: in.DryRun, MaxCostUSD: in.MaxCostUSD,
 	}
 	for _, a := range []struct{ name, v string }{{ArgPath, in.Path}, {ArgPattern, in.Pattern}, {ArgQuery, in.Query}} {
 		if err := notEmpty(a.name, a.v); err != nil {
@@ -176,6 +182,11 @@ func (in Request) validate(defaultTimeout time.Duration) (request, error) {
 
 	if err := checkQuery(req.Query); err != nil {
 		return req, err
+	}
+	if in.MaxCostUSD != 0 {
+		if err := CheckMaxCost(in.MaxCostUSD); err != nil {
+			return req, err
+		}
 	}
 	var err error
 	if req.Model, err = models.ParseSpec(in.Model); err != nil {
@@ -378,4 +389,16 @@ func unwrapPathError(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// maxCostLimit bounds max_cost_usd: a cap above it is a mistake (cents typed as dollars).
+const maxCostLimit = 10_000
+
+// CheckMaxCost refuses a max_cost_usd that is not a number of dollars above 0 and at most
+// 10,000.
+func CheckMaxCost(v float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 || v > maxCostLimit {
+		return argErr(ArgMaxCost, "max_cost_usd must be a price in US dollars above 0 and at most %d, e.g. 0.50; got %v", maxCostLimit, v)
+	}
+	return nil
 }

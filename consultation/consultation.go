@@ -19,6 +19,7 @@ import (
 	"github.com/consultmcp/consult/files"
 	"github.com/consultmcp/consult/internal/models"
 	"github.com/consultmcp/consult/internal/tokens"
+	"github.com/consultmcp/consult/providers"
 )
 
 // Phase names what a call is doing; timeouts and progress messages report it.
@@ -84,6 +85,14 @@ type Service struct {
 	AllowRoots []string
 	// Inflight bounds the bytes the calls in flight hold, server-wide; nil is no bound.
 	Inflight *Inflight
+	// DailyBudgetUSD caps what the consultations of every server sharing Ledger spend per
+	// UTC day, in US dollars; 0 is no cap. It needs Ledger.
+	DailyBudgetUSD float64
+	// Ledger records what each consultation cost, per UTC day; nil records nothing.
+	Ledger Ledger
+
+	// sent remembers the prompt prefixes sent lately, for estimates that expect a cache hit.
+	sent sentPrefixes
 
 	// gather is files.Gather; tests replace it to observe or slow the gathering phase.
 	gather func(context.Context, files.Options) (*files.Gathered, error)
@@ -302,6 +311,10 @@ type call struct {
 	attempts  atomic.Int32   // model requests sent; read by the heartbeat
 	failed    []attemptRecord
 	sized     atomic.Pointer[Report] // the size report once counted; read by "still running"
+	fileSet   string                 // FileSetKey of the gathered files
+	estimate  *CostEstimate          // the price before sending, once the model is looked up
+	price     *providers.Price       // the model's prices, when known
+	costNote  atomic.Pointer[string] // the estimate, for the next progress report
 	answerTxt string                 // the full (or partial) answer once the call ends, for the results directory
 }
 
@@ -360,6 +373,7 @@ func (c *call) run(ctx context.Context) Result {
 		return c.errorResult(ErrorInfo{Class: ClassInternal}, "Could not count tokens: "+err.Error(), nil)
 	}
 	c.overhead = c.svc.Counter.CountString(files.Layout(headersOnly(g.Files), c.req.Query))
+	c.fileSet = FileSetKey(g.Files)
 	if len(g.Files) == 0 {
 		rep := c.report()
 		if over := overCap(g); over != "" {
@@ -379,6 +393,7 @@ func (c *call) run(ctx context.Context) Result {
 		c.ctxWindow = w
 	}
 	rep := c.report()
+	c.estimateCost(ctx, rep)
 	c.sized.Store(rep)
 	if c.req.DryRun {
 		sum := c.summary(KindDryRun, rep)
@@ -393,6 +408,7 @@ func (c *call) report() *Report {
 	rep := buildReport(c.req, c.gathered, c.counts, c.overhead)
 	rep.Counting = tokens.Encoding
 	rep.setWindow(c.ctxWindow, c.gathered, c.counts)
+	rep.Cost = c.estimate
 	return rep
 }
 

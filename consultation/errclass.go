@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/consultmcp/consult/providers"
 )
@@ -27,6 +28,7 @@ const (
 	ClassIdleTimeout      ErrorClass = "idle_timeout"      // the upstream was silent for the idle timeout
 	ClassCancelled        ErrorClass = "cancelled"         // the client, a cancel tool, or a shutdown stopped it
 	ClassUpstreamError    ErrorClass = "upstream_error"    // the provider failed otherwise
+	ClassOverBudget       ErrorClass = "over_budget"       // the estimated price is over max_cost_usd or the daily budget
 	ClassInternal         ErrorClass = "internal"          // consult itself failed
 )
 
@@ -45,6 +47,15 @@ type ErrorInfo struct {
 	// ProviderCode is the provider's own error code or stop reason ("context_length_exceeded",
 	// "RESOURCE_EXHAUSTED", "SAFETY").
 	ProviderCode string `json:"provider_code,omitempty"`
+	// EstimatedCostUSD is the request's estimated price, for an over_budget refusal (absent
+	// when the price is unknown); MaxCostUSD the call's cap.
+	EstimatedCostUSD *float64 `json:"estimated_cost_usd,omitempty"`
+	MaxCostUSD       float64  `json:"max_cost_usd,omitempty"`
+	// BudgetUSD is the server's daily budget, BudgetLeftUSD what is left of it today, and
+	// ResetsAt when it resets (midnight UTC), for a refusal under the daily budget.
+	BudgetUSD     float64   `json:"budget_usd,omitempty"`
+	BudgetLeftUSD *float64  `json:"budget_left_usd,omitempty"`
+	ResetsAt      time.Time `json:"resets_at,omitzero"`
 }
 
 // errorInfo describes err for programs: its class, whether a retry may help, and the

@@ -120,6 +120,10 @@ func (c *call) consult(ctx context.Context, rep *Report) Result {
 	if rep.Fits != nil && !*rep.Fits {
 		return c.errorResult(ErrorInfo{Class: ClassTooLarge}, fmt.Sprintf("Not sent: the request is too large for %s.\n%s", c.req.Model.ID, rep.Text()), rep)
 	}
+	if res, refused := c.overBudget(rep); refused {
+		return res
+	}
+	c.announceEstimate()
 	preq, err := c.request()
 	if err != nil {
 		return c.upstreamFailure(err, nil, rep, "")
@@ -130,6 +134,7 @@ func (c *call) consult(ctx context.Context, rep *Report) Result {
 	}
 	resp, failed, gaveUp, err := c.streamWithRetries(ctx, preq)
 	c.failed = failed
+	c.recordSpend(resp)
 	if ctx.Err() != nil {
 		return c.stopped(ctx)
 	}
@@ -160,9 +165,12 @@ func (c *call) request() (providers.Request, error) {
 		preq.Prompt = files.Layout(c.gathered.Files, c.req.Query)
 		return preq, nil
 	}
-	preq.Text = files.NewPrompt(c.gathered.Files, c.req.Query).Pieces
+	// The files first and the question last, apart: the same files give the same prefix,
+	// which the provider's prompt cache can hold, and the key that names them.
+	prompt := files.NewPrompt(c.gathered.Files, c.req.Query)
+	preq.Text, preq.Question, preq.CacheKey = prompt.Prefix, prompt.Question(), c.fileSet
 	body, err := enc.Encode(preq)
-	preq.Text, preq.Body = nil, body
+	preq.Text, preq.Question, preq.Body = nil, "", body
 	return preq, err
 }
 
@@ -225,7 +233,7 @@ func (c *call) upstreamFailure(err error, resp *providers.Response, rep *Report,
 	res := c.errorResult(errorInfo(err), b.String(), rep)
 	res.Summary.Answer = partialText(resp)
 	if resp != nil && resp.Usage.Reported {
-		res.Summary.Usage = usageOf(resp) // tokens spent are billed, failure or not
+		res.Summary.Usage = c.usageOf(resp) // tokens spent are billed, failure or not
 	}
 	c.setAnswer(partialText(resp))
 	return res
@@ -240,16 +248,25 @@ func partialText(resp *providers.Response) string {
 
 // usageOf is the provider's accounting in a summary's form; nil when it reported none (a
 // refusal stream may send none): never zeros that were not counted.
-func usageOf(resp *providers.Response) *UsageSummary {
+func (c *call) usageOf(resp *providers.Response) *UsageSummary {
 	if !resp.Usage.Reported {
 		return nil
 	}
+	ru := resp.Usage
 	u := &UsageSummary{
-		Input: resp.Usage.Input, Output: resp.Usage.Output, Reasoning: resp.Usage.Reasoning, Cached: resp.Usage.Cached,
+		Input: ru.Input, Output: ru.Output, Reasoning: ru.Reasoning, Cached: ru.Cached, CacheWrite: ru.CacheWrite,
 	}
-	if resp.Usage.CostKnown {
-		cost := resp.Usage.CostUSD
+	switch {
+	case ru.CostKnown:
+		cost := ru.CostUSD
 		u.CostUSD = &cost
+	case c.price != nil:
+		cost := c.price.Cost(ru)
+		u.CostUSD, u.CostFromPrices = &cost, true
+	}
+	if c.price != nil && (ru.Cached > 0 || ru.CacheWrite > 0) {
+		saved := c.price.Saved(ru)
+		u.CacheSavedUSD = &saved
 	}
 	return u
 }
@@ -291,7 +308,7 @@ func (c *call) stopFailure(resp *providers.Response, rep *Report) (res Result, o
 	}
 	res = c.errorResult(info, b.String(), rep)
 	sum := res.Summary
-	sum.Answer, sum.Usage, sum.StopReason = resp.Text, usageOf(resp), resp.StopReason
+	sum.Answer, sum.Usage, sum.StopReason = resp.Text, c.usageOf(resp), resp.StopReason
 	sum.Model = cmp.Or(resp.Model, c.req.Model.ID)
 	c.setAnswer(resp.Text)
 	return res, true
@@ -305,7 +322,7 @@ func (c *call) answer(resp *providers.Response, rep *Report) Result {
 	}
 	sum := c.summary(KindAnswer, rep)
 	sum.Model = cmp.Or(resp.Model, c.req.Model.ID)
-	sum.Usage = usageOf(resp)
+	sum.Usage = c.usageOf(resp)
 	sum.StopReason = resp.StopReason
 	sum.Truncated = resp.Truncated
 	sum.Withheld, sum.Redacted = rep.Withheld, rep.Redacted
@@ -381,16 +398,25 @@ func footer(s *Summary) string {
 	fmt.Fprintf(&b, "---\nmodel %s · %s %s, %s", consult.Printable(s.Model), consult.Thousands(int64(s.Files)), plural(s.Files, "file", "files"), s.Bytes)
 	if u := s.Usage; u != nil {
 		fmt.Fprintf(&b, " · tokens %s in", u.Input)
-		if u.Cached > 0 {
+		switch {
+		case u.Cached > 0 && u.CacheSavedUSD != nil && *u.CacheSavedUSD > 0:
+			fmt.Fprintf(&b, " (%s cached, saving %s)", u.Cached, FormatUSD(*u.CacheSavedUSD))
+		case u.Cached > 0:
 			fmt.Fprintf(&b, " (%s cached)", u.Cached)
+		}
+		if u.CacheWrite > 0 {
+			fmt.Fprintf(&b, " (%s written to the cache)", u.CacheWrite)
 		}
 		fmt.Fprintf(&b, ", %s out", u.Output)
 		if u.Reasoning > 0 {
 			fmt.Fprintf(&b, ", %s reasoning", u.Reasoning)
 		}
 		if u.CostUSD != nil {
-			b.WriteString(" · " + FormatUSD(*u.CostUSD))
+			b.WriteString(" · " + costWords(u))
 		}
+	}
+	if e := s.Estimate; e.Known() {
+		b.WriteString(" (estimated " + FormatUSD(*e.USD) + ")")
 	}
 	fmt.Fprintf(&b, " · %.1f s · %d %s", s.ElapsedSeconds, s.Attempts, plural(s.Attempts, "attempt", "attempts"))
 	if len(s.Withheld) > 0 || len(s.Redacted) > 0 {

@@ -88,7 +88,7 @@ func TestAnswerEachProvider(t *testing.T) {
 			if f.flavor != fake.OpenAI && sum.Usage.Reasoning != 40 {
 				t.Errorf("reasoning tokens = %d, want 40", sum.Usage.Reasoning)
 			}
-			for _, frag := range []string{"---\nmodel ", "3 files", "120 in (100 cached)", "5 out", "1 attempt"} {
+			for _, frag := range []string{"---\nmodel ", "3 files", "120 in (100 cached", "5 out", "1 attempt"} {
 				if !strings.Contains(res.Text, frag) {
 					t.Errorf("footer lacks %q:\n%s", frag, res.Text)
 				}

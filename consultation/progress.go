@@ -267,6 +267,9 @@ func (c *call) progressMessage(now time.Time) string {
 	if n := c.attempts.Load(); n > 1 {
 		fmt.Fprintf(&b, ", attempt %d", n)
 	}
+	if e := c.costNote.Swap(nil); e != nil {
+		fmt.Fprintf(&b, ", %s", *e) // once, in the report sent when it is known
+	}
 	if w := c.notice.Swap(nil); w != nil {
 		fmt.Fprintf(&b, "; warning: %s", *w) // once, in the report that follows it; cut below
 	}

@@ -59,10 +59,12 @@ type Report struct {
 	// Fits says (the provider counts with its own tokenizer).
 	Refused bool `json:"refused_as_too_large,omitempty"`
 	// Reserve is the room kept free for the answer when deciding Fits.
-	Reserve      consult.Tokens `json:"answer_reserve,omitempty"`
-	LargestFiles []Entry        `json:"largest_files"`
-	LargestDirs  []Entry        `json:"largest_directories"`
-	Skipped      []Skipped      `json:"skipped"`
+	Reserve consult.Tokens `json:"answer_reserve,omitempty"`
+	// Cost is the request's price before it is sent, once the model is known.
+	Cost         *CostEstimate `json:"cost_estimate,omitempty"`
+	LargestFiles []Entry       `json:"largest_files"`
+	LargestDirs  []Entry       `json:"largest_directories"`
+	Skipped      []Skipped     `json:"skipped"`
 	// Withheld lists every file held back because it may hold a secret, with the reason.
 	Withheld []files.Withheld `json:"withheld,omitempty"`
 	// Redacted lists every file sent with secrets replaced by "[REDACTED <kind>]".
@@ -265,6 +267,7 @@ func (r *Report) write(b *strings.Builder) {
 	case r.Model != "":
 		fmt.Fprintf(b, "Model %s: context window unknown, so whether the request fits cannot be checked.\n", model)
 	}
+	r.Cost.write(b)
 	if len(r.LargestFiles) > 0 && r.Files > 1 {
 		b.WriteString("Largest files:\n")
 		for _, e := range r.LargestFiles {

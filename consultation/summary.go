@@ -38,7 +38,9 @@ type Summary struct {
 	Bytes        consult.Bytes  `json:"bytes"`
 	PromptTokens consult.Tokens `json:"prompt_tokens"`
 	// Usage is what the provider reported.
-	Usage *UsageSummary `json:"usage,omitempty" desc:"input, output, reasoning, cached tokens; cost_usd"`
+	Usage *UsageSummary `json:"usage,omitempty" desc:"tokens, cost_usd, cache_saved_usd"`
+	// Estimate is the request's price before it was sent.
+	Estimate *CostEstimate `json:"cost_estimate,omitempty" schema:"undeclared"`
 	// Streamed counts what a running consultation has received so far.
 	Streamed *StreamedSummary `json:"streamed,omitempty" desc:"tokens so far"`
 	// Truncated is true when the answer is incomplete; TruncatedBy says why.
@@ -127,8 +129,15 @@ type UsageSummary struct {
 	Output    consult.Tokens `json:"output"`
 	Reasoning consult.Tokens `json:"reasoning"`
 	Cached    consult.Tokens `json:"cached"`
-	// CostUSD is present when the provider reports cost (OpenRouter).
-	CostUSD *float64 `json:"cost_usd,omitempty"`
+	// CacheWrite is the prompt tokens written to the provider's cache, where it says.
+	CacheWrite consult.Tokens `json:"cache_write,omitempty"`
+	// CostUSD is the provider's reported cost (OpenRouter), else the reported tokens at the
+	// model's list prices (CostFromPrices), when they are known.
+	CostUSD        *float64 `json:"cost_usd,omitempty"`
+	CostFromPrices bool     `json:"cost_from_prices,omitempty"`
+	// CacheSavedUSD is what the prompt cache saved at the model's prices: the cached tokens
+	// at the prompt price less the cache-read price, less any cache-write premium.
+	CacheSavedUSD *float64 `json:"cache_saved_usd,omitempty"`
 }
 
 // summary starts a Summary of this call with the gathering figures filled in.
@@ -140,6 +149,7 @@ func (c *call) summary(kind string, rep *Report) *Summary {
 	if rep != nil {
 		s.Files, s.Bytes, s.PromptTokens = rep.Files, rep.Bytes, rep.PromptTokens
 	}
+	s.Estimate = c.estimate
 	return s
 }
 

@@ -81,6 +81,26 @@ func (p *Prompt) Len() int { return p.size }
 // header line and opening fence, its content (the caller's own slice), its closing fence,
 // and the question. A piece must not be modified or kept after yield returns.
 func (p *Prompt) Pieces(yield func([]byte) bool) {
+	for piece := range p.Prefix {
+		if !yield(piece) {
+			return
+		}
+	}
+	if !yield([]byte("\n" + layoutQuestion)) {
+		return
+	}
+	yield([]byte(p.query))
+}
+
+// Question is the end of the prompt, after [Prompt.Prefix]: the line that introduces the
+// query, and the query.
+func (p *Prompt) Question() string { return "\n" + layoutQuestion + p.query }
+
+// Prefix yields the part of the prompt that depends only on the files (the introduction and
+// every file, as [Prompt.Pieces] yields them): the same files give the same bytes, whatever
+// the question, so a provider's prompt cache can hold it. Prefix then [Prompt.Question] is
+// the whole prompt.
+func (p *Prompt) Prefix(yield func([]byte) bool) {
 	var scratch []byte
 	if !yield([]byte(layoutIntro)) {
 		return
@@ -99,10 +119,6 @@ func (p *Prompt) Pieces(yield func([]byte) bool) {
 			return
 		}
 	}
-	if !yield([]byte("\n" + layoutQuestion)) {
-		return
-	}
-	yield([]byte(p.query))
 }
 
 // String builds the whole prompt.

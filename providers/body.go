@@ -49,8 +49,8 @@ func prepare(name string, req Request, encode func(Request) (*Body, error)) (*Bo
 }
 
 // spliceMessage builds a body from envelope, a request encoded with [promptMark] as its
-// user message, by writing req's message (Text, else Prompt) JSON-escaped in the mark's
-// place, into one buffer of the exact size.
+// user message, by writing req's message (Text, else Prompt, then Question) JSON-escaped in
+// the mark's place, into one buffer of the exact size.
 func spliceMessage(name string, envelope []byte, req Request) (*Body, error) {
 	quoted := []byte(`"` + promptMark + `"`)
 	i := bytes.Index(envelope, quoted)
@@ -68,19 +68,21 @@ func spliceMessage(name string, envelope []byte, req Request) (*Body, error) {
 	} else {
 		n += escapeTo(data[n:], bytesOf(req.Prompt))
 	}
+	n += escapeTo(data[n:], bytesOf(req.Question))
 	if n += copy(data[n:], envelope[i+1+len(promptMark):]); n != len(data) {
 		// Text yielded less the second time than the first.
 		return nil, &Error{Provider: name, Kind: BadRequest, Message: "cannot encode the request: the message changed while it was written"}
 	}
 	meta := req
-	meta.Prompt, meta.Text, meta.Body = "", nil, nil
+	meta.Prompt, meta.Text, meta.Body, meta.Question = "", nil, nil, ""
 	return &Body{provider: name, req: meta, data: data, prompt: raw}, nil
 }
 
 // messageLen returns the user message's length, raw and JSON-escaped.
 func messageLen(req Request) (raw, escaped int) {
+	raw, escaped = len(req.Question), escapedLen(bytesOf(req.Question))
 	if req.Text == nil {
-		return len(req.Prompt), escapedLen(bytesOf(req.Prompt))
+		return raw + len(req.Prompt), escaped + escapedLen(bytesOf(req.Prompt))
 	}
 	for piece := range req.Text {
 		raw += len(piece)

@@ -52,20 +52,39 @@ func newChatClient(name string, cfg Config, extra ...option.RequestOption) (chat
 	}, nil
 }
 
-// messages lays out the system instruction (if any) and the single user message.
-func messages(req Request) []openai.ChatCompletionMessageParamUnion {
+// messages lays out the system instruction (if any) and the single user message: one string,
+// or, where the provider needs a cache breakpoint (cacheSplit), two text parts, the files
+// marked with cache_control and the question after them.
+func messages(name string, req Request) []openai.ChatCompletionMessageParamUnion {
 	msgs := make([]openai.ChatCompletionMessageParamUnion, 0, 2)
 	if req.System != "" {
 		msgs = append(msgs, openai.SystemMessage(req.System))
 	}
-	return append(msgs, openai.UserMessage(req.Prompt))
+	if !cacheSplit(name, req) {
+		return append(msgs, openai.UserMessage(req.Prompt))
+	}
+	// OpenRouter's prompt caching for Anthropic models: a cache_control breakpoint on a text
+	// part of the message's content (https://openrouter.ai/docs/features/prompt-caching,
+	// "cache_control": {"type": "ephemeral"}); everything up to it is cached.
+	files := openai.ChatCompletionContentPartTextParam{Text: req.Prompt}
+	files.SetExtraFields(map[string]any{"cache_control": map[string]any{"type": "ephemeral"}})
+	question := openai.ChatCompletionContentPartTextParam{Text: req.Question}
+	return append(msgs, openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{
+		{OfText: &files}, {OfText: &question},
+	}))
+}
+
+// cacheSplit says whether req's message goes as two parts, the files with a cache breakpoint
+// and the question: OpenRouter requests to the models that cache nothing without one.
+func cacheSplit(name string, req Request) bool {
+	return name == NameOpenRouter && req.Question != "" && CacheControlled(req.Model)
 }
 
 // baseParams is the request every chat provider sends: model, messages, usage in the stream.
-func baseParams(req Request) openai.ChatCompletionNewParams {
+func baseParams(name string, req Request) openai.ChatCompletionNewParams {
 	return openai.ChatCompletionNewParams{
 		Model:         req.Model,
-		Messages:      messages(req),
+		Messages:      messages(name, req),
 		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
 	}
 }
@@ -87,6 +106,11 @@ func (c *chatClient) encode(req Request, build func(Request) openai.ChatCompleti
 	}
 	r := req
 	r.Prompt, r.Text, r.Body = promptMark, nil, nil
+	if !cacheSplit(c.name, req) {
+		r.Question = "" // spliced in after the files, in the one message
+	} else {
+		req.Question = "" // a content part of its own, which the SDK encodes
+	}
 	envelope, err := build(r).MarshalJSON()
 	if err != nil || len(envelope) < 2 || envelope[len(envelope)-1] != '}' {
 		return nil, &Error{Provider: c.name, Kind: BadRequest, Message: fmt.Sprintf("cannot encode the request: %v", err), Err: err}
@@ -248,6 +272,13 @@ func chatUsage(u openai.CompletionUsage) Usage {
 		Output:    max(consult.Tokens(u.CompletionTokens)-reasoning, 0),
 		Reasoning: reasoning,
 		Cached:    consult.Tokens(u.PromptTokensDetails.CachedTokens),
+	}
+	// OpenRouter's usage accounting reports the tokens written to a prompt cache
+	// (https://openrouter.ai/docs/use-cases/usage-accounting).
+	if raw := extraRaw(u.PromptTokensDetails.JSON.ExtraFields, "cache_write_tokens"); raw != "" {
+		if n, err := strconv.ParseInt(raw, 10, 64); err == nil && n > 0 {
+			out.CacheWrite = consult.Tokens(n)
+		}
 	}
 	if raw := extraRaw(u.JSON.ExtraFields, "cost"); raw != "" {
 		if cost, err := strconv.ParseFloat(raw, 64); err == nil {

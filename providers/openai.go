@@ -46,7 +46,12 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, obs Observer) (*Respon
 func (p *OpenAI) Encode(req Request) (*Body, error) { return p.chat.encode(req, openAIParams) }
 
 func openAIParams(req Request) openai.ChatCompletionNewParams {
-	params := baseParams(req)
+	params := baseParams(NameOpenAI, req)
+	if req.CacheKey != "" {
+		// https://platform.openai.com/docs/guides/prompt-caching: requests with the same
+		// prompt_cache_key and prefix are routed to the same cache.
+		params.PromptCacheKey = openai.String(req.CacheKey)
+	}
 	if req.Thinking.On && openAIReasons(req.Model) {
 		params.ReasoningEffort = effortFor(req.Thinking.Budget)
 	}

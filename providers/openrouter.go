@@ -32,15 +32,22 @@ type OpenRouter struct {
 	chat chatClient
 
 	mu       sync.Mutex
-	windows  map[string]consult.Tokens
+	list     map[string]openRouterModel
 	fetched  time.Time
 	fetching *modelsFetch
 }
 
+// openRouterModel is what consult keeps of a model in OpenRouter's list.
+type openRouterModel struct {
+	window consult.Tokens
+	price  Price
+	priced bool
+}
+
 type modelsFetch struct {
-	done    chan struct{}
-	windows map[string]consult.Tokens
-	err     error
+	done chan struct{}
+	list map[string]openRouterModel
+	err  error
 }
 
 var _ Provider = (*OpenRouter)(nil)
@@ -79,7 +86,7 @@ func (p *OpenRouter) Stream(ctx context.Context, req Request, obs Observer) (*Re
 func (p *OpenRouter) Encode(req Request) (*Body, error) { return p.chat.encode(req, openRouterParams) }
 
 func openRouterParams(req Request) openai.ChatCompletionNewParams {
-	params := baseParams(req)
+	params := baseParams(NameOpenRouter, req)
 	extra := map[string]any{"usage": map[string]any{"include": true}}
 	if t := req.Thinking; t.On {
 		if t.Budget > 0 {
@@ -98,30 +105,50 @@ func openRouterParams(req Request) openai.ChatCompletionNewParams {
 // ContextWindow looks model up in OpenRouter's model list (GET /models), which is fetched
 // at most once per [ModelsTTL]. A model missing from the list is a [NotFound] error.
 func (p *OpenRouter) ContextWindow(ctx context.Context, model string) (consult.Tokens, bool, error) {
-	windows, err := p.models(ctx)
+	m, err := p.model(ctx, model)
 	if err != nil {
 		return 0, false, err
 	}
+	return m.window, m.window > 0, nil
+}
+
+// Price looks model up in OpenRouter's model list (its pricing object), fetched and cached
+// with the windows (see [OpenRouter.ContextWindow]); see [Pricer]. A model listed without
+// a fixed price has ok false.
+func (p *OpenRouter) Price(ctx context.Context, model string) (Price, bool, error) {
+	m, err := p.model(ctx, model)
+	if err != nil {
+		return Price{}, false, err
+	}
+	return m.price, m.priced, nil
+}
+
+// model finds id in the model list; a model missing from it is a [NotFound] error.
+func (p *OpenRouter) model(ctx context.Context, model string) (openRouterModel, error) {
+	list, err := p.models(ctx)
+	if err != nil {
+		return openRouterModel{}, err
+	}
 	id := strings.TrimSpace(model)
-	if w, ok := windows[id]; ok {
-		return w, w > 0, nil
+	if m, ok := list[id]; ok {
+		return m, nil
 	}
 	// Routing variants (":nitro", ":floor", ":online", ":thinking") are not listed.
 	if base, _, ok := strings.Cut(id, ":"); ok {
-		if w, ok := windows[base]; ok {
-			return w, w > 0, nil
+		if m, ok := list[base]; ok {
+			return m, nil
 		}
 	}
-	return 0, false, &Error{Provider: NameOpenRouter, Kind: NotFound,
+	return openRouterModel{}, &Error{Provider: NameOpenRouter, Kind: NotFound,
 		Message: fmt.Sprintf("model %q is not in OpenRouter's model list", id)}
 }
 
 // models returns the cached model list, fetching it when stale. Concurrent callers share
 // one fetch; each waits only as long as its own ctx allows.
-func (p *OpenRouter) models(ctx context.Context) (map[string]consult.Tokens, error) {
+func (p *OpenRouter) models(ctx context.Context) (map[string]openRouterModel, error) {
 	p.mu.Lock()
-	if p.windows != nil && time.Since(p.fetched) < ModelsTTL {
-		w := p.windows
+	if p.list != nil && time.Since(p.fetched) < ModelsTTL {
+		w := p.list
 		p.mu.Unlock()
 		return w, nil
 	}
@@ -132,10 +159,10 @@ func (p *OpenRouter) models(ctx context.Context) (map[string]consult.Tokens, err
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), modelsFetchTimeout)
 		go func() {
 			defer cancel()
-			f.windows, f.err = p.fetchModels(fctx)
+			f.list, f.err = p.fetchModels(fctx)
 			p.mu.Lock()
 			if f.err == nil {
-				p.windows, p.fetched = f.windows, time.Now()
+				p.list, p.fetched = f.list, time.Now()
 			}
 			p.fetching = nil
 			p.mu.Unlock()
@@ -146,7 +173,7 @@ func (p *OpenRouter) models(ctx context.Context) (map[string]consult.Tokens, err
 
 	select {
 	case <-f.done:
-		return f.windows, f.err
+		return f.list, f.err
 	case <-ctx.Done():
 		return nil, canceledError(NameOpenRouter, ctx, false)
 	}
@@ -158,12 +185,22 @@ type openRouterModels struct {
 		ID            string `json:"id"`
 		ContextLength int64  `json:"context_length"`
 		TopProvider   struct {
-			ContextLength int64 `json:"context_length"`
+			ContextLength       int64 `json:"context_length"`
+			MaxCompletionTokens int64 `json:"max_completion_tokens"`
 		} `json:"top_provider"`
+		// Pricing is in US dollars per token, as decimal strings
+		// (https://openrouter.ai/docs/api-reference/list-available-models).
+		Pricing struct {
+			Prompt            string `json:"prompt"`
+			Completion        string `json:"completion"`
+			InternalReasoning string `json:"internal_reasoning"`
+			InputCacheRead    string `json:"input_cache_read"`
+			InputCacheWrite   string `json:"input_cache_write"`
+		} `json:"pricing"`
 	} `json:"data"`
 }
 
-func (p *OpenRouter) fetchModels(ctx context.Context) (map[string]consult.Tokens, error) {
+func (p *OpenRouter) fetchModels(ctx context.Context) (map[string]openRouterModel, error) {
 	var raw []byte
 	var httpResp *http.Response
 	err := p.chat.client.Get(ctx, "models", nil, &raw, option.WithResponseInto(&httpResp))
@@ -175,14 +212,17 @@ func (p *OpenRouter) fetchModels(ctx context.Context) (map[string]consult.Tokens
 		return nil, &Error{Provider: NameOpenRouter, Kind: Transport,
 			Message: "cannot decode the model list: " + p.chat.redact.clean(err.Error()), Err: err}
 	}
-	windows := make(map[string]consult.Tokens, len(list.Data))
+	models := make(map[string]openRouterModel, len(list.Data))
 	for _, m := range list.Data {
 		w := m.ContextLength
 		if w <= 0 {
 			w = m.TopProvider.ContextLength
 		}
-		windows[m.ID] = consult.Tokens(w)
+		pr := m.Pricing
+		price, priced := openRouterPrice(pr.Prompt, pr.Completion, pr.InternalReasoning, pr.InputCacheRead, pr.InputCacheWrite)
+		price.MaxOutput = consult.Tokens(max(m.TopProvider.MaxCompletionTokens, 0))
+		models[m.ID] = openRouterModel{window: consult.Tokens(w), price: price, priced: priced}
 	}
-	p.chat.log.Debug("fetched model list", "provider", NameOpenRouter, "models", len(windows))
-	return windows, nil
+	p.chat.log.Debug("fetched model list", "provider", NameOpenRouter, "models", len(models))
+	return models, nil
 }

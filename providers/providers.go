@@ -48,6 +48,16 @@ type Request struct {
 	// while it is yielded. Text is called twice (to size the body, then to fill it) and must
 	// yield the same bytes both times.
 	Text iter.Seq[[]byte]
+	// Question, when set, is the end of the user message, after Text (or Prompt): the part
+	// that changes from one question to the next about the same files (files.Prompt.Question).
+	// Where a provider needs a cache breakpoint (OpenRouter to Anthropic's models,
+	// [CacheControlled]) the files and the question are two content parts, the breakpoint on
+	// the files; elsewhere the question is appended to the one message.
+	Question string
+	// CacheKey names the file set the message holds (the same files, the same key): OpenAI
+	// requests carry it as prompt_cache_key, which routes requests with the same prefix to
+	// the same cache. Empty sends none.
+	CacheKey string
 	// Body, when set, is this request already encoded by the provider's [Encoder.Encode]:
 	// Stream sends exactly its bytes and reads no other field.
 	Body *Body
@@ -77,6 +87,9 @@ type Usage struct {
 	Reasoning consult.Tokens
 	// Cached is the number of prompt tokens served from the provider's prompt cache.
 	Cached consult.Tokens
+	// CacheWrite is the number of prompt tokens written to the provider's prompt cache, where
+	// the provider reports it (OpenRouter's prompt_tokens_details.cache_write_tokens).
+	CacheWrite consult.Tokens
 	// CostUSD is the call's cost in US dollars when CostKnown (OpenRouter usage accounting).
 	CostUSD float64
 	// CostKnown says whether the provider reported a cost.

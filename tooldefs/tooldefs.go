@@ -30,7 +30,7 @@ const consultationDescription = `Ask a large-context model a question about many
 
 For questions that need many files together: architecture, cross-file bugs, reviews. The model sees only these files and the query.
 
-On a large tree, call first with dry_run: true: files, tokens, largest files and directories, whether it fits; no model call.
+On a large tree, call first with dry_run: true: files, tokens, price, largest files and directories, whether it fits; no model call.
 
 timeout covers the whole call; on timeout the error says what was gathered and what to do. %s If not done by then, the result is "still running" with next: the consultation_result call that collects it.`
 
@@ -83,6 +83,7 @@ type ConsultationArgs struct {
 	OutputFile string  `json:"output_file,omitempty" desc:"Absolute path of a new file to write the answer to; the result then holds the path and the footer."`
 	DryRun     bool    `json:"dry_run,omitempty" desc:"Gather and count only; no model call."`
 	OnTimeout  string  `json:"on_timeout,omitempty" enum:"fail,continue" desc:"\"fail\" (default): stop at timeout. \"continue\": at timeout return an id and finish in the background."`
+	MaxCost    float64 `json:"max_cost_usd,omitempty" desc:"Refuse above this estimated price, USD."`
 }
 
 // ResultArgs are consultation_result's arguments.
@@ -100,8 +101,8 @@ type CancelArgs struct {
 // seconds describes a number of seconds bounded by lo and hi, with default def.
 func seconds(what string, lo, hi, def time.Duration) func(string, map[string]any) {
 	return func(_ string, p map[string]any) {
-		if p["type"] != "number" {
-			return
+		if _, described := p["description"]; p["type"] != "number" || described {
+			return // not a number of seconds: max_cost_usd carries its own description
 		}
 		p["description"] = fmt.Sprintf("Seconds %s, %g-%g.", what, lo.Seconds(), hi.Seconds())
 		number(p, lo, hi, def)

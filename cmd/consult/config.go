@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"path/filepath"
 	"regexp"
@@ -83,7 +84,29 @@ type config struct {
 
 	PageBytes int `json:"page_bytes"` // answers longer than this are returned in pages; 0: never
 
+	BudgetUSD float64 `json:"budget_usd,omitempty"` // the daily budget across servers sharing ResultsDir; 0: none
+
 	InWorker bool `json:"-"` // this process is a background worker, not a server
+}
+
+// dollarsValue is a flag.Value for a price in US dollars: a number, 0 or more ("5", "0.50",
+// "$5").
+type dollarsValue struct{ v *float64 }
+
+func (d dollarsValue) String() string {
+	if d.v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*d.v, 'f', -1, 64)
+}
+
+func (d dollarsValue) Set(s string) error {
+	f, err := strconv.ParseFloat(strings.TrimPrefix(strings.TrimSpace(s), "$"), 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+		return fmt.Errorf("%q is not a price: write US dollars as a number, 0 or more, e.g. 5 or 0.50", s)
+	}
+	*d.v = f
+	return nil
 }
 
 // durationValue is a flag.Value for durations written as Go durations or plain seconds.
@@ -230,6 +253,7 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 		{"CONSULT_BACKGROUND_WORKERS", intSetter(&cfg.BackgroundWorkers)},
 		{"CONSULT_MAX_INFLIGHT", bytesValue{&cfg.MaxInflight}.Set},
 		{"CONSULT_PAGE_BYTES", intSetter(&cfg.PageBytes)},
+		{"CONSULT_BUDGET_USD", dollarsValue{&cfg.BudgetUSD}.Set},
 	}
 	for _, e := range envs {
 		if v := getenv(e.name); v != "" {
@@ -260,6 +284,7 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 	fs.IntVar(&cfg.BackgroundWorkers, "background-workers", cfg.BackgroundWorkers, "how many background consultations may run at once")
 	fs.Var(bytesValue{&cfg.MaxInflight}, "max-inflight", "bound on the memory calls in flight hold, server-wide (2GiB, 512MiB); a call that would pass it waits")
 	fs.IntVar(&cfg.PageBytes, "page-bytes", cfg.PageBytes, "answers longer than this many bytes are returned in pages (0: never)")
+	fs.Var(dollarsValue{&cfg.BudgetUSD}, "budget-usd", "cap on what consultations cost per UTC day, in US dollars, across servers sharing the results directory (0: none)")
 	fs.BoolVar(&cfg.Test, "test", false, "send a one-line query, print the answer, model and timing, and exit")
 	var flagRoots []string
 	fs.Func("allow-root", "confine consultations to this directory (repeatable)", func(s string) error {
@@ -324,6 +349,9 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 	}
 	if cfg.MaxInflight < minInflight {
 		return cfg, fmt.Errorf("--max-inflight %s: must be at least %s", cfg.MaxInflight, minInflight)
+	}
+	if cfg.BudgetUSD > 0 && cfg.ResultsDir == "" {
+		return cfg, fmt.Errorf("--budget-usd %g: the daily spend is kept in the results directory, and there is none: pass --results-dir DIR", cfg.BudgetUSD)
 	}
 	if cfg.ResultsDir != "" {
 		abs, err := filepath.Abs(cfg.ResultsDir)

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	consult "github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/consultation"
 	"github.com/consultmcp/consult/internal/background"
 	"github.com/consultmcp/consult/internal/results"
 )
@@ -49,6 +50,14 @@ func resultsCommand(_ context.Context, args []string, getenv func(string) string
 	fs.StringVar(&dir, "results-dir", dir, "the results directory")
 	asJSON := fs.Bool("json", false, "print records as JSON")
 	cancel := fs.String("cancel", "", "stop the consultation with this id")
+	var budget float64
+	if v := getenv("CONSULT_BUDGET_USD"); v != "" {
+		if err := (dollarsValue{&budget}).Set(v); err != nil {
+			fmt.Fprintf(stderr, "consult results: CONSULT_BUDGET_USD: %v\n", err)
+			return exitCode(2)
+		}
+	}
+	fs.Var(dollarsValue{&budget}, "budget-usd", "the servers' daily budget, to show what is left of it")
 	positional, err := parseInterspersed(fs, args)
 	if err != nil {
 		return exitCode(2)
@@ -101,13 +110,33 @@ func resultsCommand(_ context.Context, args []string, getenv func(string) string
 	}
 	if len(entries) == 0 {
 		fmt.Fprintf(stdout, "No consultations in %s.\n", consult.Printable(dir))
-		return nil
 	}
 	for _, e := range entries {
 		fmt.Fprintf(stdout, "%s  %-24s  %12s ago  %s  %s\n", e.ID, consult.Printable(e.State), consult.FormatDuration(time.Since(e.Created)),
 			consult.Printable(e.Model), consult.Printable(oneLine(e.Query)))
 	}
+	line, err := spendLine(jobs.Store(), budget, time.Now())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, line)
 	return nil
+}
+
+// spendLine says what consultations cost today (UTC), and with a budget what is left of it
+// and when it resets.
+func spendLine(store *results.Store, budget float64, now time.Time) (string, error) {
+	spent, err := store.Spent(now)
+	if err != nil {
+		return "", err
+	}
+	line := fmt.Sprintf("Spent today (%s UTC): %s", now.UTC().Format(time.DateOnly), consultation.FormatUSD(spent))
+	if budget > 0 {
+		resets := consultation.NextUTCDay(now)
+		line += fmt.Sprintf(" of the daily budget %s; %s left until it resets at 00:00 UTC (in %s)",
+			consultation.FormatUSD(budget), consultation.FormatUSD(max(budget-spent, 0)), consult.FormatDuration(resets.Sub(now).Truncate(time.Minute)))
+	}
+	return line + ".", nil
 }
 
 // printJSON prints v as indented JSON whose strings are escaped for the terminal: the

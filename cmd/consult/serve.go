@@ -73,6 +73,9 @@ func newServer(cfg config, logger *slog.Logger) (*serving, error) {
 	}
 	if cfg.ResultsDir != "" {
 		srv.store = results.Open(cfg.ResultsDir, cfg.ResultsTTL, 0, 0)
+		// Every consultation's cost is recorded, in the server and its workers alike, so the
+		// daily budget and `consult results` see all of it.
+		svc.Ledger, svc.DailyBudgetUSD = srv.store, cfg.BudgetUSD
 		if !cfg.InWorker {
 			if err := srv.store.Prune(); err != nil {
 				logger.Warn("cannot tidy the results directory", "dir", cfg.ResultsDir, "error", err)

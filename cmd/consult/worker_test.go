@@ -135,7 +135,7 @@ func onlyRecord(t *testing.T, resultsDir, id string) {
 		}
 		names = names[:0]
 		for _, e := range entries {
-			if !strings.HasPrefix(e.Name(), ".slot-") { // the worker slots' locks stay
+			if n := e.Name(); !strings.HasPrefix(n, ".slot-") && n != "spend.json" && n != ".spend.lock" { // the worker slots' locks and the spend ledger stay
 				names = append(names, e.Name())
 			}
 		}

@@ -219,6 +219,10 @@ type Model struct {
 	Context int
 	// MaxOutput is the output limit in tokens.
 	MaxOutput int
+	// Pricing is an OpenRouter model's pricing object (US dollars per token as decimal
+	// strings: "prompt", "completion", "input_cache_read", ...); nil lists $1 and $2 per
+	// million prompt and completion tokens.
+	Pricing map[string]string
 }
 
 // DefaultModels are listed when a test sets none.

@@ -546,11 +546,15 @@ func (s *Server) modelList(w http.ResponseWriter, r *http.Request) {
 	data := make([]any, 0, len(models))
 	for _, m := range models {
 		if s.Flavor == OpenRouter {
+			pricing := map[string]string{"prompt": "0.000001", "completion": "0.000002"}
+			if m.Pricing != nil {
+				pricing = m.Pricing
+			}
 			data = append(data, map[string]any{
 				"id": m.ID, "canonical_slug": m.ID, "name": m.ID, "created": 1700000000,
 				"context_length":       m.Context,
 				"architecture":         map[string]any{"modality": "text->text", "input_modalities": []string{"text"}, "output_modalities": []string{"text"}},
-				"pricing":              map[string]any{"prompt": "0.000001", "completion": "0.000002"},
+				"pricing":              pricing,
 				"top_provider":         map[string]any{"context_length": m.Context, "max_completion_tokens": m.MaxOutput, "is_moderated": false},
 				"supported_parameters": []string{"max_tokens", "reasoning", "include_reasoning"},
 			})

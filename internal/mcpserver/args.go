@@ -55,12 +55,14 @@ func consultationRequest(raw map[string]any, timeout consultation.SecondsRule) (
 	d.flag(consultation.ArgDryRun, &a.DryRun)
 	limit := d.seconds(timeout, &a.Timeout)
 	d.optional(consultation.ArgOnTimeout, &a.OnTimeout)
+	d.dollars(consultation.ArgMaxCost, &a.MaxCost)
 	if d.err != nil {
 		return consultation.Request{}, d.err
 	}
 	return consultation.Request{
 		Path: a.Path, Pattern: a.Pattern, Exclude: a.Exclude, Query: a.Query, Model: a.Model,
 		Timeout: limit, OutputFile: a.OutputFile, DryRun: a.DryRun, OnTimeout: consultation.OnTimeout(a.OnTimeout),
+		MaxCostUSD: a.MaxCost,
 	}, nil
 }
 
@@ -235,6 +237,25 @@ func (d *decoder) flag(name string, dst *bool) {
 		return
 	}
 	*dst = b
+}
+
+// dollars reads a price in US dollars that may be absent; one given is checked by
+// consultation.CheckMaxCost (so 0, which would mean no cap, is refused when given).
+func (d *decoder) dollars(name string, dst *float64) {
+	v, ok := d.value(name)
+	if !ok {
+		return
+	}
+	f, isNum := v.(float64)
+	if !isNum {
+		d.refuse(name, "argument %q must be a number of US dollars, e.g. 0.50; got %s", name, describe(v))
+		return
+	}
+	if err := consultation.CheckMaxCost(f); err != nil {
+		d.err = err
+		return
+	}
+	*dst = f
 }
 
 // seconds reads a number of seconds that may be absent, and returns it as a duration

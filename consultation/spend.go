@@ -1,0 +1,138 @@
+package consultation
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	consult "github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/providers"
+)
+
+// Ledger records what consultations cost, in US dollars per UTC day, for a daily budget
+// shared by every server that uses it. Implementations must be safe for concurrent use by
+// several processes; an error is never reported as 0 spent.
+type Ledger interface {
+	// Spent is what was recorded for day's UTC date.
+	Spent(day time.Time) (float64, error)
+	// AddSpend adds usd (0 or more) to day's UTC date and returns that day's new total.
+	AddSpend(day time.Time, usd float64) (float64, error)
+}
+
+// NextUTCDay is when the daily budget of now's UTC day resets: the next midnight UTC.
+func NextUTCDay(now time.Time) time.Time {
+	y, m, d := now.UTC().Date()
+	return time.Date(y, m, d+1, 0, 0, 0, 0, time.UTC)
+}
+
+// overBudget refuses, before anything is sent, a request whose estimate is over the call's
+// max_cost_usd or would take today's spend over the server's daily budget. A cap that
+// cannot be checked (the model's price is unknown, the ledger cannot be read) refuses too:
+// a cap is the caller's or the user's promise to themselves.
+func (c *call) overBudget(rep *Report) (Result, bool) {
+	est := c.estimate
+	capUSD, budget := c.req.MaxCostUSD, c.svc.DailyBudgetUSD
+	if capUSD <= 0 && (budget <= 0 || c.svc.Ledger == nil) {
+		return Result{}, false
+	}
+	info := ErrorInfo{Class: ClassOverBudget}
+	if est.Known() {
+		v := *est.USD
+		info.EstimatedCostUSD = &v
+	}
+	model := consult.Printable(c.req.Model.ID)
+	if capUSD > 0 {
+		info.MaxCostUSD = capUSD
+		switch {
+		case !est.Known():
+			return c.errorResult(info, fmt.Sprintf("Not sent: max_cost_usd is %s, but the price of %s is unknown (not in %s nor the provider's list), so the cap cannot be checked. Use a model whose price is known, or leave out max_cost_usd.\n%s",
+				FormatUSD(capUSD), model, providers.PriceSourceTable, rep.Text()), rep), true
+		case *est.USD > capUSD:
+			return c.errorResult(info, fmt.Sprintf("Not sent: the estimated price is %s, over max_cost_usd %s (%s). Narrow pattern or exclude files (the largest are listed below), use a cheaper model, or raise max_cost_usd.\n%s",
+				FormatUSD(*est.USD), FormatUSD(capUSD), est.Prices, rep.Text()), rep), true
+		}
+	}
+	if budget <= 0 || c.svc.Ledger == nil {
+		return Result{}, false
+	}
+	now := time.Now()
+	resets := NextUTCDay(now)
+	info.BudgetUSD, info.ResetsAt = budget, resets
+	spent, err := c.svc.Ledger.Spent(now)
+	if err != nil {
+		info.Class = ClassInternal
+		return c.errorResult(info, fmt.Sprintf("Not sent: the server has a daily budget of %s (--budget-usd), but today's spend cannot be read: %v", FormatUSD(budget), err), rep), true
+	}
+	left := math.Max(budget-spent, 0)
+	info.BudgetLeftUSD = &left
+	until := consult.FormatDuration(resets.Sub(now).Truncate(time.Minute))
+	switch {
+	case !est.Known():
+		return c.errorResult(info, fmt.Sprintf("Not sent: the server has a daily budget of %s (--budget-usd), and the price of %s is unknown (not in %s nor the provider's list), so it cannot be counted. Use a model whose price is known. %s of the budget is left until it resets at %s (in %s).\n%s",
+			FormatUSD(budget), model, providers.PriceSourceTable, FormatUSD(left), resets.Format("15:04 UTC"), until, rep.Text()), rep), true
+	case *est.USD > left:
+		return c.errorResult(info, fmt.Sprintf("Not sent: the estimated price %s is more than the %s left of the server's daily budget of %s (--budget-usd; %s spent today). It resets at %s (in %s). Make the request smaller or cheaper, or wait.\n%s",
+			FormatUSD(*est.USD), FormatUSD(left), FormatUSD(budget), FormatUSD(spent), resets.Format("15:04 UTC"), until, rep.Text()), rep), true
+	}
+	return Result{}, false
+}
+
+// spendOf is what a model call cost: the provider's reported cost, else its reported usage at
+// the model's prices, else (nothing reported, but the model produced something) the estimate;
+// 0 when nothing was generated or nothing is known.
+func (c *call) spendOf(resp *providers.Response) float64 {
+	if resp == nil {
+		return 0
+	}
+	u := resp.Usage
+	switch {
+	case u.Reported && u.CostKnown:
+		return u.CostUSD
+	case u.Reported && c.price != nil:
+		return c.price.Cost(u)
+	case !u.Reported && (resp.Text != "" || u.Reasoning > 0) && c.estimate.Known():
+		return *c.estimate.USD
+	}
+	return 0
+}
+
+// recordSpend adds what the call cost to the ledger, and notes the prompt prefix as sent
+// (for the next estimate's cache hit).
+func (c *call) recordSpend(resp *providers.Response) {
+	if resp != nil && (resp.Usage.Reported || resp.Text != "") {
+		c.svc.sent.note(c.prefixKey(), time.Now())
+	}
+	usd := c.spendOf(resp)
+	if c.svc.Ledger == nil || usd <= 0 {
+		return
+	}
+	if _, err := c.svc.Ledger.AddSpend(time.Now(), usd); err != nil {
+		c.svc.logger().Warn("could not record the consultation's cost", "usd", usd, "error", err)
+	}
+}
+
+// announceEstimate puts the estimate in the next progress report, the first one the
+// heartbeat sends after the price is known. It does not send a report of its own: one sent
+// right after the call's first report can reach an HTTP client before it (mcp-go), and the
+// first report must stay first (it carries the call's warnings).
+func (c *call) announceEstimate() {
+	if c.estimate == nil {
+		return
+	}
+	note := "estimated " + c.estimate.String()
+	c.costNote.Store(&note)
+}
+
+// costFooter is the footer's cost: "$0.031 (estimated $0.05)", the cache's saving.
+func costWords(u *UsageSummary) string {
+	var parts []string
+	if u.CostUSD != nil {
+		s := FormatUSD(*u.CostUSD)
+		if u.CostFromPrices {
+			s += " at list prices"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, " ")
+}
