@@ -1,16 +1,11 @@
 package consultation
 
 import (
-	"bufio"
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 
 	consult "github.com/consultmcp/consult"
@@ -40,8 +35,7 @@ import (
 // room for the collector, which the server also holds to the bound (debug.SetMemoryLimit).
 const memoryPerByte = 4
 
-// maxDefaultInflight bounds the default bound: enough for a dozen calls at the 16 MiB cap at
-// once on any machine.
+// maxDefaultInflight is the default bound: enough for a dozen calls at the 16 MiB cap at once.
 const maxDefaultInflight consult.Bytes = 2 << 30
 
 // ErrOverInflight is the cause of a refusal of a call that needs more memory in flight than
@@ -177,47 +171,10 @@ func (r *reservation) shrink(n int64) {
 // release gives all of the reservation back; it may be called more than once.
 func (r *reservation) release() { r.shrink(0) }
 
-// DefaultInflight is the default bound on bytes in flight: a quarter of the machine's memory
-// (or of the cgroup's limit, when lower), at most maxDefaultInflight; maxDefaultInflight
-// where the memory cannot be read (systems without /proc).
-func DefaultInflight() consult.Bytes {
-	mem := machineMemory(readFile("/proc/meminfo"), readFile("/sys/fs/cgroup/memory.max"))
-	if mem <= 0 {
-		return maxDefaultInflight
-	}
-	return min(mem/4, maxDefaultInflight)
-}
-
-func readFile(path string) []byte {
-	b, _ := os.ReadFile(path)
-	return b
-}
-
-// machineMemory is MemTotal from meminfo (the text of /proc/meminfo), or the cgroup v2 limit
-// (the text of memory.max) when it is lower; 0 when neither says.
-func machineMemory(meminfo, cgroupMax []byte) consult.Bytes {
-	var total consult.Bytes
-	sc := bufio.NewScanner(bytes.NewReader(meminfo))
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:")
-		if !ok {
-			continue
-		}
-		f := strings.Fields(rest)
-		if len(f) == 2 && f[1] == "kB" {
-			if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil && kb > 0 {
-				total = consult.Bytes(kb) << 10
-			}
-		}
-		break
-	}
-	if lim, err := strconv.ParseInt(strings.TrimSpace(string(cgroupMax)), 10, 64); err == nil && lim > 0 {
-		if total == 0 || consult.Bytes(lim) < total {
-			total = consult.Bytes(lim)
-		}
-	}
-	return total
-}
+// DefaultInflight is the default bound on bytes in flight: room for a dozen calls at the
+// 16 MiB cap at once. A machine with less than about 8 GiB of memory to spare should set
+// --max-inflight lower.
+func DefaultInflight() consult.Bytes { return maxDefaultInflight }
 
 // admit reserves the call's bytes in flight before it gathers (see the top of this file),
 // waiting in line if they do not fit; nil, nil without a bound. An error is ctx's end.

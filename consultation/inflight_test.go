@@ -291,35 +291,6 @@ func TestArrivalIsStart(t *testing.T) {
 	})
 }
 
-// TestMachineMemory: MemTotal from /proc/meminfo, the cgroup's limit when lower, nothing
-// when neither says.
-func TestMachineMemory(t *testing.T) {
-	t.Parallel()
-	const meminfo = "MemTotal:       16303428 kB\nMemFree:         1234 kB\n"
-	tests := []struct {
-		name, meminfo, cgroup string
-		want                  consult.Bytes
-	}{
-		{"meminfo", meminfo, "", 16303428 << 10},
-		{"cgroup unlimited", meminfo, "max\n", 16303428 << 10},
-		{"cgroup lower", meminfo, "1073741824\n", 1 << 30},
-		{"cgroup higher", meminfo, "99999999999999\n", 16303428 << 10},
-		{"cgroup only", "", "536870912", 512 << 20},
-		{"neither", "", "", 0},
-		{"garbled", "MemTotal: lots\n", "max", 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := machineMemory([]byte(tt.meminfo), []byte(tt.cgroup)); got != tt.want {
-				t.Errorf("machineMemory = %d, want %d", got, tt.want)
-			}
-		})
-	}
-	if got := DefaultInflight(); got <= 0 || got > maxDefaultInflight {
-		t.Errorf("DefaultInflight = %s, want in (0, %s]", got, maxDefaultInflight)
-	}
-}
-
 // allReleased checks that nothing is reserved in in and nobody waits for it, after what.
 func allReleased(t *testing.T, in *Inflight, after string) {
 	t.Helper()

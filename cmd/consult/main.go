@@ -106,8 +106,8 @@ Server flags (each also an environment variable CONSULT_<NAME>, e.g. CONSULT_BAS
                           server sharing the results directory (default 8); each runs in a
                           worker process of its own that outlives the server
   --max-inflight SIZE     bound on the memory the calls in flight hold, server-wide (default
-                          a quarter of the machine's memory, at most 2GiB; sizes as 512MiB,
-                          1.5GB); a call that would pass it waits, its deadline running
+                          2GiB: set it lower on a machine with less than 8GiB to spare; sizes
+                          as 512MiB, 1.5GB); a call that would pass it waits, its deadline running
   --page-bytes N          answers longer than N bytes are returned in pages, each saying how
                           to fetch the next with consultation_result (default 30000, under
                           what MCP clients pass on whole; 0: never)
