@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/internal/fake"
@@ -173,24 +172,4 @@ func asError(t *testing.T, err error) *Error {
 		t.Fatalf("got error %T (%v), want *Error", err, err)
 	}
 	return e
-}
-
-// within fails the test unless got is within tol after want.
-func within(t *testing.T, what string, got, want time.Time, tol time.Duration) {
-	t.Helper()
-	if d := got.Sub(want); d > tol || d < -tol {
-		t.Errorf("%s: %v from the deadline, want within %v", what, d, tol)
-	}
-}
-
-// awaitEnded waits for a fake request's context to end and returns when it did.
-func awaitEnded(t *testing.T, r *fake.Request, timeout time.Duration) time.Time {
-	t.Helper()
-	select {
-	case <-r.Ended():
-		return r.EndedAt()
-	case <-time.After(timeout):
-		t.Fatalf("the fake's request %d did not end within %v", r.Seq, timeout)
-		return time.Time{}
-	}
 }
