@@ -87,9 +87,9 @@ type ConsultationArgs struct {
 
 // ResultArgs are consultation_result's arguments.
 type ResultArgs struct {
-	ID   string  `json:"id,omitempty" desc:"The id from the \"still running\" result."`
-	Wait float64 `json:"wait,omitempty"` // described from its limits
-	Offset int   `json:"offset,omitempty" desc:"With id: where the next page of a long answer starts (from next)."`
+	ID     string  `json:"id,omitempty" desc:"The id from the \"still running\" result."`
+	Wait   float64 `json:"wait,omitempty"` // described from its limits
+	Offset int     `json:"offset,omitempty" desc:"With id: where the next page of a long answer starts (from next)."`
 }
 
 // CancelArgs are consultation_cancel's arguments.
