@@ -572,7 +572,7 @@ func checkNotes(t *testing.T, notes []progressNote, atLeast int, why string) {
 // upstream request that ends with the client gone before then was closed by the
 // cancellation, not by the session's end, and not by the model, which would have answered
 // (the request complete, not cut).
-const lingerMs = 3000
+const lingerMs = 2000
 
 // shutdownGrace is how long consult --http waits for calls in flight when it is told to stop
 // (cmd/consult's serve): a server that exits sooner with a call running cancelled the call
