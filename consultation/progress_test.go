@@ -2,7 +2,6 @@ package consultation
 
 import (
 	"context"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -146,52 +145,53 @@ func TestLivenessClamps(t *testing.T) {
 	}
 }
 
-// TestIdleTimeout runs against the real OpenRouter client and a fake upstream: keep-alive
-// comments keep a slow call alive; silence kills it at the idle timeout.
+// TestIdleTimeout runs against the real OpenRouter client and a fake upstream in memory,
+// on the fake clock of testing/synctest: keep-alive comments keep a slow call alive;
+// silence kills it at the idle timeout.
 func TestIdleTimeout(t *testing.T) {
 	t.Parallel()
 	dir := sampleTree(t)
 	newSvc := func(t *testing.T) (*fake.Server, *Service) {
-		srv := fake.New(t, fake.OpenRouter)
-		p, err := providers.NewOpenRouter(providers.Config{APIKey: "k", BaseURL: srv.BaseURL(),
-			HTTPClient: &http.Client{Transport: providers.ActivityTransport(nil)}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return srv, &Service{Counter: counter, Model: p, DefaultModel: "google/gemini-2.5-pro", IdleTimeout: 800 * time.Millisecond}
+		srv, svc := bubbleUpstream(t, 0)
+		svc.IdleTimeout = 800 * time.Millisecond
+		return srv, svc
 	}
 	t.Run("keep-alives keep it alive", func(t *testing.T) {
 		t.Parallel()
-		srv, svc := newSvc(t)
-		// Silent but for keep-alives for 1.5 times the idle timeout.
-		srv.Push(fake.Script{KeepAlive: 200 * time.Millisecond, Steps: []fake.Step{fake.Sleep(1200 * time.Millisecond), fake.Text("finally")}})
-		res := svc.Consult(context.Background(), goReq(Request{Path: dir, Timeout: 10 * time.Second}), nil)
-		if res.IsError || !strings.HasPrefix(res.Text, "finally") {
-			t.Errorf("a call with keep-alives was cut: %s", res.Text)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			srv, svc := newSvc(t)
+			// Silent but for keep-alives for 1.5 times the idle timeout.
+			srv.Push(fake.Script{KeepAlive: 200 * time.Millisecond, Steps: []fake.Step{fake.Sleep(1200 * time.Millisecond), fake.Text("finally")}})
+			res := svc.Consult(context.Background(), goReq(Request{Path: dir, Timeout: 10 * time.Second}), nil)
+			if res.IsError || !strings.HasPrefix(res.Text, "finally") {
+				t.Errorf("a call with keep-alives was cut: %s", res.Text)
+			}
+		})
 	})
 	t.Run("silence is cut", func(t *testing.T) {
 		t.Parallel()
-		srv, svc := newSvc(t)
-		srv.Push(fake.Script{HeaderDelay: time.Hour})
-		start := time.Now()
-		res := svc.Consult(context.Background(), goReq(Request{Path: dir, Timeout: 10 * time.Second}), nil)
-		el := time.Since(start)
-		if !res.IsError || !strings.Contains(res.Text, "No progress for 0.8 seconds (idle timeout) while waiting for the first token") {
-			t.Fatalf("want an idle timeout, got %s", res.Text)
-		}
-		if el < 800*time.Millisecond || el > 2*time.Second {
-			t.Errorf("cut after %v, want about 800ms", el)
-		}
-		if !strings.Contains(res.Text, "3 files") {
-			t.Errorf("idle timeout should carry the size report:\n%s", res.Text)
-		}
-		req := completionRequest(t, srv)
-		select {
-		case <-req.Ended():
-		case <-time.After(time.Second):
-			t.Error("upstream request still open after the idle timeout")
-		}
+		synctest.Test(t, func(t *testing.T) {
+			srv, svc := newSvc(t)
+			srv.Push(fake.Script{HeaderDelay: time.Hour})
+			start := time.Now()
+			res := svc.Consult(context.Background(), goReq(Request{Path: dir, Timeout: 10 * time.Second}), nil)
+			el := time.Since(start)
+			if !res.IsError || !strings.Contains(res.Text, "No progress for 0.8 seconds (idle timeout) while waiting for the first token") {
+				t.Fatalf("want an idle timeout, got %s", res.Text)
+			}
+			if el != 800*time.Millisecond {
+				t.Errorf("cut after %v, want at the idle timeout, 800ms", el)
+			}
+			if !strings.Contains(res.Text, "3 files") {
+				t.Errorf("idle timeout should carry the size report:\n%s", res.Text)
+			}
+			req := completionRequest(t, srv)
+			select {
+			case <-req.Ended():
+			case <-time.After(time.Second):
+				t.Error("upstream request still open after the idle timeout")
+			}
+		})
 	})
 }
 

@@ -97,40 +97,43 @@ func TestRetries(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			srv, svc := upstream(t, 0)
-			svc.jitter = noJitter
-			srv.Push(tc.scripts...)
-			start := time.Now()
-			res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Timeout: time.Duration(tc.timeout) * time.Second}), nil)
-			if el := time.Since(start); el > tc.maxTime {
-				t.Errorf("took %v, want under %v", el, tc.maxTime)
-			}
-			if res.IsError != tc.wantErr {
-				t.Fatalf("isError = %v, want %v:\n%s", res.IsError, tc.wantErr, res.Text)
-			}
-			if got := srv.Count("chat/completions"); got != tc.requests {
-				t.Errorf("%d requests sent, want %d", got, tc.requests)
-			}
-			if got := summaryOf(t, res).Attempts; got != tc.requests {
-				t.Errorf("summary attempts = %d, want %d", got, tc.requests)
-			}
-			for _, frag := range tc.text {
-				if !strings.Contains(res.Text, frag) {
-					t.Errorf("result lacks %q:\n%s", frag, res.Text)
+			dir := sampleTree(t)
+			synctest.Test(t, func(t *testing.T) { // the fake clock: maxTime is exact, whatever the machine's load
+				srv, svc := bubbleUpstream(t, 0)
+				svc.jitter = noJitter
+				srv.Push(tc.scripts...)
+				start := time.Now()
+				res := svc.Consult(context.Background(), goReq(Request{Path: dir, Timeout: time.Duration(tc.timeout) * time.Second}), nil)
+				if el := time.Since(start); el > tc.maxTime {
+					t.Errorf("took %v, want under %v", el, tc.maxTime)
 				}
-			}
-			reqs := srv.Requests()
-			var first string
-			for _, r := range reqs {
-				if !strings.Contains(r.Path, "chat/completions") {
-					continue
+				if res.IsError != tc.wantErr {
+					t.Fatalf("isError = %v, want %v:\n%s", res.IsError, tc.wantErr, res.Text)
 				}
-				if first == "" {
-					first = string(r.Body)
-				} else if string(r.Body) != first {
-					t.Error("a retry sent a different request body")
+				if got := srv.Count("chat/completions"); got != tc.requests {
+					t.Errorf("%d requests sent, want %d", got, tc.requests)
 				}
-			}
+				if got := summaryOf(t, res).Attempts; got != tc.requests {
+					t.Errorf("summary attempts = %d, want %d", got, tc.requests)
+				}
+				for _, frag := range tc.text {
+					if !strings.Contains(res.Text, frag) {
+						t.Errorf("result lacks %q:\n%s", frag, res.Text)
+					}
+				}
+				reqs := srv.Requests()
+				var first string
+				for _, r := range reqs {
+					if !strings.Contains(r.Path, "chat/completions") {
+						continue
+					}
+					if first == "" {
+						first = string(r.Body)
+					} else if string(r.Body) != first {
+						t.Error("a retry sent a different request body")
+					}
+				}
+			})
 		})
 	}
 }

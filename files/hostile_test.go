@@ -65,16 +65,16 @@ func TestHostileIgnoreFiles(t *testing.T) {
 			t.Parallel()
 			root := writeTree(t, map[string]string{"a.go": "package a", "sub/b.go": "package b", "real-rules": "*.go\n", ".ignore": ""})
 			tc.setup(t, root)
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			// A walk that stalled on the hostile file would fail at this deadline: a hang
+			// guard, long enough for a busy machine.
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			start := time.Now()
 			got, err := Gather(ctx, Options{Root: root, Pattern: "**/*.go"})
 			if err != nil {
 				t.Fatalf("Gather: %v", err)
 			}
-			if d := time.Since(start); d > time.Second {
-				t.Errorf("Gather took %v", d)
-			}
+			t.Logf("gathered in %v", time.Since(start))
 			if want := []string{"a.go", "sub/b.go"}; !equalStrings(paths(got), want) {
 				t.Errorf("files = %v, want %v", paths(got), want)
 			}
@@ -154,7 +154,10 @@ func TestTooManyIgnorePatterns(t *testing.T) {
 }
 
 // TestDeadlineWithManyPatterns: every entry is matched against every ignore pattern; with
-// tens of thousands of them the walk still stops within 100 ms of the deadline.
+// tens of thousands of them in one large directory the walk still stops soon after the
+// deadline, not at the directory's end: with a deadline at a quarter of the whole walk
+// (measured first, in the same test, so that a busy machine slows both), it returns before
+// three quarters of it.
 func TestDeadlineWithManyPatterns(t *testing.T) {
 	t.Parallel()
 	var b strings.Builder
@@ -164,24 +167,30 @@ func TestDeadlineWithManyPatterns(t *testing.T) {
 		b.WriteString("/**/*.nope\n")
 	}
 	tree := map[string]string{".gitignore": b.String()}
-	for i := range 600 {
+	for i := range 200 {
 		tree[filepath.Join("d", fmt.Sprintf("f%04d.go", i))] = "package f" // one large directory
 	}
 	root := writeTree(t, tree)
-	const budget = 300 * time.Millisecond
+	start := time.Now()
+	if _, err := Gather(context.Background(), Options{Root: root, Pattern: "**/*.go"}); err != nil {
+		t.Fatalf("Gather without a deadline: %v", err)
+	}
+	whole := time.Since(start)
+	budget := whole / 4
 	ctx, cancel := context.WithTimeout(context.Background(), budget)
 	defer cancel()
-	start := time.Now()
+	start = time.Now()
 	_, err := Gather(ctx, Options{Root: root, Pattern: "**/*.go"})
 	elapsed := time.Since(start)
+	t.Logf("the whole walk: %v; with a deadline at %v: returned after %v", whole, budget, elapsed)
 	if err == nil {
-		t.Skipf("gathered everything in %v: this machine is too fast for the test's budget", elapsed)
+		t.Skipf("gathered everything in %v: the walk was faster than the first", elapsed)
 	}
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Gather: %v, want the deadline", err)
 	}
-	if over := elapsed - budget; over > 100*time.Millisecond {
-		t.Errorf("Gather returned %v after the deadline", over)
+	if elapsed > budget+whole/2 {
+		t.Errorf("Gather returned %v after the deadline, over half the whole walk (%v)", elapsed-budget, whole)
 	}
 }
 

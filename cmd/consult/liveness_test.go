@@ -63,9 +63,12 @@ func TestStdioConcurrentCalls(t *testing.T) {
 }
 
 // TestStdioCancelEndsUpstream: the client gives up on a call (mcp-go sends
-// notifications/cancelled); the upstream request ends within 50 ms. Not parallel: it runs
-// before the parallel tests load the machine, so that the 50 ms measure the server.
+// notifications/cancelled); the upstream request, which would otherwise hang for the call's
+// ten minutes, ends because of the cancel: it was open when the client cancelled, it ends
+// with the client gone rather than complete, and long before the call's own timeout (the
+// 30 s wait is a hang guard, not a speed bound).
 func TestStdioCancelEndsUpstream(t *testing.T) {
+	t.Parallel()
 	srv := fake.New(t, fake.OpenRouter)
 	srv.SetDefault(fake.Script{Steps: []fake.Step{fake.Text("partial"), fake.Hang()}})
 	c := stdioClient(t, "openrouter", "test-key", "--base-url", srv.BaseURL())
@@ -73,22 +76,25 @@ func TestStdioCancelEndsUpstream(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		c.CallTool(ctx, consultReq(fixture(t), map[string]any{"timeout": 30}))
+		c.CallTool(ctx, consultReq(fixture(t), map[string]any{"timeout": 600}))
 	}()
 	req := awaitCompletion(t, srv)
-	time.Sleep(200 * time.Millisecond)
+	select {
+	case <-req.Ended():
+		t.Fatal("upstream request ended before the client cancelled")
+	case <-time.After(200 * time.Millisecond):
+	}
 	cancelled := time.Now()
 	cancel()
 	select {
 	case <-req.Ended():
-	case <-time.After(2 * time.Second):
-		t.Fatal("upstream request still open 2 s after the client cancelled")
+	case <-time.After(30 * time.Second):
+		t.Fatal("upstream request still open 30 s after the client cancelled")
 	}
-	lat := req.EndedAt().Sub(cancelled)
-	t.Logf("upstream closed %v after the client cancelled", lat)
-	if lat > 50*time.Millisecond {
-		t.Errorf("upstream closed %v after the cancel, want within 50ms", lat)
+	if !req.ClientGone() {
+		t.Error("upstream request ended without the client going away")
 	}
+	t.Logf("upstream closed %v after the client cancelled", req.EndedAt().Sub(cancelled))
 	<-done
 }
 
@@ -150,16 +156,16 @@ func TestSignalEndsCalls(t *testing.T) {
 			}
 			select {
 			case <-req.Ended():
-			case <-time.After(3 * time.Second):
-				t.Fatalf("upstream still open 3 s after %v", sig)
+			case <-time.After(30 * time.Second):
+				t.Fatalf("upstream still open 30 s after %v, within the call's 60 s", sig)
 			}
 			t.Logf("upstream closed %v after %v", req.EndedAt().Sub(signalled), sig)
 			exited := make(chan error, 1)
 			go func() { exited <- cmd.Wait() }()
 			select {
 			case <-exited:
-			case <-time.After(5 * time.Second):
-				t.Fatalf("process still running 5 s after %v\n%s", sig, stderr.String())
+			case <-time.After(30 * time.Second):
+				t.Fatalf("process still running 30 s after %v\n%s", sig, stderr.String())
 			}
 		})
 	}

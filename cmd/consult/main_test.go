@@ -290,7 +290,7 @@ func TestStdioEndsWhenStdinCloses(t *testing.T) {
 		if err != nil {
 			t.Errorf("exit: %v\n%s", err, stderr.String())
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		cmd.Process.Kill()
 		t.Fatal("server did not exit after stdin closed")
 	}

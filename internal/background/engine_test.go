@@ -186,7 +186,7 @@ func TestCancelEndsUpstreamAndIsNotAnnounced(t *testing.T) {
 	}
 	select {
 	case <-req.Ended():
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("the upstream request is still open after the cancel")
 	}
 	if ids := r.eng.toAnnounce(); len(ids) != 0 {

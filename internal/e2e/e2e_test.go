@@ -277,7 +277,7 @@ func startHTTP(t *testing.T, args []string, token string) *httpServer {
 	}
 }
 
-// stop sends SIGTERM (the first time it is called) and waits up to 6 s for the server to
+// stop sends SIGTERM (the first time it is called) and waits up to 30 s for the server to
 // exit, killing it after that. It returns how long the exit took and an error unless the
 // server exited with status 0 in time.
 func (h *httpServer) stop() (time.Duration, error) {
@@ -292,11 +292,11 @@ func (h *httpServer) stop() (time.Duration, error) {
 			if err != nil {
 				h.stopErr = fmt.Errorf("consult --http after SIGTERM: %v, want exit status 0", err)
 			}
-		case <-time.After(6 * time.Second):
+		case <-time.After(30 * time.Second): // a hang guard
 			_ = h.cmd.Process.Kill()
 			<-h.exited
 			h.stopTook = time.Since(start)
-			h.stopErr = fmt.Errorf("consult --http did not exit within 6s of SIGTERM; killed")
+			h.stopErr = fmt.Errorf("consult --http did not exit within 30s of SIGTERM; killed")
 		}
 	})
 	return h.stopTook, h.stopErr
@@ -568,14 +568,16 @@ func checkNotes(t *testing.T, notes []progressNote, atLeast int, why string) {
 	t.Logf("progress: %s", strings.Join(at, "; "))
 }
 
-// cancelLag is how soon after the client gives up the upstream request must have ended. The
-// session stays open for lingerMs after that, and the model would answer later still, so
-// only the cancellation can end the request this soon. (cmd/consult's
-// TestStdioCancelEndsUpstream holds the binary to 50 ms with nothing else running.)
-const (
-	cancelLag = 300 * time.Millisecond
-	lingerMs  = 1000
-)
+// lingerMs is how long the client keeps its session open after it gave up on a call. An
+// upstream request that ends with the client gone before then was closed by the
+// cancellation, not by the session's end, and not by the model, which would have answered
+// (the request complete, not cut).
+const lingerMs = 2000
+
+// shutdownGrace is how long consult --http waits for calls in flight when it is told to stop
+// (cmd/consult's serve): a server that exits sooner with a call running cancelled the call
+// rather than waiting for it.
+const shutdownGrace = 5 * time.Second
 
 // The client timeouts of the scenarios where the client gives up on a call that is under way
 // upstream. On a busy machine a process's first call was seen to reach the model up to
@@ -612,10 +614,9 @@ func TestClientTimeoutCancelsUpstream(t *testing.T) {
 		if out.Error.Code == nil || *out.Error.Code != sdkRequestTimeout {
 			t.Errorf("error = %v, want code %d (RequestTimeout)", out.Error, sdkRequestTimeout)
 		}
-		// The upper bound only tells the SDK's timer from something else ending the call: a
-		// busy machine delays node's timers by a second or more.
-		if out.ElapsedMs < warmCutMs-clockSlackMs || out.ElapsedMs > warmCutMs+2000 {
-			t.Errorf("client failed after %dms, want about %dms", out.ElapsedMs, warmCutMs)
+		// The error code tells the SDK's timer from anything else ending the call.
+		if out.ElapsedMs < warmCutMs-clockSlackMs {
+			t.Errorf("client failed after %dms, before its timeout of %dms", out.ElapsedMs, warmCutMs)
 		}
 		// The SDK sends notifications/cancelled from its timer, then rejects the call: the
 		// failure time is when node saw the rejection, a moment after.
@@ -651,19 +652,19 @@ func checkNothingAfterCancel(t *testing.T, out outcome) {
 	}
 }
 
-// checkUpstreamEnd asserts that the upstream request was still open at notBefore and ended
-// within cancelLag of the moment the client gave up, at (both Unix ms, node's clock, which is
-// this machine's).
+// checkUpstreamEnd asserts that the upstream request was still open at notBefore and was
+// closed by consult after the client gave up, at, and before the session closed lingerMs
+// later (both Unix ms, node's clock, which is this machine's).
 func checkUpstreamEnd(t *testing.T, req *fake.Request, notBefore, at int64, what string) {
 	t.Helper()
-	end := ended(t, req, 5*time.Second).UnixMilli()
+	end := ended(t, req, 30*time.Second).UnixMilli()
 	lag := end - at
 	t.Logf("upstream request arrived %dms before the %s and ended %dms after it (ClientGone=%v)", at-req.Arrived.UnixMilli(), what, lag, req.ClientGone())
 	if end < notBefore {
 		t.Errorf("upstream request ended %dms before the %s could have happened", notBefore-end, what)
 	}
-	if lag > cancelLag.Milliseconds() {
-		t.Errorf("upstream request ended %dms after the %s, want at most %s (the session stayed open %dms)", lag, what, cancelLag, lingerMs)
+	if lag >= lingerMs {
+		t.Errorf("upstream request ended %dms after the %s, when the session had closed (%dms): the cancellation did not end it", lag, what, lingerMs)
 	}
 	if !req.ClientGone() {
 		t.Errorf("upstream request completed instead of being closed by consult")
@@ -698,18 +699,18 @@ func TestIdleTimeout(t *testing.T) {
 			if want := "No progress for 1 second (idle timeout)"; !strings.Contains(res.Text, want) {
 				t.Errorf("result text lacks %q:\n%s", want, res.Text)
 			}
-			// The upstream request may start up to a second after the call on a busy
-			// machine; the cut itself is timed from the request's arrival below.
-			if out.ElapsedMs < 1000 || out.ElapsedMs > 4000 {
-				t.Errorf("idle timeout result after %dms, want about 1000ms", out.ElapsedMs)
-			}
+			// The text names the idle timeout, not the call's 20 s or the client's 10 s: what
+			// cut the call; here only that it did not cut it early.
 			req := e.chatRequest()
-			end := ended(t, req, 5*time.Second)
+			end := ended(t, req, 30*time.Second)
 			idle := end.Sub(req.Arrived)
 			t.Logf("upstream request cut %s after it arrived; result %dms after the upstream ended",
 				idle.Round(time.Millisecond), out.FinishedAt-end.UnixMilli())
-			if idle < 900*time.Millisecond || idle > 2*time.Second {
-				t.Errorf("upstream request cut %s after it arrived, want about 1s", idle.Round(time.Millisecond))
+			if idle < 900*time.Millisecond {
+				t.Errorf("upstream request cut %s after it arrived, before the idle timeout of 1s", idle.Round(time.Millisecond))
+			}
+			if !req.ClientGone() {
+				t.Error("upstream request completed instead of being cut by consult")
 			}
 		})
 	}
@@ -740,14 +741,16 @@ func TestSIGTERMCancelsCalls(t *testing.T) {
 	time.Sleep(200 * time.Millisecond) // the call is under way upstream
 	sent := time.Now()
 	took, _ := e.http.stop() // the cleanup reports a failed stop
-	end := ended(t, req, 5*time.Second)
+	end := ended(t, req, 30*time.Second)
 	lag := end.Sub(sent)
 	t.Logf("after SIGTERM: upstream request ended in %s, consult exited in %s", lag.Round(time.Millisecond), took.Round(time.Millisecond))
-	if lag > cancelLag {
-		t.Errorf("upstream request ended %s after SIGTERM, want at most %s", lag.Round(time.Millisecond), cancelLag)
+	if !req.ClientGone() {
+		t.Error("upstream request completed instead of being closed by consult")
 	}
-	if took > 3*time.Second {
-		t.Errorf("consult --http took %s to exit after SIGTERM with a call running, want at most 3s", took.Round(time.Millisecond))
+	// The model never answers and the call's timeout is 20 s: exiting before the shutdown's
+	// grace ran out means the call was cancelled, not waited for.
+	if took >= shutdownGrace {
+		t.Errorf("consult --http took %s to exit after SIGTERM with a call running: it waited out the shutdown grace of %s", took.Round(time.Millisecond), shutdownGrace)
 	}
 	r := <-done
 	if r.err != nil {

@@ -216,7 +216,7 @@ func TestGoSDK(t *testing.T) {
 			t.Errorf("tools = %s, want %s", got, want)
 		}
 
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
 		first, err := g.call(ctx, "consultation", continueArgs(t, 1))
 		if err != nil {
@@ -235,7 +235,7 @@ func TestGoSDK(t *testing.T) {
 		callCtx, stop := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() {
-			_, err := g.call(callCtx, "consultation", callArgs(t, map[string]any{"timeout": 20}))
+			_, err := g.call(callCtx, "consultation", callArgs(t, map[string]any{"timeout": 600}))
 			done <- err
 		}()
 		req := e.awaitChat(2)
@@ -245,14 +245,10 @@ func TestGoSDK(t *testing.T) {
 		if err := <-done; err == nil {
 			t.Fatal("the cancelled call returned a result")
 		}
-		end := ended(t, req, 5*time.Second)
-		lag := end.Sub(cancelled)
-		t.Logf("upstream request ended %s after the cancel (ClientGone=%v)", lag.Round(time.Millisecond), req.ClientGone())
-		// The session stays open and the model never answers: only the cancellation can end
-		// the request.
-		if lag > cancelLag {
-			t.Errorf("upstream request ended %s after the cancel, want within %s", lag.Round(time.Millisecond), cancelLag)
-		}
+		// The session stays open, the model never answers and the call's timeout is ten
+		// minutes: only the cancellation can end the request (30 s: a hang guard).
+		end := ended(t, req, 30*time.Second)
+		t.Logf("upstream request ended %s after the cancel (ClientGone=%v)", end.Sub(cancelled).Round(time.Millisecond), req.ClientGone())
 		if !req.ClientGone() {
 			t.Errorf("upstream request completed instead of being closed by consult")
 		}

@@ -87,11 +87,10 @@ func checkRunning(t *testing.T, call callOutcome, timeout int) string {
 	} else if _, ok := streamed["reasoning"].(float64); !ok {
 		t.Errorf("structuredContent.streamed.reasoning = %#v, want a token count", streamed["reasoning"])
 	}
-	// The upper bound allows for a busy machine: it only tells the call's timeout from the
-	// model's answer, which every scenario gives at least 1.5 s later.
-	lo, hi := int64(timeout)*1000-100, int64(timeout)*1000+1500
-	if call.ElapsedMs < lo || call.ElapsedMs > hi {
-		t.Errorf("still running after %dms, want about %dms (the call's timeout)", call.ElapsedMs, timeout*1000)
+	// The kind "running" tells the call's timeout from the model's answer; here only that
+	// it did not come before the timeout.
+	if lo := int64(timeout)*1000 - 100; call.ElapsedMs < lo {
+		t.Errorf("still running after %dms, before the call's timeout of %dms", call.ElapsedMs, timeout*1000)
 	}
 	return id
 }
@@ -142,8 +141,8 @@ func TestHybridWait(t *testing.T) {
 		out := e.call(scenario{Steps: []step{
 			{Arguments: continueArgs(t, 1), Timeout: 20_000, Progress: true},
 			{
-				Tool: "consultation_result", Arguments: map[string]any{"wait": 10}, IDFrom: fromStep(0),
-				Timeout: 20_000, Progress: true,
+				Tool: "consultation_result", Arguments: map[string]any{"wait": 60}, IDFrom: fromStep(0),
+				Timeout: 90_000, Progress: true,
 			},
 		}})
 		running, collected := out.Steps[0], out.Steps[1]
@@ -151,7 +150,7 @@ func TestHybridWait(t *testing.T) {
 		checkIDInProgress(t, running.Progress, id)
 
 		req := e.chatRequest() // exactly one: collecting does not ask the model again
-		end := ended(t, req, 5*time.Second).UnixMilli()
+		end := ended(t, req, 30*time.Second).UnixMilli()
 		if req.ClientGone() {
 			t.Errorf("consult closed the upstream request instead of letting it answer")
 		}
@@ -166,8 +165,8 @@ func TestHybridWait(t *testing.T) {
 		if collected.FinishedAt < end-100 {
 			t.Errorf("consultation_result returned %dms before the upstream request ended", end-collected.FinishedAt)
 		}
-		if collected.ElapsedMs > 7000 {
-			t.Errorf("consultation_result took %dms, want it to return with the answer (about 2s), not at its wait of 10s", collected.ElapsedMs)
+		if collected.ElapsedMs >= 60_000 {
+			t.Errorf("consultation_result took %dms, want it to return with the answer (about 2s), not at the end of its wait of 60s", collected.ElapsedMs)
 		}
 		t.Logf("upstream answered %dms after the result call was sent; the answer came %dms after that",
 			end-collected.StartedAt, collected.FinishedAt-end)
@@ -286,8 +285,8 @@ func TestClientCutKeepsAnswer(t *testing.T) {
 		}
 		// Node's timer and its millisecond clock may part by a millisecond or two: 1999 ms was
 		// seen for a 2000 ms timeout.
-		if cut.ElapsedMs < cutMs-clockSlackMs || cut.ElapsedMs > cutMs+1000 {
-			t.Errorf("client gave up after %dms, want about %dms", cut.ElapsedMs, cutMs)
+		if cut.ElapsedMs < cutMs-clockSlackMs { // the error code tells the SDK's timer from anything else
+			t.Errorf("client gave up after %dms, before its timeout of %dms", cut.ElapsedMs, cutMs)
 		}
 
 		res := requireStep(t, list)
@@ -320,7 +319,7 @@ func TestClientCutKeepsAnswer(t *testing.T) {
 		checkAnswer(t, collected, id)
 		req := e.chatRequest()
 		t.Logf("the upstream request arrived %dms after the call was sent", req.Arrived.UnixMilli()-cut.StartedAt)
-		end := ended(t, req, 5*time.Second).UnixMilli()
+		end := ended(t, req, 30*time.Second).UnixMilli()
 		if req.ClientGone() {
 			t.Errorf("consult closed the upstream request when the client cut the call")
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -78,12 +79,19 @@ func TestListToolsWithBackgroundJobs(t *testing.T) {
 
 // TestHybridThroughClient runs the hybrid wait through mcp-go's client: the call returns
 // "still running" at its timeout, with the id in its heartbeats; consultation_result waits
-// with its own heartbeats and returns the answer; both results match their output schemas.
+// with its own heartbeats (the upstream holds the answer until three have come) and returns
+// the answer; both results match their output schemas.
 func TestHybridThroughClient(t *testing.T) {
 	t.Parallel()
 	log := &progressLog{}
 	c, srv, _ := backgroundClient(t, log)
-	srv.Push(fake.Script{Steps: []fake.Step{fake.Think("hmm "), fake.Sleep(1800 * time.Millisecond), fake.Text("the answer")}})
+	held := make(chan struct{})
+	release := sync.OnceFunc(func() { close(held) })
+	t.Cleanup(release) // before the fake closes: a held request would keep it open
+	srv.SetFunc(func(*fake.Request) fake.Script {
+		<-held
+		return fake.Script{Steps: []fake.Step{fake.Think("hmm "), fake.Text("the answer")}}
+	})
 	ctx := context.Background()
 	res, err := callWith(ctx, c, "consultation", map[string]any{"path": goTree(t), "pattern": "**/*.go", "query": "q", "timeout": 1, "on_timeout": "continue"}, "tok-c")
 	if err != nil || res.IsError {
@@ -107,7 +115,23 @@ func TestHybridThroughClient(t *testing.T) {
 		t.Errorf("%d of %d heartbeats of the call name the id %s", withID, first, id)
 	}
 
-	res, err = callWith(ctx, c, "consultation_result", map[string]any{"id": id, "wait": 5}, "tok-r")
+	go func() { // release the answer once consultation_result has sent three heartbeats
+		defer release()
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			log.mu.Lock()
+			n := 0
+			for _, tok := range log.tokens {
+				if tok == "tok-r" {
+					n++
+				}
+			}
+			log.mu.Unlock()
+			if n >= 3 {
+				return
+			}
+		}
+	}()
+	res, err = callWith(ctx, c, "consultation_result", map[string]any{"id": id, "wait": 60}, "tok-r")
 	if err != nil || res.IsError {
 		t.Fatalf("consultation_result: %v %s", err, text(res))
 	}
@@ -124,19 +148,31 @@ func TestHybridThroughClient(t *testing.T) {
 		}
 	}
 	if waiting < 3 {
-		t.Errorf("%d heartbeats while consultation_result waited ~0.8 s at 100 ms, want at least 3", waiting)
+		t.Errorf("%d heartbeats while consultation_result waited at 100 ms, want at least 3", waiting)
 	}
 }
 
 // TestClientCutCallIsCollected: the client gives up on the call before the server's timeout
-// (it cancels the request); the consultation was already sent, so it goes on, and the
-// client finds it by listing and collects the answer.
+// (it cancels the request once the upstream has it); the consultation was already sent, so
+// it goes on, and the client finds it by listing and collects the answer, which the
+// upstream holds until then.
 func TestClientCutCallIsCollected(t *testing.T) {
 	t.Parallel()
 	c, srv, _ := backgroundClient(t, nil)
-	srv.Push(fake.Script{Steps: []fake.Step{fake.Sleep(1200 * time.Millisecond), fake.Text("paid for and kept")}})
-	cut, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	arrived, held := make(chan struct{}), make(chan struct{})
+	release := sync.OnceFunc(func() { close(held) })
+	t.Cleanup(release) // before the fake closes: a held request would keep it open
+	srv.SetFunc(func(*fake.Request) fake.Script {
+		close(arrived)
+		<-held
+		return fake.Answer("paid for and kept")
+	})
+	cut, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	go func() {
+		<-arrived
+		cancel()
+	}()
 	res, err := callWith(cut, c, "consultation", map[string]any{"path": goTree(t), "pattern": "**/*.go", "query": "a question to find again", "timeout": 10, "on_timeout": "continue"}, nil)
 	// In process, the request's context is the caller's, so the server's reply to the
 	// cancellation may still reach it; over a wire the client has stopped listening.
@@ -158,7 +194,8 @@ func TestClientCutCallIsCollected(t *testing.T) {
 	if entry["status"] != "running" || entry["query"] != "a question to find again" || !regexp.MustCompile(`^\d{8}-\d{6}-[a-z2-7]{26}$`).MatchString(id) {
 		t.Fatalf("entry = %v", entry)
 	}
-	res, err = callWith(ctx, c, "consultation_result", map[string]any{"id": id, "wait": 5}, nil)
+	release()
+	res, err = callWith(ctx, c, "consultation_result", map[string]any{"id": id, "wait": 60}, nil)
 	if err != nil || res.IsError || !strings.HasPrefix(text(res), "paid for and kept") {
 		t.Errorf("collecting the cut call: %v %s", err, text(res))
 	}

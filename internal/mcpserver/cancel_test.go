@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -98,6 +99,34 @@ func TestReasonGrace(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// expiringCtx is a context whose deadline passes when its expire function is called: a
+// client deadline that comes once the call has started, however long the start took on a
+// busy machine. (Its parent must not end first: Done follows only expire.)
+type expiringCtx struct {
+	context.Context
+	done    chan struct{}
+	expired atomic.Bool
+}
+
+func (c *expiringCtx) Done() <-chan struct{} { return c.done }
+
+func (c *expiringCtx) Err() error {
+	if c.expired.Load() {
+		return context.DeadlineExceeded
+	}
+	return c.Context.Err()
+}
+
+// expiring returns a context under parent and the function that makes its deadline pass.
+func expiring(parent context.Context) (context.Context, context.CancelFunc) {
+	c := &expiringCtx{Context: parent, done: make(chan struct{})}
+	return c, func() {
+		if c.expired.CompareAndSwap(false, true) {
+			close(c.done)
+		}
 	}
 }
 
@@ -235,8 +264,8 @@ func TestCancelOverStdio(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			callCtx, stop := context.WithCancel(ctx)
 			defer stop()
-			if tt.cancel == nil {
-				callCtx, stop = context.WithTimeout(ctx, 100*time.Millisecond)
+			if tt.cancel == nil { // the client's deadline passes once the call has started
+				callCtx, stop = expiring(ctx)
 				defer stop()
 			}
 			probeCall := mcp.CallToolRequest{}
@@ -247,6 +276,8 @@ func TestCancelOverStdio(t *testing.T) {
 			id := p.waitStart(t)
 			if tt.cancel != nil {
 				tt.cancel(t, id, stop)
+			} else {
+				stop()
 			}
 			if got := p.waitCause(t); !errors.Is(got, tt.want) {
 				t.Errorf("cause = %v, want %v", got, tt.want)
