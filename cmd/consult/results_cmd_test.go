@@ -7,12 +7,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/consultmcp/consult/internal/results"
+	"github.com/consultmcp/consult/internal/testrun"
 )
 
 // resultsCLI runs `consult results` in this process with args after --results-dir dir.
@@ -110,7 +110,7 @@ func TestResultsOversizedRecord(t *testing.T) {
 	f.Close()
 	var list string
 	var listErr, showErr error
-	n := allocated(func() {
+	n := testrun.Allocated(func() {
 		list, _, listErr = resultsCLI(dir)
 		_, _, showErr = resultsCLI(dir, big)
 	})
@@ -123,17 +123,6 @@ func TestResultsOversizedRecord(t *testing.T) {
 	if showErr == nil || !strings.Contains(showErr.Error(), "300.0 MiB") || !strings.Contains(showErr.Error(), "not read") {
 		t.Errorf("showing the planted record: got %v, want a refusal naming its size", showErr)
 	}
-}
-
-// allocated is how many bytes the process allocated while f ran; the tests that use it do
-// not run in parallel with others.
-func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
 }
 
 // TestResultsUnsafeDir: `consult results` on a directory others may write refuses it,

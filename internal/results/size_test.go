@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"runtime"
 	"strings"
 	"testing"
 
 	consult "github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/internal/testrun"
 	"github.com/consultmcp/consult/providers"
 )
 
@@ -42,17 +42,6 @@ func jsonString(t *testing.T, s string) string {
 	return string(b)
 }
 
-// allocated is how many bytes the process allocated while f ran. The tests that use it do
-// not run in parallel, so the figure is f's.
-func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
-
 // TestOversizedRecordRefusedFromItsSize: a 300 MB file planted as a record (sparse: no
 // disk is spent) is refused by Load from its size, with a clear error, before a byte is
 // read, and skipped by List and Prune the same way: none of them allocates more than a
@@ -70,14 +59,14 @@ func TestOversizedRecordRefusedFromItsSize(t *testing.T) {
 	}
 	f.Close()
 	var loadErr error
-	if n := allocated(func() { _, loadErr = s.Load(id) }); n > 2<<20 {
+	if n := testrun.Allocated(func() { _, loadErr = s.Load(id) }); n > 2<<20 {
 		t.Errorf("Load of a 300 MB record allocated %d bytes", n)
 	}
 	if !errors.Is(loadErr, ErrCorrupt) || !strings.Contains(loadErr.Error(), "300.0 MiB") || !strings.Contains(loadErr.Error(), "not read") {
 		t.Errorf("Load: got %v, want ErrCorrupt naming the size and that it was not read", loadErr)
 	}
 	var ids []string
-	if n := allocated(func() { ids = listIDs(t, s, 0) }); n > 2<<20 {
+	if n := testrun.Allocated(func() { ids = listIDs(t, s, 0) }); n > 2<<20 {
 		t.Errorf("List with a 300 MB record allocated %d bytes", n)
 	}
 	if len(ids) != 1 || ids[0] != idAt(t0, 1) {
@@ -94,7 +83,7 @@ func TestListReadsOnlyTheHead(t *testing.T) {
 	id := idAt(t0, 2)
 	writeFile(t, s.path(id), `{"version":1,"id":"`+id+`","status":"done","query":"`+strings.Repeat("a", 16<<20)+`"}`)
 	var ids []string
-	if n := allocated(func() { ids = listIDs(t, s, 0) }); n > 4<<20 {
+	if n := testrun.Allocated(func() { ids = listIDs(t, s, 0) }); n > 4<<20 {
 		t.Errorf("List with a 16 MiB question allocated %d bytes", n)
 	}
 	if len(ids) != 1 || ids[0] != idAt(t0, 1) {
