@@ -98,6 +98,10 @@ type Request struct {
 	// MaxCostUSD refuses, before anything is sent, a request whose estimated price is
 	// higher, in US dollars; 0 is no cap.
 	MaxCostUSD float64
+	// FollowUpOf is the id of an earlier consultation this one follows up: the background
+	// engine, which keeps consultations, turns it into the earlier files and thread; the core
+	// only carries it.
+	FollowUpOf string
 }
 
 // request is a validated Request: what a call works on.

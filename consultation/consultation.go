@@ -6,6 +6,8 @@ package consultation
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -54,6 +56,9 @@ type Result struct {
 	// Answer is the model's answer as received, whole or partial, even when it was written
 	// to output_file: what a background consultation keeps in its record.
 	Answer string `json:"-"`
+	// Digests are the SHA-256 digests (hex) of the gathered files as sent, by path: a
+	// follow-up compares them to name the files that changed.
+	Digests map[string]string `json:"-"`
 }
 
 // Service runs consultations. The zero value is not usable: set Counter.
@@ -236,6 +241,7 @@ func (s *Service) run(ctx context.Context, req request, start time.Time, d time.
 	res := c.run(ctx)
 	hb.halt()
 	res.Answer = c.fullAnswer()
+	res.Digests = c.digests
 	if len(req.Warnings) > 0 {
 		res.Text = res.Text + "\n\nWarning: " + strings.Join(req.Warnings, "\nWarning: ")
 		if res.Summary != nil {
@@ -304,6 +310,7 @@ type call struct {
 	alive    liveness
 
 	gathered  *files.Gathered
+	digests   map[string]string // the gathered files' SHA-256, by path
 	counts    []consult.Tokens
 	overhead  consult.Tokens
 	ctxWindow consult.Tokens // the model's context window, 0 if unknown
@@ -350,6 +357,13 @@ func (c *call) run(ctx context.Context) Result {
 		MaxFileBytes: c.svc.Limits.MaxFileBytes, MaxTotalBytes: c.svc.Limits.MaxTotalBytes, MaxFiles: c.svc.Limits.MaxFiles,
 	})
 	c.gathered = g
+	if g != nil {
+		c.digests = make(map[string]string, len(g.Files))
+		for _, f := range g.Files {
+			sum := sha256.Sum256(f.Content)
+			c.digests[f.Path] = hex.EncodeToString(sum[:])
+		}
+	}
 	if ctx.Err() != nil {
 		return c.stopped(ctx)
 	}

@@ -74,10 +74,12 @@ type Summary struct {
 	Message string `json:"message,omitempty" desc:"the cause and what to do, in words"`
 	// Page says which part of a long answer Answer holds, when it holds only a part: fetch
 	// the next with Next.
-	Page *Page `json:"page,omitempty" desc:"a long answer's part: offset, next_offset, total_chars"`
+	Page *Page `json:"page,omitempty" desc:"part of a long answer"`
+	// FollowUpOf is the consultation this one followed up (follow_up_of).
+	FollowUpOf string `json:"follow_up_of,omitempty" schema:"undeclared"`
 	// Next is the next step of a running consultation, or of a long answer's next page, as
 	// data.
-	Next *NextStep `json:"next,omitempty" desc:"running: the call that collects it"`
+	Next *NextStep `json:"next,omitempty" desc:"the call to make next"`
 }
 
 // Page is the part of a long answer a result holds: bytes Offset to NextOffset of

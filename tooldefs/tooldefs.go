@@ -28,9 +28,9 @@ const (
 // the rule for choosing timeout.
 const consultationDescription = `Ask a large-context model a question about many files at once: the files under path matching pattern (skipping .gitignored files, dependencies, lock files, binaries, secrets) go with query to the model.%s
 
-For questions that need many files together: architecture, cross-file bugs, reviews. The model sees only these files and the query.
+For questions that need many files together. The model sees only these files and the query.
 
-On a large tree, call first with dry_run: true: files, tokens, price, largest files and directories, whether it fits; no model call.
+On a large tree, call first with dry_run: true (files, tokens, price, whether it fits; no model call).
 
 timeout covers the whole call; on timeout the error says what was gathered and what to do. %s If not done by then, the result is "still running" with next: the consultation_result call that collects it.`
 
@@ -84,6 +84,7 @@ type ConsultationArgs struct {
 	DryRun     bool    `json:"dry_run,omitempty" desc:"Gather and count only; no model call."`
 	OnTimeout  string  `json:"on_timeout,omitempty" enum:"fail,continue" desc:"\"fail\" (default): stop at timeout. \"continue\": at timeout return an id and finish in the background."`
 	MaxCost    float64 `json:"max_cost_usd,omitempty" desc:"Refuse above this estimated price, USD."`
+	FollowUpOf string  `json:"follow_up_of,omitempty" desc:"An earlier answer's id: ask about the same files, with that thread as context."`
 }
 
 // ResultArgs are consultation_result's arguments.

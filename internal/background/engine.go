@@ -195,6 +195,9 @@ func (e *Engine) Start(ctx context.Context, in consultation.Request, r consultat
 	if err != nil {
 		return consultation.FailureOf(err)
 	}
+	if _, _, fail := e.prepare(OwnerFrom(ctx), in); fail != nil {
+		return *fail
+	}
 	if ctx.Err() != nil {
 		return consultation.Failure(consultation.ClassCancelled, "Cancelled by the client before the consultation started; nothing was read or sent.")
 	}
@@ -454,6 +457,7 @@ func jobRecord(job Job) results.Record {
 	return results.Record{
 		ID: job.ID, Status: results.Running, Worker: true, Owner: job.Owner, Session: job.Session, Instance: job.Instance,
 		Created: job.Created, Path: job.Request.Path, Pattern: job.Request.Pattern, Model: job.Request.Model, Query: job.Request.Query,
+		Exclude: job.Request.Exclude, Question: job.Request.Query,
 	}
 }
 

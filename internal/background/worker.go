@@ -163,10 +163,14 @@ func (e *Engine) Work(ctx context.Context, job Job, held []*os.File, out io.Writ
 			e.logger.Warn("cannot write the progress of a background consultation", "id", job.ID, "error", err)
 		}
 	}}
-	if ctx.Err() != nil {
-		res = e.svc.Run(ctx, job.Request, job.Created, nil)
-	} else {
-		res = e.svc.Run(ctx, job.Request, job.Created, rep)
+	run, th, fail := e.prepare(job.Owner, job.Request)
+	switch {
+	case fail != nil:
+		res = *fail
+	case ctx.Err() != nil:
+		res = e.svc.Run(ctx, run, job.Created, nil)
+	default:
+		res = th.settle(e.svc.Run(ctx, run, job.Created, rep))
 	}
 	cancel(nil)
 	wg.Wait()
@@ -174,7 +178,10 @@ func (e *Engine) Work(ctx context.Context, job Job, held []*os.File, out io.Writ
 		res.Summary.ID = job.ID
 	}
 	rec := base
-	rec.Status, rec.Text, rec.IsError, rec.Answer = results.Done, res.Text, res.IsError, res.Answer
+	rec.Status, rec.Text, rec.IsError, rec.Answer, rec.Digests = results.Done, res.Text, res.IsError, res.Answer, res.Digests
+	if th != nil {
+		rec.Thread = th.turns
+	}
 	var sc *stopCause
 	if errors.As(context.Cause(ctx), &sc) && res.IsError {
 		rec.Note = "cancelled"

@@ -55,13 +55,14 @@ func consultationRequest(raw map[string]any, timeout consultation.SecondsRule) (
 	d.flag(consultation.ArgDryRun, &a.DryRun)
 	limit := d.seconds(timeout, &a.Timeout)
 	d.optional(consultation.ArgOnTimeout, &a.OnTimeout)
+	d.optional(background.ArgFollowUpOf, &a.FollowUpOf)
 	d.dollars(consultation.ArgMaxCost, &a.MaxCost)
 	if d.err != nil {
 		return consultation.Request{}, d.err
 	}
 	return consultation.Request{
 		Path: a.Path, Pattern: a.Pattern, Exclude: a.Exclude, Query: a.Query, Model: a.Model,
-		Timeout: limit, OutputFile: a.OutputFile, DryRun: a.DryRun, OnTimeout: consultation.OnTimeout(a.OnTimeout),
+		Timeout: limit, OutputFile: a.OutputFile, DryRun: a.DryRun, OnTimeout: consultation.OnTimeout(a.OnTimeout), FollowUpOf: a.FollowUpOf,
 		MaxCostUSD: a.MaxCost,
 	}, nil
 }

@@ -34,7 +34,7 @@ func toolArgs(dir string) []struct {
 	}{
 		{tooldefs.Consultation(tooldefs.Server{}), consultationArgs, map[string]any{
 			"path": dir, "pattern": "**/*.go", "query": "q", "model": "o3|thinking", "exclude_pattern": "vendor/**",
-			"timeout": 30.0, "output_file": dir + "/a.md", "dry_run": true, "on_timeout": "continue", "max_cost_usd": 0.5,
+			"timeout": 30.0, "output_file": dir + "/a.md", "dry_run": true, "on_timeout": "continue", "max_cost_usd": 0.5, "follow_up_of": "20260101-000000-aaaaaaaaaaaaaaaaaaaaaaaaaa",
 		}, func(raw map[string]any) (any, error) {
 			return consultationRequest(raw, consultation.SecondsRule{Arg: "timeout", Min: time.Second, Max: 600 * time.Second, Default: 22 * time.Second})
 		}},

@@ -164,6 +164,12 @@ func (h *handler) consultCall(ctx context.Context, args map[string]any, rep cons
 		}
 		return h.paged(ctx, h.bg.Start(ctx, in, rep))
 	}
+	if h.bg != nil && !in.DryRun {
+		return h.paged(ctx, h.bg.Consult(ctx, in, rep)) // kept, for paging and follow-ups
+	}
+	if in.FollowUpOf != "" {
+		return consultation.Failure(consultation.ClassInvalidArgument, `follow_up_of is not available: this server has no usable results directory to keep consultations in. Ask the question with path and pattern alone.`)
+	}
 	return h.paged(ctx, h.svc.Consult(ctx, in, rep))
 }
 

@@ -133,6 +133,22 @@ type Record struct {
 	// Summary is the structured content, stored as given (the JSON encoder compacts its
 	// whitespace); it must be valid JSON.
 	Summary json.RawMessage `json:"summary,omitempty"`
+	// Exclude is the exclude_pattern the consultation gathered with.
+	Exclude string `json:"exclude,omitempty"`
+	// Question is the whole question (Query is cut for listings).
+	Question string `json:"question,omitempty"`
+	// Thread holds the earlier questions of a follow-up (follow_up_of) with their answers,
+	// oldest first; this record's own question and answer come after them.
+	Thread []Turn `json:"thread,omitempty"`
+	// Digests are the SHA-256 digests (hex) of the files the consultation sent, by path:
+	// a follow-up names the files that changed since.
+	Digests map[string]string `json:"digests,omitempty"`
+}
+
+// Turn is one question of a consultation's thread and the answer it got.
+type Turn struct {
+	Query  string `json:"query"`
+	Answer string `json:"answer"`
 }
 
 // Progress is a running consultation's state, rewritten by its worker every heartbeat or so.
