@@ -88,6 +88,8 @@ type Service struct {
 	// AllowRoots, when set (see ResolveRoots), confines path and output_file to these
 	// directories.
 	AllowRoots []string
+	// Names are what the caller calls the request's fields, in messages (ToolNames if unset).
+	Names Names
 	// Inflight bounds the bytes the calls in flight hold, server-wide; nil is no bound.
 	Inflight *Inflight
 	// DailyBudgetUSD caps what the consultations of every server sharing Ledger spend per
@@ -390,10 +392,10 @@ func (c *call) run(ctx context.Context) Result {
 	c.fileSet = FileSetKey(g.Files)
 	if len(g.Files) == 0 {
 		rep := c.report()
-		if over := overCap(g); over != "" {
+		if over := overCap(g, c.svc.Names.or()); over != "" {
 			return c.errorResult(ErrorInfo{Class: ClassTooLarge}, over+rep.Text(), rep)
 		}
-		return c.errorResult(ErrorInfo{Class: ClassNotFound}, "No files matched. "+rep.Text()+noMatchHint(c.req), rep)
+		return c.errorResult(ErrorInfo{Class: ClassNotFound}, "No files matched. "+rep.Text()+noMatchHint(c.req, c.svc.Names.or()), rep)
 	}
 	c.setPhase(PhaseLookup)
 	w, known, err := c.lookupWindow(ctx)
@@ -423,6 +425,7 @@ func (c *call) report() *Report {
 	rep.Counting = tokens.Encoding
 	rep.setWindow(c.ctxWindow, c.gathered, c.counts)
 	rep.Cost = c.estimate
+	rep.names = c.svc.Names
 	return rep
 }
 
@@ -551,15 +554,16 @@ func (c *call) timeoutAdvice(rep *Report) string {
 // is one that is not everything, and a narrower pattern.
 func sizeTips(rep *Report) string {
 	var tips []string
+	n := rep.names.or()
 	if len(rep.LargestDirs) > 0 {
-		tips = append(tips, fmt.Sprintf("exclude the largest directories (e.g. exclude_pattern %q)", rep.LargestDirs[0].Path+"**"))
+		tips = append(tips, fmt.Sprintf("exclude the largest directories (e.g. %s %q)", n.Exclude, rep.LargestDirs[0].Path+"**"))
 	}
-	return strings.Join(append(tips, "narrow pattern to the files the question is about"), ", ")
+	return strings.Join(append(tips, "narrow "+n.Pattern+" to the files the question is about"), ", ")
 }
 
 // overCap explains a gathering that kept no file although files matched, because every one
 // was over the per-file or total cap; "" when that is not why.
-func overCap(g *files.Gathered) string {
+func overCap(g *files.Gathered, n Names) string {
 	var tooLarge, overTotal int
 	var example string
 	for _, sk := range g.Skipped {
@@ -576,12 +580,28 @@ func overCap(g *files.Gathered) string {
 	if tooLarge+overTotal == 0 {
 		return ""
 	}
-	return fmt.Sprintf("Files matched, but none could be sent: %s %s over the per-file cap of %s (e.g. %s), which no option raises: such files are generated code, data or bundles. Narrow pattern to the source files the question is about.\n",
-		consult.Thousands(int64(tooLarge+overTotal)), plural(tooLarge+overTotal, "was", "were"), consult.MaxFileBytes, consult.Printable(example))
+	return fmt.Sprintf("Files matched, but none could be sent: %s %s over the per-file cap of %s (e.g. %s), which no option raises: such files are generated code, data or bundles. Narrow %s to the source files the question is about.\n",
+		consult.Thousands(int64(tooLarge+overTotal)), plural(tooLarge+overTotal, "was", "were"), consult.MaxFileBytes, consult.Printable(example), n.Pattern)
 }
 
-func noMatchHint(req request) string {
-	return fmt.Sprintf("Check that pattern %q is relative to path (e.g. \"**/*.go\" for every Go file, \"src/**/*.{ts,tsx}\"), and that the files are not listed in .gitignore.", req.Pattern)
+func noMatchHint(req request, n Names) string {
+	return fmt.Sprintf("Check that %s %q is relative to %s (e.g. \"**/*.go\" for every Go file, \"src/**/*.{ts,tsx}\"), and that the files are not listed in .gitignore.", n.Pattern, req.Pattern, n.Path)
+}
+
+// Names are what the caller calls the request's fields, for the messages that tell it what
+// to change: the tools' argument names (ToolNames) unless a caller such as the command line
+// sets its own (its flags).
+type Names struct{ Path, Pattern, Exclude string }
+
+// ToolNames are the consultation tool's argument names.
+var ToolNames = Names{Path: ArgPath, Pattern: ArgPattern, Exclude: ArgExclude}
+
+// or is n, or ToolNames when n is unset.
+func (n Names) or() Names {
+	if n.Pattern == "" {
+		return ToolNames
+	}
+	return n
 }
 
 // headersOnly returns the files without their contents, so the prompt layout of it is the

@@ -74,6 +74,8 @@ type Report struct {
 	Shrink string `json:"suggested_exclude_pattern,omitempty"`
 	// Counted is false when counting did not finish (tokens are then partial).
 	Counted bool `json:"counted"`
+	// names are what the caller calls the request's fields, for the report's advice.
+	names Names
 }
 
 // buildReport sizes the gathered files. tokens[i] belongs to g.Files[i]; it may be shorter
@@ -299,7 +301,8 @@ func (r *Report) write(b *strings.Builder) {
 	}
 	writeSecrets(b, r.Withheld, r.Redacted)
 	if r.Shrink != "" {
-		fmt.Fprintf(b, "To fit, pass exclude_pattern %q, or narrow pattern to the directories the question is about.\n", r.Shrink)
+		n := r.names.or()
+		fmt.Fprintf(b, "To fit, pass %s %q, or narrow %s to the directories the question is about.\n", n.Exclude, r.Shrink, n.Pattern)
 	}
 }
 

@@ -34,7 +34,7 @@ func runDryRun(ctx context.Context, args []string, getenv func(string) string, s
 		fmt.Fprintln(stderr, "consult dry-run: --path and --pattern are required, e.g.\n  consult dry-run --path \"$PWD\" --pattern '**/*.go'")
 		return exitCode(2)
 	}
-	svc := &consultation.Service{Counter: tokens.NewCounter()}
+	svc := &consultation.Service{Counter: tokens.NewCounter(), Names: consultation.Names{Path: "--path", Pattern: "--pattern", Exclude: "--exclude"}}
 	tokens.Preload() // while the files are gathered
 	res := svc.Consult(ctx, consultation.Request{
 		Path: *path, Pattern: *pattern, Exclude: *exclude, Query: *query, Model: *model,

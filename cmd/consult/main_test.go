@@ -177,6 +177,10 @@ func TestDryRunCommand(t *testing.T) {
 	if code, ok := err.(exitCode); !ok || code != 1 || !strings.Contains(stderr, "No files matched") {
 		t.Errorf("dry-run with no match: err=%v stderr=%q, want exit 1 and an explanation", err, stderr)
 	}
+	// The command's user is told its flags, not the tool's argument names.
+	if !strings.Contains(stderr, `--pattern "**/*.rs" is relative to --path`) || strings.Contains(stderr, "exclude_pattern") {
+		t.Errorf("dry-run advice names the tool's arguments, not the flags:\n%s", stderr)
+	}
 }
 
 func TestParseServePrecedence(t *testing.T) {
