@@ -249,7 +249,7 @@ func alreadyFinished(id string) consultation.Result {
 // stop leaves the cancel marker of id, waits up to stopWait for its worker to save what it
 // had, and returns that final state.
 func (e *Engine) stop(id string, cause *stopCause) consultation.Result {
-	if err := e.writeCancel(id, cause); err != nil {
+	if err := e.store.WriteCancel(id, cause.by); err != nil {
 		return consultation.Failure(consultation.ClassInternal, fmt.Sprintf("Cannot cancel consultation %s: its cancel cannot be written in %s (%v).", id, e.store.Dir(), err))
 	}
 	e.logger.Info("background consultation cancelled", "id", id, "why", cause)

@@ -25,7 +25,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -157,26 +156,12 @@ func newInstance() string {
 	return strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.Itoa(os.Getpid())
 }
 
-// paths of a consultation's files beside its record.
-func (e *Engine) lockPath(id string) string   { return e.store.LockPath(id) }
-func (e *Engine) cancelPath(id string) string { return filepath.Join(e.store.Dir(), "."+id+".cancel") }
-func (e *Engine) slotPath(n int) string {
-	return filepath.Join(e.store.Dir(), ".slot-"+strconv.Itoa(n)+".lock")
-}
-
-// slot takes a free worker slot, or returns nil when all are held. The results directory
-// is created (mode 0700) when it does not exist yet.
-func (e *Engine) slot() (*os.File, error) {
-	if err := e.store.Ensure(); err != nil {
-		return nil, err
-	}
+// slot takes a free worker slot, or returns nil when all are held.
+func (e *Engine) slot() (*results.Lock, error) {
 	for n := range e.maxWorkers {
-		f, ok, err := tryLock(e.slotPath(n))
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			return f, nil
+		l, ok, err := e.store.TrySlot(n)
+		if err != nil || ok {
+			return l, err
 		}
 	}
 	return nil, nil
@@ -219,7 +204,7 @@ func (e *Engine) Start(ctx context.Context, in consultation.Request, r consultat
 	case slot == nil:
 		return consultation.Failure(consultation.ClassOverloaded, fmt.Sprintf("Too many background consultations are running: %d, the most the server allows (--background-workers). Wait for one to finish (consultation_result), cancel one (consultation_cancel), or call without on_timeout \"continue\".", e.maxWorkers))
 	}
-	lock, ok, err := tryLock(e.lockPath(id))
+	lock, ok, err := e.store.TryLock(id)
 	if err != nil || !ok {
 		slot.Close()
 		if err == nil {
@@ -233,12 +218,12 @@ func (e *Engine) Start(ctx context.Context, in consultation.Request, r consultat
 	if err := e.store.Save(rec); err != nil {
 		lock.Close()
 		slot.Close()
-		_ = os.Remove(e.lockPath(id))
+		_ = e.store.RemoveLock(id)
 		return consultation.Failure(consultation.ClassInternal, fmt.Sprintf("Cannot start a background consultation: its record cannot be written in the results directory %s (%v). Free some space there, or call again without on_timeout \"continue\".", e.store.Dir(), err))
 	}
 	pr, pw, err := os.Pipe()
 	if err == nil {
-		err = e.run(job, []*os.File{lock, slot}, pw)
+		err = e.run(job, []*os.File{lock.File(), slot.File()}, pw)
 	} else {
 		lock.Close()
 		slot.Close()
@@ -381,7 +366,7 @@ func (e *Engine) alive(rec results.Record) bool {
 	if rec.Status != results.Running {
 		return false
 	}
-	return lockHeld(e.lockPath(rec.ID)) && time.Since(rec.Created) < e.limit+deadAfter
+	return e.store.LockHeld(rec.ID) && time.Since(rec.Created) < e.limit+deadAfter
 }
 
 // fromRecord is the result a saved consultation returns.

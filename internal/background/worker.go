@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -58,43 +57,14 @@ func (c *limitCause) Words(phase, _ string) (string, string, string) {
 
 // readCancel reads the cancel marker of id: the cause, or nil when there is none.
 func (e *Engine) readCancel(id string) error {
-	b, err := readSmall(e.cancelPath(id), 64)
-	if err != nil {
+	why, ok := e.store.ReadCancel(id)
+	switch {
+	case !ok:
 		return nil
-	}
-	if strings.TrimSpace(string(b)) == "user" {
+	case why == causeUser.by:
 		return causeUser
 	}
 	return causeTool
-}
-
-// writeCancel leaves the cancel marker of id for its worker.
-func (e *Engine) writeCancel(id string, cause *stopCause) error {
-	f, err := os.OpenFile(e.cancelPath(id), os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, 0o600)
-	if errors.Is(err, os.ErrExist) {
-		return nil // cancelled already
-	}
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteString(cause.by)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// readSmall reads at most n bytes of a regular file, without following a link or blocking.
-func readSmall(path string, n int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|noFollow|nonBlock, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
-	return io.ReadAll(io.LimitReader(f, n))
 }
 
 // Work is the body of a worker: it runs job's consultation under the background limit with
@@ -111,7 +81,7 @@ func (e *Engine) Work(ctx context.Context, job Job, held []*os.File, out io.Writ
 		}
 	}()
 	defer out.Close()
-	defer os.Remove(e.cancelPath(job.ID))
+	defer e.store.RemoveCancel(job.ID)
 	defer e.store.RemoveLock(job.ID) // after the final record: a free lock then reads as done
 	base := jobRecord(job)
 	base.PID = os.Getpid()

@@ -11,26 +11,22 @@ import (
 	"time"
 )
 
-// Files beside a record. A background consultation's worker is told what to do by a job
-// file, holds a lock file while it runs and may log to a log file; all three are named
-// after the record's id with a leading dot, so List and Prune never take them for records.
+// Files beside a record. A background consultation's worker holds a lock file while it
+// runs, may log to a log file, and is stopped by a cancel marker; all three are named after
+// the record's id with a leading dot, so List and Prune never take them for records.
 const (
-	jobExt  = ".job"
-	lockExt = ".lock"
-	logExt  = ".log"
-	// maxJobBytes bounds a job file: a request's arguments (the question is the large
-	// one) and the server's settings.
-	maxJobBytes = 16 << 20
+	cancelExt = ".cancel"
+	lockExt   = ".lock"
+	logExt    = ".log"
+	// maxCancelBytes bounds what a cancel marker says (who cancelled).
+	maxCancelBytes = 64
 )
 
 // auxName is the name of the file beside the record of this (valid) id with this ext.
 func auxName(id, ext string) string { return "." + id + ext }
 
-// JobPath is the job file of the consultation with this (valid) id.
-func (s *Store) JobPath(id string) string { return filepath.Join(s.dir, auxName(id, jobExt)) }
-
-// LockPath is the lock file the worker of this consultation holds while it runs. Open it
-// with HoldLock and test it with LockHeld, which refuse links and other users' directories.
+// LockPath is the lock file the worker of this consultation holds while it runs. Take it
+// with TryLock and test it with LockHeld, which refuse links and other users' directories.
 func (s *Store) LockPath(id string) string { return filepath.Join(s.dir, auxName(id, lockExt)) }
 
 // LogPath is where the worker of this consultation writes its log. Create it with
@@ -52,46 +48,35 @@ func (s *Store) Check() error {
 	return root.Close()
 }
 
-// WriteJob writes a worker's job file for id atomically, mode 0600, creating the directory
-// if needed, and returns its path.
-func (s *Store) WriteJob(id string, data []byte) (string, error) {
-	if _, err := ParseID(id); err != nil {
-		return "", err
+// WriteCancel leaves the cancel marker of id, saying who cancelled (why, a short word); a
+// marker already there is kept. It is created exclusively, never through a link.
+func (s *Store) WriteCancel(id, why string) error {
+	f, err := s.openAux(id, cancelExt, os.O_WRONLY|os.O_CREATE|os.O_EXCL, true)
+	if errors.Is(err, fs.ErrExist) {
+		if _, ok := s.ReadCancel(id); ok {
+			return nil // cancelled already
+		}
+		return fmt.Errorf("results: %s: something that is not a cancel marker is in its place", auxName(id, cancelExt))
 	}
-	root, err := s.openDir(true)
 	if err != nil {
-		return "", err
+		return err
 	}
-	defer root.Close()
-	if err := writeAtomic(root, auxName(id, jobExt), tempPrefix+id+"-", tempSuffix, data, time.Now()); err != nil {
-		return "", fmt.Errorf("results: cannot write the job of %s: %w", id, err)
+	_, err = f.WriteString(why)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	return s.JobPath(id), nil
+	return err
 }
 
-// ReadJob returns the job file of id as WriteJob wrote it: opened without following a
-// link or blocking, a regular file of at most 16 MiB (refused from its size otherwise).
-func (s *Store) ReadJob(id string) ([]byte, error) {
-	f, err := s.openAux(id, jobExt, os.O_RDONLY, false)
+// ReadCancel returns what id's cancel marker says, and whether there is one.
+func (s *Store) ReadCancel(id string) (string, bool) {
+	f, err := s.openAux(id, cancelExt, os.O_RDONLY, false)
 	if err != nil {
-		return nil, err
+		return "", false
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("results: %w", err)
-	}
-	if fi.Size() > maxJobBytes {
-		return nil, fmt.Errorf("results: the job file of %s is %d bytes, more than consult writes (%d); it was not read", id, fi.Size(), maxJobBytes)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxJobBytes+1))
-	if err == nil && len(data) > maxJobBytes {
-		err = fmt.Errorf("the job file of %s is more than %d bytes", id, maxJobBytes)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("results: %w", err)
-	}
-	return data, nil
+	b, err := io.ReadAll(io.LimitReader(f, maxCancelBytes))
+	return strings.TrimSpace(string(b)), err == nil
 }
 
 // CreateLog creates the log file of id's worker, new (an existing file, link or FIFO of
@@ -101,14 +86,14 @@ func (s *Store) CreateLog(id string) (*os.File, error) {
 	return s.openAux(id, logExt, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, true)
 }
 
-// RemoveJob, RemoveLog and RemoveLock remove the file of that kind beside id's record; a
+// RemoveCancel, RemoveLog and RemoveLock remove the file of that kind beside id's record; a
 // file already gone is no error. A link in its place is removed, never followed.
-func (s *Store) RemoveJob(id string) error { return s.removeAux(id, jobExt) }
+func (s *Store) RemoveCancel(id string) error { return s.removeAux(id, cancelExt) }
 
-// RemoveLog removes the log file of id's worker; see RemoveJob.
+// RemoveLog removes the log file of id's worker; see RemoveCancel.
 func (s *Store) RemoveLog(id string) error { return s.removeAux(id, logExt) }
 
-// RemoveLock removes the lock file of id's worker; see RemoveJob.
+// RemoveLock removes the lock file of id's worker; see RemoveCancel.
 func (s *Store) RemoveLock(id string) error { return s.removeAux(id, lockExt) }
 
 // openAux opens the file with ext beside id's record through the checked directory, with
@@ -148,12 +133,12 @@ func (s *Store) removeAux(id, ext string) error {
 	return nil
 }
 
-// auxID returns the id of a file beside a record (job, lock or log), if name is one.
+// auxID returns the id of a file beside a record (cancel, lock or log), if name is one.
 func auxID(name string) (string, bool) {
 	if !strings.HasPrefix(name, ".") {
 		return "", false
 	}
-	for _, ext := range []string{jobExt, lockExt, logExt} {
+	for _, ext := range []string{cancelExt, lockExt, logExt} {
 		if id, ok := strings.CutSuffix(name[1:], ext); ok {
 			if _, err := ParseID(id); err == nil {
 				return id, true
@@ -172,14 +157,4 @@ func (s *Store) staleAux(root *os.Root, name string, info fs.FileInfo, now time.
 	}
 	_, err := root.Lstat(recordName(id))
 	return errors.Is(err, fs.ErrNotExist)
-}
-
-// Ensure creates the results directory (mode 0700, with its missing parents) when it does
-// not exist yet, after the same checks as every other method: nil when it is the user's.
-func (s *Store) Ensure() error {
-	root, err := s.openDir(true)
-	if err != nil {
-		return err
-	}
-	return root.Close()
 }

@@ -28,7 +28,7 @@ func TestPruneRemovesWorkerLeftovers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	stale := []string{s.JobPath(gone), s.LockPath(gone), s.LogPath(gone)}
+	stale := []string{filepath.Join(s.Dir(), auxName(gone, cancelExt)), s.LockPath(gone), s.LogPath(gone)}
 	fresh := NewID(time.Now())
 	keep := []string{s.LockPath(kept), s.LogPath(fresh), filepath.Join(s.Dir(), ".notes.log")}
 	for _, p := range stale {

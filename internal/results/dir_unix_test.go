@@ -23,8 +23,7 @@ var storeOps = []struct {
 	{"Load", func(s *Store) error { _, err := s.Load(idAt(t0, 1)); return err }},
 	{"List", func(s *Store) error { _, err := s.List(0); return err }},
 	{"Prune", func(s *Store) error { return s.Prune() }},
-	{"WriteJob", func(s *Store) error { _, err := s.WriteJob(idAt(t0, 1), []byte("{}")); return err }},
-	{"ReadJob", func(s *Store) error { _, err := s.ReadJob(idAt(t0, 1)); return err }},
+	{"WriteCancel", func(s *Store) error { return s.WriteCancel(idAt(t0, 1), "tool") }},
 	{"CreateLog", func(s *Store) error {
 		f, err := s.CreateLog(idAt(t0, 1))
 		if err == nil {
@@ -32,8 +31,15 @@ var storeOps = []struct {
 		}
 		return err
 	}},
-	{"HoldLock", func(s *Store) error {
-		l, err := s.HoldLock(idAt(t0, 1))
+	{"TryLock", func(s *Store) error {
+		l, _, err := s.TryLock(idAt(t0, 1))
+		if err == nil {
+			l.Close()
+		}
+		return err
+	}},
+	{"TrySlot", func(s *Store) error {
+		l, _, err := s.TrySlot(0)
 		if err == nil {
 			l.Close()
 		}
@@ -100,7 +106,7 @@ func TestUnsafeDirRefused(t *testing.T) {
 			for _, op := range storeOps {
 				s := Open(dir, 0, 0, 0)
 				err := op.run(s)
-				if op.name == "Load" || op.name == "List" || op.name == "Prune" || op.name == "Spent" || op.name == "ReadJob" {
+				if op.name == "Load" || op.name == "List" || op.name == "Prune" || op.name == "Spent" {
 					if _, statErr := os.Stat(dir); statErr != nil {
 						continue // reading a missing directory creates nothing and refuses nothing
 					}

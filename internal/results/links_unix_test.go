@@ -4,6 +4,7 @@ package results
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -18,8 +19,9 @@ var plantedFiles = []struct {
 	ops  []string
 }{
 	{"." + idAt(t0, 1) + logExt, []string{"CreateLog"}},
-	{"." + idAt(t0, 1) + lockExt, []string{"HoldLock", "LockHeld"}},
-	{"." + idAt(t0, 1) + jobExt, []string{"ReadJob", "WriteJob"}},
+	{"." + idAt(t0, 1) + lockExt, []string{"TryLock", "LockHeld"}},
+	{"." + idAt(t0, 1) + cancelExt, []string{"ReadCancel", "WriteCancel"}},
+	{".slot-0.lock", []string{"TrySlot"}},
 	{idAt(t0, 1) + recordExt, []string{"Load", "List", "Prune", "Save"}},
 	{spendFile, []string{"Spent", "AddSpend"}},
 	{spendLock, []string{"AddSpend"}},
@@ -36,8 +38,14 @@ func plantedOp(s *Store, op string) error {
 			f.Close()
 		}
 		return err
-	case "HoldLock":
-		l, err := s.HoldLock(id)
+	case "TryLock":
+		l, _, err := s.TryLock(id)
+		if err == nil {
+			l.Close()
+		}
+		return err
+	case "TrySlot":
+		l, _, err := s.TrySlot(0)
 		if err == nil {
 			l.Close()
 		}
@@ -47,12 +55,13 @@ func plantedOp(s *Store, op string) error {
 			return errors.New("LockHeld: true")
 		}
 		return nil
-	case "ReadJob":
-		_, err := s.ReadJob(id)
-		return err
-	case "WriteJob":
-		_, err := s.WriteJob(id, []byte(`{"base_url":"http://evil.example"}`))
-		return err
+	case "ReadCancel":
+		if why, ok := s.ReadCancel(id); ok {
+			return fmt.Errorf("ReadCancel: read %q through what was planted", why)
+		}
+		return nil
+	case "WriteCancel":
+		return s.WriteCancel(id, "user")
 	case "Load":
 		_, err := s.Load(id)
 		return err
@@ -120,8 +129,8 @@ func TestPlantedLinkInsideNotFollowed(t *testing.T) {
 		f.Close()
 		t.Fatal("CreateLog opened a link to another file of the directory")
 	}
-	if _, err := s.ReadJob(idAt(t0, 1)); err == nil {
-		t.Error("ReadJob: no error for a missing job")
+	if _, ok := s.ReadCancel(idAt(t0, 1)); ok {
+		t.Error("ReadCancel: a cancel where there is none")
 	}
 	if b, _ := os.ReadFile(other); string(b) != "kept\n" {
 		t.Errorf("the link's target: %q", b)

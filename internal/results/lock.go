@@ -11,19 +11,42 @@ type Lock struct{ f *os.File }
 // Close releases the lock.
 func (l *Lock) Close() error { return l.f.Close() }
 
-// HoldLock creates (mode 0600) or opens the lock file of id's worker and takes its lock,
-// waiting while another process holds it. The file is opened through the checked
-// directory without following a link or blocking on a FIFO, and must be a regular file.
-func (s *Store) HoldLock(id string) (*Lock, error) {
+// File is the lock's open file: a child process that inherits it holds the lock as long as
+// it keeps it open, whatever becomes of this one.
+func (l *Lock) File() *os.File { return l.f }
+
+// TryLock creates (mode 0600) or opens the lock file of id's worker and takes its lock
+// without waiting; ok is false when another holder has it. The file is opened through the
+// checked directory without following a link or blocking on a FIFO, and must be a regular
+// file.
+func (s *Store) TryLock(id string) (l *Lock, ok bool, err error) {
 	f, err := s.openAux(id, lockExt, os.O_RDWR|os.O_CREATE, true)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if err := flock(f, true); err != nil {
+	return tryLock(f)
+}
+
+// TrySlot takes, without waiting, the n-th of the directory's slot locks (.slot-n.lock):
+// what bounds the workers running at once over every server sharing the directory.
+func (s *Store) TrySlot(n int) (l *Lock, ok bool, err error) {
+	f, err := s.openLockFile(fmt.Sprintf(".slot-%d.lock", n))
+	if err != nil {
+		return nil, false, err
+	}
+	return tryLock(f)
+}
+
+// tryLock takes f's lock without waiting, closing f when it cannot.
+func tryLock(f *os.File) (*Lock, bool, error) {
+	if err := flock(f, false); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("results: cannot lock %s: %w", s.LockPath(id), err)
+		if isHeld(err) {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("results: cannot lock %s: %w", f.Name(), err)
 	}
-	return &Lock{f}, nil
+	return &Lock{f}, true, nil
 }
 
 // LockHeld reports whether some process holds the lock of id's worker. A missing lock
@@ -40,6 +63,20 @@ func (s *Store) LockHeld(id string) bool {
 // holdFileLock opens (creating it, mode 0600) the lock file name in the checked directory
 // and takes its lock.
 func (s *Store) holdFileLock(name string) (*Lock, error) {
+	f, err := s.openLockFile(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := flock(f, true); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("results: cannot lock %s: %w", name, err)
+	}
+	return &Lock{f}, nil
+}
+
+// openLockFile opens (creating it, mode 0600) the lock file name in the checked directory,
+// which it creates if needed.
+func (s *Store) openLockFile(name string) (*os.File, error) {
 	root, err := s.openDir(true)
 	if err != nil {
 		return nil, err
@@ -49,9 +86,5 @@ func (s *Store) holdFileLock(name string) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("results: %s: %w", s.dir, err)
 	}
-	if err := flock(f, true); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("results: cannot lock %s: %w", name, err)
-	}
-	return &Lock{f}, nil
+	return f, nil
 }

@@ -31,3 +31,6 @@ func lockedElsewhere(f *os.File) bool {
 	}
 	return errors.Is(err, syscall.EWOULDBLOCK)
 }
+
+// isHeld reports whether a lock that could not be taken without waiting is held elsewhere.
+func isHeld(err error) bool { return errors.Is(err, syscall.EWOULDBLOCK) }
