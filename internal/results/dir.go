@@ -10,8 +10,8 @@ import (
 )
 
 // ErrUnsafeDir: the results directory, or one of its parents, can be changed by another
-// user, so nothing in it can be trusted (a job file replaced between its writing and the
-// worker's start would send the worker's key where the other user says). Like ssh with
+// user, so nothing in it can be trusted (a cancel marker or lock replaced, a record rewritten: the
+// other user would decide what the user's agent reads). Like ssh with
 // ~/.ssh, the store then refuses to use it; the error names the directory, what is wrong
 // and the fix.
 var ErrUnsafeDir = errors.New("unsafe results directory")

@@ -100,7 +100,7 @@ func TestPlantedLinksNotFollowed(t *testing.T) {
 				err := plantedOp(s, op)
 				victim.untouched(t, op)
 				switch op {
-				case "CreateLog", "HoldLock", "ReadJob", "Load", "Spent":
+				case "CreateLog", "TryLock", "TrySlot", "WriteCancel", "Load", "Spent":
 					if err == nil {
 						t.Errorf("%s through a planted link: no error", op)
 					}
@@ -155,7 +155,7 @@ func TestPlantedFIFONeverBlocks(t *testing.T) {
 				select {
 				case err := <-done:
 					switch op {
-					case "CreateLog", "HoldLock", "ReadJob", "Load", "Spent":
+					case "CreateLog", "TryLock", "TrySlot", "WriteCancel", "Load", "Spent":
 						if err == nil {
 							t.Errorf("%s on a FIFO: no error", op)
 						}
