@@ -177,5 +177,6 @@ func (e *Engine) Consult(ctx context.Context, in consultation.Request, r consult
 		return res
 	}
 	res.Summary.ID = id
+	res.Text += fmt.Sprintf("\n\nid %s: pass it as follow_up_of to ask more about these files.", id)
 	return res
 }

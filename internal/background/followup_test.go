@@ -34,6 +34,9 @@ func TestFollowUp(t *testing.T) {
 	if first.IsError || id == "" {
 		t.Fatalf("first: id %q: %s", id, first.Text)
 	}
+	if !strings.Contains(first.Text, "id "+id+": pass it as follow_up_of") {
+		t.Errorf("the text (all Gemini CLI's model reads) does not give the id:\n%s", first.Text)
+	}
 	in := r.failMode()
 	in.Query = "How many times?"
 	in.FollowUpOf = id
