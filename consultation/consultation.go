@@ -6,8 +6,6 @@ package consultation
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -360,11 +358,7 @@ func (c *call) run(ctx context.Context) Result {
 	})
 	c.gathered = g
 	if g != nil {
-		c.digests = make(map[string]string, len(g.Files))
-		for _, f := range g.Files {
-			sum := sha256.Sum256(f.Content)
-			c.digests[f.Path] = hex.EncodeToString(sum[:])
-		}
+		c.digests = Digests(g.Files)
 	}
 	if ctx.Err() != nil {
 		return c.stopped(ctx)
@@ -389,7 +383,7 @@ func (c *call) run(ctx context.Context) Result {
 		return c.errorResult(ErrorInfo{Class: ClassInternal}, "Could not count tokens: "+err.Error(), nil)
 	}
 	c.overhead = c.svc.Counter.CountString(files.Layout(headersOnly(g.Files), c.req.Query))
-	c.fileSet = FileSetKey(g.Files)
+	c.fileSet = fileSetKey(c.digests)
 	if len(g.Files) == 0 {
 		rep := c.report()
 		if over := overCap(g, c.svc.Names.or()); over != "" {

@@ -3,9 +3,9 @@ package consultation
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -169,18 +169,23 @@ func (c *call) cacheHitExpected(rep *Report) bool {
 // FileSetKey is a digest of a file set, its paths and contents in path order: the same files
 // give the same key, and any change to a path or a byte gives another. OpenAI requests carry
 // it as prompt_cache_key, so that requests about the same files reach the same cache.
-func FileSetKey(fs []files.File) string {
-	sorted := slices.Clone(fs)
-	slices.SortStableFunc(sorted, func(a, b files.File) int { return strings.Compare(a.Path, b.Path) })
+func FileSetKey(fs []files.File) string { return fileSetKey(Digests(fs)) }
+
+// Digests are the SHA-256 digests (hex) of files' contents, by path.
+func Digests(fs []files.File) map[string]string {
+	d := make(map[string]string, len(fs))
+	for _, f := range fs {
+		sum := sha256.Sum256(f.Content)
+		d[f.Path] = hex.EncodeToString(sum[:])
+	}
+	return d
+}
+
+// fileSetKey is FileSetKey from the files' digests: each file read once.
+func fileSetKey(digests map[string]string) string {
 	h := sha256.New()
-	var n [8]byte
-	for _, f := range sorted {
-		binary.LittleEndian.PutUint64(n[:], uint64(len(f.Path)))
-		h.Write(n[:])
-		h.Write([]byte(f.Path))
-		binary.LittleEndian.PutUint64(n[:], uint64(len(f.Content)))
-		h.Write(n[:])
-		h.Write(f.Content)
+	for _, p := range slices.Sorted(maps.Keys(digests)) {
+		fmt.Fprintf(h, "%d:%s %s\n", len(p), p, digests[p])
 	}
 	return "consult-" + hex.EncodeToString(h.Sum(nil)[:16])
 }
