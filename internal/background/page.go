@@ -2,7 +2,6 @@ package background
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -53,18 +52,17 @@ func (e *Engine) Paged(ctx context.Context, res consultation.Result, size int) c
 func (e *Engine) keep(ctx context.Context, res consultation.Result) (string, error) {
 	now := time.Now()
 	id := results.NewID(now)
-	sum := *res.Summary
-	sum.ID = id
-	rec := results.Record{ID: id, Status: results.Done, Owner: OwnerFrom(ctx), Session: SessionFrom(ctx), Instance: e.instance,
-		Created: now, Model: sum.Model, Text: res.Text, IsError: res.IsError, Answer: sum.Answer}
-	if r := sum.Report; r != nil {
-		rec.Path, rec.Pattern = r.Path, r.Pattern
+	in := consultation.Request{Model: res.Summary.Model}
+	if r := res.Summary.Report; r != nil {
+		in.Path, in.Pattern, in.Exclude = r.Path, r.Pattern, r.Exclude
 	}
-	raw, err := json.Marshal(&sum)
+	rec, err := e.record(id, OwnerFrom(ctx), SessionFrom(ctx), in, res, nil, now)
 	if err != nil {
 		return "", err
 	}
-	rec.Summary = raw
+	if rec.Answer == "" {
+		rec.Answer = res.Summary.Answer
+	}
 	return id, e.store.Save(rec)
 }
 
