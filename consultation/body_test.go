@@ -23,7 +23,7 @@ func TestRetrySendsTheSameBody(t *testing.T) {
 			srv.Push(fake.Script{Status: http.StatusServiceUnavailable}, fake.Answer("main prints hello."))
 			res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t)}), nil)
 			if res.IsError {
-				t.Fatalf("error result: %s", res.Text)
+				t.Fatalf("error result: %s", res.Text())
 			}
 			reqs := srv.Requests()
 			var bodies [][]byte

@@ -21,7 +21,7 @@ func sentBodies(t *testing.T, srv *fake.Server, svc *Service, dir, model string,
 	for _, q := range queries {
 		res := svc.Consult(context.Background(), Request{Path: dir, Pattern: "**/*.go", Query: q, Model: model}, nil)
 		if res.IsError {
-			t.Fatalf("query %q: %s", q, res.Text)
+			t.Fatalf("query %q: %s", q, res.Text())
 		}
 	}
 	var bodies [][]byte

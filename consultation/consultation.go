@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,16 +40,17 @@ const (
 // ErrCallTimeout is the cause of a call's context when its own deadline passes.
 var ErrCallTimeout = errors.New("consultation deadline passed")
 
-// Result is what a call returns to the caller: text for people and agents, the same
-// figures for programs, and whether it is a failure.
+// Result is what a call returns to the caller, as data: the figures for programs, what its
+// words need beyond them, and whether it is a failure. Render words it at the edge.
 type Result struct {
-	// Text is the answer, the dry-run report, or the failure explained.
-	Text string
 	// IsError marks a failed call: bad arguments, timeout, too large, upstream failure.
 	IsError bool
-	// Summary holds the same figures as Text in machine-readable form: kind, id, answer,
-	// usage, report, error details. Nil for a plain acknowledgement (e.g. a cancellation).
+	// Summary is the outcome in machine-readable form: kind, id, answer, usage, report,
+	// error details. Nil for a plain acknowledgement.
 	Summary *Summary
+	// Facts are what the outcome's words need beyond the Summary: why it failed, and the
+	// figures of that failure.
+	Facts *Facts `json:",omitempty"`
 	// Answer is the model's answer as received, whole or partial, even when it was written
 	// to output_file: what a background consultation keeps in its record.
 	Answer string `json:"-"`
@@ -86,8 +86,6 @@ type Service struct {
 	// AllowRoots, when set (see ResolveRoots), confines path and output_file to these
 	// directories.
 	AllowRoots []string
-	// Names are what the caller calls the request's fields, in messages (ToolNames if unset).
-	Names Names
 	// Inflight bounds the bytes the calls in flight hold, server-wide; nil is no bound.
 	Inflight *Inflight
 	// DailyBudgetUSD caps what the consultations of every server sharing Ledger spend per
@@ -242,11 +240,8 @@ func (s *Service) run(ctx context.Context, req request, start time.Time, d time.
 	hb.halt()
 	res.Answer = c.fullAnswer()
 	res.Digests = c.digests
-	if len(req.Warnings) > 0 {
-		res.Text = res.Text + "\n\nWarning: " + strings.Join(req.Warnings, "\nWarning: ")
-		if res.Summary != nil {
-			res.Summary.Warnings = append(res.Summary.Warnings, req.Warnings...)
-		}
+	if res.Summary != nil {
+		res.Summary.Warnings = append(res.Summary.Warnings, req.Warnings...)
 	}
 	s.logger().Info("consultation done", "path", req.Path, "pattern", req.Pattern, "dry_run", req.DryRun,
 		"error", res.IsError, "elapsed", time.Since(start).Round(time.Millisecond))
@@ -316,7 +311,7 @@ type call struct {
 	ctxWindow consult.Tokens // the model's context window, 0 if unknown
 	live      *stream        // the model call in flight, nil before it starts
 	attempts  atomic.Int32   // model requests sent; read by the heartbeat
-	failed    []attemptRecord
+	failed    []Attempt
 	sized     atomic.Pointer[Report] // the size report once counted; read by "still running"
 	fileSet   string                 // FileSetKey of the gathered files
 	estimate  *CostEstimate          // the price before sending, once the model is looked up
@@ -342,7 +337,7 @@ func (c *call) run(ctx context.Context) Result {
 	held, err := c.admit(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
-			return c.errorResult(ErrorInfo{Class: ClassInternal}, "Could not be admitted: "+err.Error(), nil)
+			return c.fail(ErrorInfo{Class: ClassInternal}, Facts{Reason: ReasonNotAdmitted, Detail: err.Error()}, nil)
 		}
 		return c.stopped(ctx)
 	}
@@ -364,10 +359,11 @@ func (c *call) run(ctx context.Context) Result {
 		return c.stopped(ctx)
 	}
 	if err != nil {
-		return c.errorResult(ErrorInfo{Class: gatherClass(err)}, fmt.Sprintf("Could not gather files from %s: %v", c.req.Path, err), nil)
+		return c.fail(ErrorInfo{Class: gatherClass(err)}, Facts{Reason: ReasonGatherFailed, Path: c.req.Path, Detail: err.Error()}, nil)
 	}
 	if need := memoryPerByte * int64(g.Bytes); held != nil && need > int64(c.svc.Inflight.Limit()) {
-		return c.errorResult(ErrorInfo{Class: ClassTooLarge, Message: ErrOverInflight.Error()}, c.overInflight(need), c.report())
+		return c.fail(ErrorInfo{Class: ClassTooLarge, Message: ErrOverInflight.Error()},
+			Facts{Reason: ReasonOverInflight, Need: consult.Bytes(need), Limit: c.svc.Inflight.Limit()}, c.report())
 	}
 	held.shrink(memoryPerByte * int64(g.Bytes))
 	c.setPhase(PhaseCounting)
@@ -380,16 +376,16 @@ func (c *call) run(ctx context.Context) Result {
 		return c.stopped(ctx)
 	}
 	if err != nil {
-		return c.errorResult(ErrorInfo{Class: ClassInternal}, "Could not count tokens: "+err.Error(), nil)
+		return c.fail(ErrorInfo{Class: ClassInternal}, Facts{Reason: ReasonCountFailed, Detail: err.Error()}, nil)
 	}
 	c.overhead = c.svc.Counter.CountString(files.Layout(headersOnly(g.Files), c.req.Query))
 	c.fileSet = fileSetKey(c.digests)
 	if len(g.Files) == 0 {
 		rep := c.report()
-		if over := overCap(g, c.svc.Names.or()); over != "" {
-			return c.errorResult(ErrorInfo{Class: ClassTooLarge}, over+rep.Text(), rep)
+		if over, _ := overCap(rep); over > 0 {
+			return c.fail(ErrorInfo{Class: ClassTooLarge}, Facts{Reason: ReasonOverCap}, rep)
 		}
-		return c.errorResult(ErrorInfo{Class: ClassNotFound}, "No files matched. "+rep.Text()+noMatchHint(c.req, c.svc.Names.or()), rep)
+		return c.fail(ErrorInfo{Class: ClassNotFound}, Facts{Reason: ReasonNoMatch}, rep)
 	}
 	c.setPhase(PhaseLookup)
 	w, known, err := c.lookupWindow(ctx)
@@ -397,7 +393,7 @@ func (c *call) run(ctx context.Context) Result {
 		return c.stopped(ctx)
 	}
 	if err != nil {
-		return c.errorResult(errorInfo(err), fmt.Sprintf("Model %q is not available: %v. Check the model id (the provider's own name for it, e.g. \"google/gemini-2.5-pro\" on OpenRouter).", c.req.Model.ID, err), c.report())
+		return c.fail(errorInfo(err), Facts{Reason: ReasonModelUnavailable, Detail: err.Error()}, c.report())
 	}
 	if known {
 		c.ctxWindow = w
@@ -408,7 +404,7 @@ func (c *call) run(ctx context.Context) Result {
 	if c.req.DryRun {
 		sum := c.summary(KindDryRun, rep)
 		sum.Report = rep
-		return Result{Text: "Dry run (nothing sent to a model).\n" + rep.Text(), Summary: sum}
+		return Result{Summary: sum}
 	}
 	return c.consult(ctx, rep)
 }
@@ -419,7 +415,6 @@ func (c *call) report() *Report {
 	rep.Counting = tokens.Encoding
 	rep.setWindow(c.ctxWindow, c.gathered, c.counts)
 	rep.Cost = c.estimate
-	rep.names = c.svc.Names
 	return rep
 }
 
@@ -435,55 +430,33 @@ type Stop interface {
 	Words(phase, elapsed string) (headline, partialWhy, advice string)
 }
 
-// stopped explains a call whose context ended: its own deadline, its idle timeout, a cause
-// its caller defines (Stop), or the client cancelling.
+// stopped is the result of a call whose context ended: its own deadline, its idle timeout,
+// a cause its caller defines (Stop), or the client cancelling; with what it had collected.
 func (c *call) stopped(ctx context.Context) Result {
 	rep := c.report()
 	cause := context.Cause(ctx)
-	phase, elapsed := c.phaseNow(), consult.FormatDuration(time.Since(c.start))
-	var b strings.Builder
-	var advice string
+	f := Facts{Phase: c.phaseNow(), Elapsed: time.Since(c.start), NothingGathered: c.gathered == nil,
+		PartialWhy: "cut off at the deadline", Attempt: int(c.attempts.Load()), Failed: c.failed}
 	var stop Stop
-	partialWhy := "cut off at the deadline"
 	switch {
 	case errors.Is(cause, ErrIdleTimeout):
-		fmt.Fprintf(&b, "No progress for %s (idle timeout) while %s; the call was stopped after %s.\n", consult.FormatDuration(c.idle), phase, elapsed)
-		advice = fmt.Sprintf("The provider sent nothing at all for %s (not even a keep-alive): the request is stuck upstream, not too large. Call again, or try another model; a model that streams nothing while it thinks (OpenAI's reasoning models) needs a longer --idle-timeout on the server.\n", consult.FormatDuration(c.idle))
+		f.Reason, f.Idle = ReasonIdleTimeout, c.idle
 	case errors.Is(cause, ErrCallTimeout):
-		fmt.Fprintf(&b, "Request timed out after %s while %s.\n", consult.FormatDuration(c.req.Timeout), phase)
-		advice = c.timeoutAdvice(rep)
+		f.Reason, f.Timeout = ReasonTimeout, c.req.Timeout
 	case errors.As(cause, &stop):
-		headline, why, more := stop.Words(phase, elapsed)
-		b.WriteString(headline + "\n")
-		partialWhy, advice = why, more
+		f.Reason = ReasonStopped
+		f.Headline, f.PartialWhy, f.Advice = stop.Words(f.Phase, consult.FormatDuration(f.Elapsed))
 	default:
-		return c.errorResult(ErrorInfo{Class: ClassCancelled}, fmt.Sprintf("Cancelled by the client while %s after %s.", phase, consult.FormatDuration(time.Since(c.start))), rep)
-	}
-	if c.gathered == nil {
-		b.WriteString("Nothing had been gathered yet.\n")
-	} else {
-		b.WriteString("Collected so far: ")
-		b.WriteString(rep.Text())
+		return c.fail(ErrorInfo{Class: ClassCancelled}, Facts{Reason: ReasonCancelled, Phase: f.Phase, Elapsed: f.Elapsed}, rep)
 	}
 	partial := ""
 	if live := c.liveStream(); live != nil {
-		var reasoning consult.Tokens
-		partial, reasoning, _ = live.snapshot()
-		if reasoning > 0 {
-			fmt.Fprintf(&b, "The model had produced %s.\n", tokensWord(reasoning, "reasoning token"))
-		}
-	}
-	if len(c.failed) > 0 {
-		fmt.Fprintf(&b, "Attempt %d was running; earlier attempts failed:%s\n", c.attempts.Load(), describeAttempts(c.failed))
-	}
-	b.WriteString(advice)
-	if partial != "" {
-		fmt.Fprintf(&b, "\nPartial answer (%s):\n%s", partialWhy, partial)
+		partial, f.Reasoning, _ = live.snapshot()
 	}
 	c.setAnswer(partial)
 	info := errorInfo(cause)
-	info.Message = "" // the text's first line: the timeout used, the phase
-	res := c.errorResult(info, b.String(), rep)
+	info.Message = "" // the words' first line: the timeout used, the phase
+	res := c.fail(info, f, rep)
 	res.Summary.Answer = partial
 	return res
 }
@@ -503,83 +476,6 @@ func gatherClass(err error) ErrorClass {
 		return ClassPermissionDenied
 	}
 	return ClassInternal
-}
-
-// Advice on time: a request this many prompt tokens or fewer is small for every current
-// model, so a timeout on it says the model was slow, not the request large.
-const smallRequest consult.Tokens = 20_000
-
-// timeoutAdvice says what to do about a call that ran out of time, from what it was doing and
-// how big the request is: shrinking only where size can be the cause.
-func (c *call) timeoutAdvice(rep *Report) string {
-	more := ""
-	if c.req.Timeout < consult.MaxTimeout {
-		more = fmt.Sprintf("raise timeout (now %s, at most %s)", consult.FormatDuration(c.req.Timeout), consult.FormatDuration(consult.MaxTimeout))
-	}
-	slowModel := `pass on_timeout "continue" to let it finish in the background and collect it with consultation_result`
-	if more != "" {
-		slowModel = more + ", or " + slowModel
-	}
-	switch {
-	case c.currentPhase() == PhaseQueued:
-		// Never started: other calls held the server the whole time.
-		again := "Call again when fewer calls are running"
-		if more != "" {
-			again += ", or " + more
-		}
-		return fmt.Sprintf("The server was busy with other calls the whole time (its workers, or its bound on bytes in flight, --max-inflight): this call never started, read nothing and sent nothing to the model. %s.\n", again)
-	case c.gathered == nil || !rep.Counted:
-		// Still reading or counting: the tree is what took the time.
-		tips := sizeTips(rep)
-		if more != "" {
-			tips += ", or " + more
-		}
-		return fmt.Sprintf("Gathering and counting took the whole time: %s.\n", tips)
-	case rep.PromptTokens <= smallRequest:
-		return fmt.Sprintf("The request is small (%s tokens): the model was slow, not the request large. To get the answer, %s; or use a faster model.\n", rep.PromptTokens, slowModel)
-	case rep.ContextWindow > 0 && rep.PromptTokens*2 >= rep.ContextWindow:
-		return fmt.Sprintf("The request fills %d%% of %s's context window, and the time a model takes grows with its prompt: %s; or %s.\n",
-			percent(rep.PromptTokens, rep.ContextWindow), consult.Printable(c.req.Model.ID), sizeTips(rep), slowModel)
-	}
-	return fmt.Sprintf("To finish in time, %s; or make the request smaller: %s.\n", slowModel, sizeTips(rep))
-}
-
-// sizeTips says how to make a request smaller: the largest directory to exclude, when there
-// is one that is not everything, and a narrower pattern.
-func sizeTips(rep *Report) string {
-	var tips []string
-	n := rep.names.or()
-	if len(rep.LargestDirs) > 0 {
-		tips = append(tips, fmt.Sprintf("exclude the largest directories (e.g. %s %q)", n.Exclude, rep.LargestDirs[0].Path+"**"))
-	}
-	return strings.Join(append(tips, "narrow "+n.Pattern+" to the files the question is about"), ", ")
-}
-
-// overCap explains a gathering that kept no file although files matched, because every one
-// was over the per-file or total cap; "" when that is not why.
-func overCap(g *files.Gathered, n Names) string {
-	var tooLarge, overTotal int
-	var example string
-	for _, sk := range g.Skipped {
-		switch sk.Reason {
-		case files.TooLarge:
-			tooLarge = sk.Count
-			if len(sk.Examples) > 0 {
-				example = sk.Examples[0]
-			}
-		case files.OverTotal:
-			overTotal = sk.Count
-		}
-	}
-	if tooLarge+overTotal == 0 {
-		return ""
-	}
-	return fmt.Sprintf("Files matched, but none could be sent: %s %s over the per-file cap of %s (e.g. %s), which no option raises: such files are generated code, data or bundles. Narrow %s to the source files the question is about.\n",
-		consult.Thousands(int64(tooLarge+overTotal)), plural(tooLarge+overTotal, "was", "were"), consult.MaxFileBytes, consult.Printable(example), n.Pattern)
-}
-
-func noMatchHint(req request, n Names) string {
-	return fmt.Sprintf("Check that %s %q is relative to %s (e.g. \"**/*.go\" for every Go file, \"src/**/*.{ts,tsx}\"), and that the files are not listed in .gitignore.", n.Pattern, req.Pattern, n.Path)
 }
 
 // Names are what the caller calls the request's fields, for the messages that tell it what

@@ -64,11 +64,11 @@ func TestDryRunReport(t *testing.T) {
 	svc := &Service{Counter: counter}
 	res := svc.Consult(context.Background(), Request{Path: dir, Pattern: "**/*.go", Query: "What is here?", DryRun: true, Model: "gpt-4.1"}, nil)
 	if res.IsError {
-		t.Fatalf("dry run failed: %s", res.Text)
+		t.Fatalf("dry run failed: %s", res.Text())
 	}
 	rep := reportOf(t, res)
 	if rep.Files != 3 {
-		t.Errorf("files = %d, want 3 (main.go, big.go, s.go): %s", rep.Files, res.Text)
+		t.Errorf("files = %d, want 3 (main.go, big.go, s.go): %s", rep.Files, res.Text())
 	}
 	want := counter.Count([]byte("package main\n\nfunc main() { println(\"hello\") }\n")) +
 		counter.Count([]byte("package big\n\n"+strings.Repeat("// a comment line that adds tokens\n", 200))) +
@@ -96,8 +96,8 @@ func TestDryRunReport(t *testing.T) {
 		t.Errorf("skipped reasons = %v: want at least ignored, default-excluded and binary", reasons)
 	}
 	for _, frag := range []string{"Dry run", "3 files", "Largest files", "internal/big/big.go", "Left out", "fits"} {
-		if !strings.Contains(res.Text, frag) {
-			t.Errorf("report text lacks %q:\n%s", frag, res.Text)
+		if !strings.Contains(res.Text(), frag) {
+			t.Errorf("report text lacks %q:\n%s", frag, res.Text())
 		}
 	}
 }
@@ -117,8 +117,8 @@ func TestDryRunTooLargeSuggestsExclude(t *testing.T) {
 	if rep.Shrink != "a/**" && rep.Shrink != "a/huge.txt" {
 		t.Errorf("suggested exclude = %q, want the huge directory or file", rep.Shrink)
 	}
-	if !strings.Contains(res.Text, "does NOT fit") || !strings.Contains(res.Text, rep.Shrink) {
-		t.Errorf("text should say it does not fit and suggest %q:\n%s", rep.Shrink, res.Text)
+	if !strings.Contains(res.Text(), "does NOT fit") || !strings.Contains(res.Text(), rep.Shrink) {
+		t.Errorf("text should say it does not fit and suggest %q:\n%s", rep.Shrink, res.Text())
 	}
 }
 
@@ -127,8 +127,8 @@ func TestNoMatchIsError(t *testing.T) {
 	dir := sampleTree(t)
 	svc := &Service{Counter: counter}
 	res := svc.Consult(context.Background(), Request{Path: dir, Pattern: "**/*.rs", Query: "q", DryRun: true}, nil)
-	if !res.IsError || !strings.Contains(res.Text, "No files matched") {
-		t.Errorf("want a no-match error, got error=%v %q", res.IsError, res.Text)
+	if !res.IsError || !strings.Contains(res.Text(), "No files matched") {
+		t.Errorf("want a no-match error, got error=%v %q", res.IsError, res.Text())
 	}
 }
 
@@ -137,8 +137,8 @@ func TestNoModelRefusesWithReason(t *testing.T) {
 	dir := sampleTree(t)
 	svc := &Service{Counter: counter, NoModel: "no API key: set OPENROUTER_API_KEY"}
 	res := svc.Consult(context.Background(), Request{Path: dir, Pattern: "**/*.go", Query: "q"}, nil)
-	if !res.IsError || !strings.Contains(res.Text, "set OPENROUTER_API_KEY") || !strings.Contains(res.Text, "dry_run") {
-		t.Errorf("want an error naming the missing key and the dry-run way out, got error=%v %q", res.IsError, res.Text)
+	if !res.IsError || !strings.Contains(res.Text(), "set OPENROUTER_API_KEY") || !strings.Contains(res.Text(), "dry_run") {
+		t.Errorf("want an error naming the missing key and the dry-run way out, got error=%v %q", res.IsError, res.Text())
 	}
 }
 
@@ -155,7 +155,7 @@ func TestBadArgumentsReadNothing(t *testing.T) {
 	} {
 		res := svc.Consult(context.Background(), args, nil)
 		if !res.IsError {
-			t.Errorf("args %v: want an error result, got %q", args, res.Text)
+			t.Errorf("args %v: want an error result, got %q", args, res.Text())
 		}
 	}
 	if n := calls.Load(); n != 0 {
@@ -171,8 +171,8 @@ func TestCancelledBeforeStartDoesNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	res := svc.Consult(ctx, Request{Path: dir, Pattern: "**/*.go", Query: "q", DryRun: true}, nil)
-	if !res.IsError || !strings.Contains(res.Text, "Cancelled") {
-		t.Errorf("want a cancelled result, got %q", res.Text)
+	if !res.IsError || !strings.Contains(res.Text(), "Cancelled") {
+		t.Errorf("want a cancelled result, got %q", res.Text())
 	}
 	if calls.Load() != 0 {
 		t.Error("gather ran for a call cancelled before it started")
@@ -197,8 +197,8 @@ func TestTimeoutWhileGathering(t *testing.T) {
 			t.Errorf("returned after %v, want exactly the 3 s deadline", got)
 		}
 		for _, frag := range []string{"Request timed out after 3 seconds", "while gathering files", "2 files", "1010 B", "tokens not counted yet", "internal/big/big.go", "raise timeout"} {
-			if !strings.Contains(res.Text, frag) {
-				t.Errorf("timeout text lacks %q:\n%s", frag, res.Text)
+			if !strings.Contains(res.Text(), frag) {
+				t.Errorf("timeout text lacks %q:\n%s", frag, res.Text())
 			}
 		}
 		if !res.IsError {
@@ -206,10 +206,11 @@ func TestTimeoutWhileGathering(t *testing.T) {
 		}
 		// What Codex shows its model is the structured result alone: it must hold the timeout
 		// used, the cause and the remedies too.
-		if e := res.Summary.Error; e == nil || e.Class != ClassTimeout || !strings.HasPrefix(e.Message, "Request timed out after 3 seconds while gathering files") {
+		sum := summaryOf(t, res)
+		if e := sum.Error; e == nil || e.Class != ClassTimeout || !strings.HasPrefix(e.Message, "Request timed out after 3 seconds while gathering files") {
 			t.Errorf("structured error %+v", e)
 		}
-		if m := res.Summary.Message; !strings.Contains(m, "Request timed out after 3 seconds") || !strings.Contains(m, "raise timeout") {
+		if m := sum.Message; !strings.Contains(m, "Request timed out after 3 seconds") || !strings.Contains(m, "raise timeout") {
 			t.Errorf("structured message lacks the cause or the remedy: %q", m)
 		}
 	})
@@ -225,8 +226,8 @@ func TestTimeoutWarning(t *testing.T) {
 	rec := &recorder{}
 	res := svc.Consult(context.Background(), goReq(Request{Path: dir, Timeout: 30 * time.Second}), rec)
 	const warning = "timeout 30 seconds accepted, but many MCP clients give up"
-	if !strings.Contains(res.Text, "Warning: "+warning) {
-		t.Errorf("result lacks the long-timeout warning:\n%s", res.Text)
+	if !strings.Contains(res.Text(), "Warning: "+warning) {
+		t.Errorf("result lacks the long-timeout warning:\n%s", res.Text())
 	}
 	if len(rec.logs) != 1 || !strings.HasPrefix(rec.logs[0], "warning: "+warning) {
 		t.Errorf("client log = %q, want the long-timeout warning", rec.logs)
@@ -237,8 +238,8 @@ func TestTimeoutWarning(t *testing.T) {
 	for _, args := range []Request{goReq(Request{Path: dir, Timeout: 120 * time.Second, DryRun: true}), goReq(Request{Path: dir, DryRun: true})} {
 		rec := &recorder{}
 		res := (&Service{Counter: counter, DefaultTimeout: time.Minute}).Consult(context.Background(), args, rec)
-		if strings.Contains(res.Text, "Warning: ") || len(rec.logs) > 0 {
-			t.Errorf("%v: warned %q:\n%s", args, rec.logs, res.Text)
+		if strings.Contains(res.Text(), "Warning: ") || len(rec.logs) > 0 {
+			t.Errorf("%v: warned %q:\n%s", args, rec.logs, res.Text())
 		}
 	}
 }
@@ -255,8 +256,8 @@ func TestDefaultTimeoutUsed(t *testing.T) {
 		if got := time.Since(start); got != 7*time.Second {
 			t.Errorf("deadline after %v, want the service default 7s", got)
 		}
-		if !strings.Contains(res.Text, "Request timed out after 7 seconds") || !strings.Contains(res.Text, "Nothing had been gathered yet") {
-			t.Errorf("unexpected text:\n%s", res.Text)
+		if !strings.Contains(res.Text(), "Request timed out after 7 seconds") || !strings.Contains(res.Text(), "Nothing had been gathered yet") {
+			t.Errorf("unexpected text:\n%s", res.Text())
 		}
 	})
 }
@@ -266,8 +267,8 @@ func TestBytesInReport(t *testing.T) {
 	dir := writeTree(t, map[string]string{"a.txt": strings.Repeat("x", 2048)})
 	res := (&Service{Counter: counter}).Consult(context.Background(), Request{Path: dir, Pattern: "*.txt", Query: "q", DryRun: true}, nil)
 	rep := reportOf(t, res)
-	if rep.Bytes != consult.Bytes(2048) || !strings.Contains(res.Text, "2.0 KiB") {
-		t.Errorf("bytes = %d, text:\n%s", rep.Bytes, res.Text)
+	if rep.Bytes != consult.Bytes(2048) || !strings.Contains(res.Text(), "2.0 KiB") {
+		t.Errorf("bytes = %d, text:\n%s", rep.Bytes, res.Text())
 	}
 }
 

@@ -34,21 +34,13 @@ type CostEstimate struct {
 	AnswerTokens consult.Tokens `json:"answer_tokens"`
 	// Prices says where the prices come from, with their date, or "price unknown".
 	Prices string `json:"prices"`
-
-	price *providers.Price // the prices used, nil when unknown
+	// PromptPerM and AnswerPerM are the rates used, in US dollars per million tokens.
+	PromptPerM *float64 `json:"prompt_usd_per_million,omitempty"`
+	AnswerPerM *float64 `json:"answer_usd_per_million,omitempty"`
 }
 
 // Known says whether the estimate has a figure.
 func (e *CostEstimate) Known() bool { return e != nil && e.USD != nil }
-
-// String is the estimate for people: "$0.14 (prices: OpenRouter's model list)",
-// "price unknown".
-func (e *CostEstimate) String() string {
-	if !e.Known() {
-		return PriceUnknown
-	}
-	return fmt.Sprintf("%s (prices: %s)", FormatUSD(*e.USD), e.Prices)
-}
 
 // pricer is what a Model may also do: price a model (providers.Pricer).
 type pricer interface {
@@ -103,7 +95,7 @@ func (c *call) estimateCost(ctx context.Context, rep *Report) {
 		}
 		usd := pr.Estimate(rep.PromptTokens, est.CachedTokens, written, est.AnswerTokens)
 		at := pr.At(rep.PromptTokens) // the rates shown: a long prompt's where they differ
-		est.USD, est.Prices, est.price = &usd, pr.Source, &at
+		est.USD, est.Prices, est.PromptPerM, est.AnswerPerM = &usd, pr.Source, &at.Input, &at.Output
 		c.price = &pr
 	}
 	c.estimate = est
@@ -188,38 +180,4 @@ func fileSetKey(digests map[string]string) string {
 		fmt.Fprintf(h, "%d:%s %s\n", len(p), p, digests[p])
 	}
 	return "consult-" + hex.EncodeToString(h.Sum(nil)[:16])
-}
-
-// writeCost writes the estimate line of a report.
-func (e *CostEstimate) write(b *strings.Builder) {
-	if e == nil {
-		return
-	}
-	if !e.Known() {
-		b.WriteString("Estimated price: unknown (no price for this model in " + providers.PriceSourceTable + " or the provider's list).\n")
-		return
-	}
-	p := e.price
-	fmt.Fprintf(b, "Estimated price: %s: %s prompt tokens", FormatUSD(*e.USD), e.PromptTokens)
-	if e.CachedTokens > 0 {
-		fmt.Fprintf(b, " (%s expected from the provider's cache)", e.CachedTokens)
-	}
-	if p != nil {
-		fmt.Fprintf(b, " at $%s/M", perMillion(p.Input))
-	}
-	fmt.Fprintf(b, ", up to %s answer tokens", e.AnswerTokens)
-	if p != nil {
-		fmt.Fprintf(b, " at $%s/M", perMillion(p.Output))
-	}
-	fmt.Fprintf(b, "; prices: %s.\n", e.Prices)
-}
-
-// perMillion writes a price per million tokens without trailing zeros: "1.25", "0.075".
-func perMillion(v float64) string {
-	s := fmt.Sprintf("%.4f", v)
-	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	if s == "" {
-		return "0"
-	}
-	return s
 }

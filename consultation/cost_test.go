@@ -41,14 +41,14 @@ func TestDryRunEstimate(t *testing.T) {
 			rep := reportOf(t, res)
 			e := rep.Cost
 			if !e.Known() {
-				t.Fatalf("no estimate in the report: %s", res.Text)
+				t.Fatalf("no estimate in the report: %s", res.Text())
 			}
 			want := float64(rep.PromptTokens)*wantIn/1e6 + float64(rep.Reserve)*wantOut/1e6
 			if !closeTo(*e.USD, want) || e.AnswerTokens != rep.Reserve || e.PromptTokens != rep.PromptTokens || e.Prices != wantFrom {
 				t.Errorf("estimate = %+v (usd %v), want usd %v over %s prompt + %s answer tokens from %q", e, *e.USD, want, rep.PromptTokens, rep.Reserve, wantFrom)
 			}
-			if line := "Estimated price: " + FormatUSD(want); !strings.Contains(res.Text, line) || !strings.Contains(res.Text, wantFrom) {
-				t.Errorf("text lacks %q and %q:\n%s", line, wantFrom, res.Text)
+			if line := "Estimated price: " + FormatUSD(want); !strings.Contains(res.Text(), line) || !strings.Contains(res.Text(), wantFrom) {
+				t.Errorf("text lacks %q and %q:\n%s", line, wantFrom, res.Text())
 			}
 			if got := summaryOf(t, res).Estimate; got != e {
 				t.Errorf("summary's cost_estimate = %+v, want the report's", got)
@@ -78,14 +78,14 @@ func TestEstimatePriceUnknown(t *testing.T) {
 	srv, svc := upstream(t, 1) // OpenAI: the table does not know a local model
 	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Model: "my-local-model"}), nil)
 	if res.IsError {
-		t.Fatalf("a model of unknown price is still consulted without a cap: %s", res.Text)
+		t.Fatalf("a model of unknown price is still consulted without a cap: %s", res.Text())
 	}
 	if e := summaryOf(t, res).Estimate; e == nil || e.Known() || e.Prices != PriceUnknown {
 		t.Errorf("estimate = %+v, want price unknown", e)
 	}
 	res = svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Model: "my-local-model", DryRun: true}), nil)
-	if !strings.Contains(res.Text, "Estimated price: unknown") {
-		t.Errorf("dry run text lacks the unknown price:\n%s", res.Text)
+	if !strings.Contains(res.Text(), "Estimated price: unknown") {
+		t.Errorf("dry run text lacks the unknown price:\n%s", res.Text())
 	}
 	_ = srv
 }
@@ -102,7 +102,7 @@ func TestMaxCostRefusesBeforeSending(t *testing.T) {
 	capUSD := est / 2
 	res := svc.Consult(context.Background(), goReq(Request{Path: dir, MaxCostUSD: capUSD}), nil)
 	if !res.IsError {
-		t.Fatalf("not refused: %s", res.Text)
+		t.Fatalf("not refused: %s", res.Text())
 	}
 	info := summaryOf(t, res).Error
 	if info.Class != ClassOverBudget || info.Retryable || info.MaxCostUSD != capUSD || info.EstimatedCostUSD == nil || !closeTo(*info.EstimatedCostUSD, est) {
@@ -117,15 +117,15 @@ func TestMaxCostRefusesBeforeSending(t *testing.T) {
 		t.Fatalf("%d requests sent despite the cap", n)
 	}
 	if res := svc.Consult(context.Background(), goReq(Request{Path: dir, MaxCostUSD: est * 2}), nil); res.IsError {
-		t.Fatalf("a request under the cap was refused: %s", res.Text)
+		t.Fatalf("a request under the cap was refused: %s", res.Text())
 	}
 	if n := srv.Count("/chat/completions"); n != 1 {
 		t.Errorf("%d requests sent under the cap, want 1", n)
 	}
 	// A cap on a model of unknown price cannot be kept: refused, nothing sent.
 	res = svc.Consult(context.Background(), goReq(Request{Path: dir, MaxCostUSD: 100, Model: "my-local-model"}), nil)
-	if !res.IsError || summaryOf(t, res).Error.Class != ClassOverBudget || !strings.Contains(res.Text, "unknown") {
-		t.Errorf("cap on an unknown price: %s", res.Text)
+	if !res.IsError || summaryOf(t, res).Error.Class != ClassOverBudget || !strings.Contains(res.Text(), "unknown") {
+		t.Errorf("cap on an unknown price: %s", res.Text())
 	}
 	if n := srv.Count("/chat/completions"); n != 1 {
 		t.Errorf("%d requests sent, want still 1", n)
@@ -137,8 +137,8 @@ func TestMaxCostValidated(t *testing.T) {
 	svc := &Service{Counter: counter}
 	for _, v := range []float64{-1, math.NaN(), math.Inf(1), 20_000} {
 		res := svc.Consult(context.Background(), goReq(Request{Path: t.TempDir(), MaxCostUSD: v, DryRun: true}), nil)
-		if !res.IsError || summaryOf(t, res).Error.Class != ClassInvalidArgument || !strings.Contains(res.Text, "max_cost_usd") {
-			t.Errorf("max_cost_usd %v: %s", v, res.Text)
+		if !res.IsError || summaryOf(t, res).Error.Class != ClassInvalidArgument || !strings.Contains(res.Text(), "max_cost_usd") {
+			t.Errorf("max_cost_usd %v: %s", v, res.Text())
 		}
 	}
 }
@@ -183,7 +183,7 @@ func TestDailyBudget(t *testing.T) {
 
 	srv.Push(fake.Script{Steps: fake.Chunks("ok", 1), Usage: &fake.Usage{Input: 100, Output: 2, Cost: 0.25}})
 	if res := svc.Consult(context.Background(), goReq(Request{Path: dir}), nil); res.IsError {
-		t.Fatalf("within budget: %s", res.Text)
+		t.Fatalf("within budget: %s", res.Text())
 	}
 	if len(led.adds) != 1 || led.adds[0] != 0.25 {
 		t.Fatalf("ledger additions %v, want the reported cost 0.25", led.adds)
@@ -192,7 +192,7 @@ func TestDailyBudget(t *testing.T) {
 	_, _ = led.AddSpend(time.Now(), 0.75-1e-9) // almost all spent
 	res := svc.Consult(context.Background(), goReq(Request{Path: dir}), nil)
 	if !res.IsError {
-		t.Fatalf("over the daily budget, not refused: %s", res.Text)
+		t.Fatalf("over the daily budget, not refused: %s", res.Text())
 	}
 	info := summaryOf(t, res).Error
 	resets := NextUTCDay(time.Now())
@@ -200,8 +200,8 @@ func TestDailyBudget(t *testing.T) {
 		t.Errorf("error = %+v, want over_budget, budget 1, ~0 left, resets %v", info, resets)
 	}
 	for _, want := range []string{"left", "resets at 00:00 UTC", "--budget-usd"} {
-		if !strings.Contains(res.Text, want) {
-			t.Errorf("refusal lacks %q:\n%s", want, res.Text)
+		if !strings.Contains(res.Text(), want) {
+			t.Errorf("refusal lacks %q:\n%s", want, res.Text())
 		}
 	}
 	if n := srv.Count("/chat/completions"); n != 1 {
@@ -219,7 +219,7 @@ func TestSpendAtListPrices(t *testing.T) {
 	srv.Push(fake.Script{Steps: fake.Chunks("ok", 1), Usage: &fake.Usage{Input: 10_000, Cached: 8_000, Output: 100, Reasoning: 50}})
 	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t)}), nil)
 	if res.IsError {
-		t.Fatal(res.Text)
+		t.Fatal(res.Text())
 	}
 	want := 2_000*2e-6 + 8_000*0.5e-6 + 150*8e-6 // gpt-4.1: $2, $0.50 cached, $8
 	if len(led.adds) != 1 || !closeTo(led.adds[0], want) {
@@ -229,8 +229,8 @@ func TestSpendAtListPrices(t *testing.T) {
 	if u.CostUSD == nil || !closeTo(*u.CostUSD, want) || !u.CostFromPrices || u.CacheSavedUSD == nil || !closeTo(*u.CacheSavedUSD, 8_000*1.5e-6) {
 		t.Errorf("usage = %+v, want cost %v from prices, saved %v", u, want, 8_000*1.5e-6)
 	}
-	if !strings.Contains(res.Text, "8,000 cached, saving "+FormatUSD(8_000*1.5e-6)) || !strings.Contains(res.Text, "at list prices") {
-		t.Errorf("footer lacks the cache's saving or the cost's source:\n%s", res.Text)
+	if !strings.Contains(res.Text(), "8,000 cached, saving "+FormatUSD(8_000*1.5e-6)) || !strings.Contains(res.Text(), "at list prices") {
+		t.Errorf("footer lacks the cache's saving or the cost's source:\n%s", res.Text())
 	}
 }
 
@@ -250,7 +250,7 @@ func TestCacheHitExpected(t *testing.T) {
 		t.Fatalf("first estimate expects %s cached tokens, want 0", first.CachedTokens)
 	}
 	if res := svc.Consult(context.Background(), goReq(Request{Path: dir}), nil); res.IsError {
-		t.Fatal(res.Text)
+		t.Fatal(res.Text())
 	}
 	second := est()
 	if second.CachedTokens < 1_024 || *second.USD >= *first.USD {
@@ -275,7 +275,7 @@ func TestProgressCarriesEstimate(t *testing.T) {
 		rec := &recorder{}
 		svc := &Service{Counter: counter, Model: pricedSlow{slowModel{think: 15 * time.Second}}, DefaultModel: "m", Heartbeat: 10 * time.Second}
 		if res := svc.Consult(context.Background(), goReq(Request{Path: dir, Timeout: 20 * time.Second}), rec); res.IsError {
-			t.Fatal(res.Text)
+			t.Fatal(res.Text())
 		}
 		synctest.Wait()
 		_, msgs, _ := rec.snapshot()

@@ -116,14 +116,21 @@ func errorInfo(err error) ErrorInfo {
 // FailureOf is the error result for err alone (an argument refused, a store that failed).
 func FailureOf(err error) Result {
 	info := errorInfo(err)
-	return Result{Text: err.Error(), IsError: true, Summary: &Summary{Kind: KindError, Error: &info, Message: err.Error()}}
+	return Result{IsError: true, Summary: &Summary{Kind: KindError, Error: &info}, Facts: &Facts{Reason: ReasonSaid, Detail: err.Error()}}
 }
 
-// Failure is an error result of a class, with no report: the Summary holds only the error.
-// A call that failed for want of time or capacity may succeed when made again.
+// Failure is an error result of a class, worded where it arose, with no report: the Summary
+// holds only the error. A call that failed for want of time or capacity may succeed when
+// made again.
 func Failure(class ErrorClass, text string) Result {
 	info := ErrorInfo{Class: class, Message: firstLine(text), Retryable: retryableClass[class]}
-	return Result{Text: text, IsError: true, Summary: &Summary{Kind: KindError, Error: &info, Message: text}}
+	return Result{IsError: true, Summary: &Summary{Kind: KindError, Error: &info}, Facts: &Facts{Reason: ReasonSaid, Detail: text}}
+}
+
+// Said is a result of the given kind worded where it arose (a background consultation's
+// state, a listing): text is its message.
+func Said(sum *Summary, text string) Result {
+	return Result{Summary: sum, Facts: &Facts{Reason: ReasonSaid, Detail: text}}
 }
 
 // retryableClass are the classes whose calls may succeed when made again as they are.

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"sync"
 
@@ -194,13 +193,6 @@ func (c *call) admit(ctx context.Context) (*reservation, error) {
 	})
 	c.queuedOn.Store(nil)
 	return r, err
-}
-
-// overInflight explains a call refused because what it gathered needs more memory in
-// flight (need bytes) than the server's whole bound.
-func (c *call) overInflight(need int64) string {
-	return fmt.Sprintf("This request gathered %s, which takes about %s of memory while in flight: more than the server's whole bound on bytes in flight (--max-inflight %s), so it could never run. Narrow pattern or exclude files to gather less than %s, or raise --max-inflight where the server is started. Collected: %s",
-		c.gathered.Bytes, consult.Bytes(need), c.svc.Inflight.Limit(), c.svc.Inflight.Limit()/memoryPerByte, c.report().Text())
 }
 
 // queuedBehind is what the call waits behind for admission, and whether it waits there.

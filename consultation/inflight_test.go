@@ -147,8 +147,8 @@ func TestTimeoutWhileQueued(t *testing.T) {
 			t.Errorf("error = %+v, want class timeout", sum.Error)
 		}
 		for _, frag := range []string{"Request timed out after 3 seconds while queued", "never started", "sent nothing to the model"} {
-			if !strings.Contains(res.Text, frag) {
-				t.Errorf("result lacks %q:\n%s", frag, res.Text)
+			if !strings.Contains(res.Text(), frag) {
+				t.Errorf("result lacks %q:\n%s", frag, res.Text())
 			}
 		}
 		_, msgs, _ := rec.snapshot()
@@ -189,8 +189,8 @@ func TestQueuedWaitCountsAgainstDeadline(t *testing.T) {
 		if got, want := gatherAt, 1500*time.Millisecond; got != want {
 			t.Errorf("gathering began at %v, want %v (when room was made)", got, want)
 		}
-		if !strings.Contains(res.Text, "while gathering files") {
-			t.Errorf("result: %s", res.Text)
+		if !strings.Contains(res.Text(), "while gathering files") {
+			t.Errorf("result: %s", res.Text())
 		}
 		allReleased(t, svc.Inflight, "the call")
 	})
@@ -205,10 +205,10 @@ func TestCallLargerThanBoundRefused(t *testing.T) {
 	res := svc.Consult(context.Background(), goReq(Request{Path: dir, DryRun: true}), nil)
 	sum := summaryOf(t, res)
 	if !res.IsError || sum.Error == nil || sum.Error.Class != ClassTooLarge {
-		t.Fatalf("result = %+v, want a too_large error:\n%s", sum.Error, res.Text)
+		t.Fatalf("result = %+v, want a too_large error:\n%s", sum.Error, res.Text())
 	}
-	if !strings.Contains(res.Text, "--max-inflight 1.0 KiB") || !strings.Contains(res.Text, "could never run") {
-		t.Errorf("text does not name the bound: %s", res.Text)
+	if !strings.Contains(res.Text(), "--max-inflight 1.0 KiB") || !strings.Contains(res.Text(), "could never run") {
+		t.Errorf("text does not name the bound: %s", res.Text())
 	}
 	allReleased(t, svc.Inflight, "the refusal")
 }
@@ -283,7 +283,7 @@ func TestArrivalIsStart(t *testing.T) {
 			t.Errorf("a call past its deadline on arrival took %v, want 0", got)
 		}
 		if got, want := summaryOf(t, res).Phase, "queued"; got != want {
-			t.Errorf("phase = %q, want %q:\n%s", got, want, res.Text)
+			t.Errorf("phase = %q, want %q:\n%s", got, want, res.Text())
 		}
 		if got, want := gathers.Load(), int32(1); got != want {
 			t.Errorf("gathered %d times, want %d (only the first call)", got, want)

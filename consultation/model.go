@@ -4,10 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
-	"math"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -108,17 +105,13 @@ func (c *call) lookupWindow(ctx context.Context) (consult.Tokens, bool, error) {
 // a result.
 func (c *call) consult(ctx context.Context, rep *Report) Result {
 	if c.svc.Model == nil {
-		msg := c.svc.NoModel
-		if msg == "" {
-			msg = "no model provider is configured"
-		}
-		return c.errorResult(ErrorInfo{Class: ClassUnauthenticated}, msg+"\nDry runs (dry_run: true) work without one.\n"+rep.Text(), rep)
+		return c.fail(ErrorInfo{Class: ClassUnauthenticated}, Facts{Reason: ReasonNoProvider, Detail: c.svc.NoModel}, rep)
 	}
 	if c.req.Model.ID == "" {
-		return c.errorResult(ErrorInfo{Class: ClassInvalidArgument}, "No model named: pass model, or start the server with --model.", rep)
+		return c.fail(ErrorInfo{Class: ClassInvalidArgument}, Facts{Reason: ReasonNoModel}, rep)
 	}
 	if rep.Fits != nil && !*rep.Fits {
-		return c.errorResult(ErrorInfo{Class: ClassTooLarge}, fmt.Sprintf("Not sent: the request is too large for %s.\n%s", c.req.Model.ID, rep.Text()), rep)
+		return c.fail(ErrorInfo{Class: ClassTooLarge}, Facts{Reason: ReasonTooLarge}, rep)
 	}
 	if res, refused := c.overBudget(rep); refused {
 		return res
@@ -126,7 +119,7 @@ func (c *call) consult(ctx context.Context, rep *Report) Result {
 	c.announceEstimate()
 	preq, err := c.request()
 	if err != nil {
-		return c.upstreamFailure(err, nil, rep, "")
+		return c.upstreamFailure(err, nil, rep, nil)
 	}
 	ctx = c.withActivity(ctx)
 	if c.idle > 0 {
@@ -174,63 +167,33 @@ func (c *call) request() (providers.Request, error) {
 	return preq, err
 }
 
-// upstreamFailure explains a failed model call, keeping any answer that had arrived.
-func (c *call) upstreamFailure(err error, resp *providers.Response, rep *Report, gaveUp string) Result {
-	var b strings.Builder
+// upstreamFailure is a failed model call's result, keeping any answer that had arrived.
+func (c *call) upstreamFailure(err error, resp *providers.Response, rep *Report, gaveUp *GaveUp) Result {
+	f := Facts{Detail: err.Error(), Phase: c.phaseNow(), Elapsed: time.Since(c.start), Failed: c.failed, PartialWhy: "cut off by the failure"}
 	var pe *providers.Error
 	switch {
-	case gaveUp != "":
-		fmt.Fprintf(&b, "The model call failed while %s: %s, %s in all. Attempts:%s",
-			c.phaseNow(), gaveUp, consult.FormatDuration(time.Since(c.start)), describeAttempts(c.failed))
+	case gaveUp != nil:
+		f.Reason, f.GaveUp = ReasonGaveUp, gaveUp
 	case errors.Is(err, providers.ContextLength):
 		rep.Refused = true
-		window, count := "window unknown", rep.PromptTokens.String()+" tokens by consult's count"
-		var of *providers.Overflow
-		if errors.As(err, &pe) && pe.Overflow != nil {
-			of = pe.Overflow
-		}
-		switch {
-		case of != nil && of.Window > 0:
-			window = "the provider's window " + of.Window.String()
-		case rep.ContextWindow > 0:
-			window = "window " + rep.ContextWindow.String()
-		}
-		if of != nil && of.Prompt > 0 {
-			count = of.Prompt.String() + " tokens by the provider's count"
-		}
-		fmt.Fprintf(&b, "Too large for %s (%s, %s): the provider refused it (%v). More time will not help.\n%s",
-			consult.Printable(c.req.Model.ID), count, window, err, rep.Text())
-		if of.ReservationTipped() {
-			fmt.Fprintf(&b, "The prompt alone fits; the %s tokens reserved for the answer pushed it over: use a model with a larger window, or a smaller thinking budget (model %q).\n", of.Completion, c.req.Model.ID+"|thinking=4000")
-		} else {
-			fmt.Fprintf(&b, "Make it smaller: %s; or use a model with a larger context window.\n", sizeTips(rep))
+		f.Reason = ReasonContextLength
+		if errors.As(err, &pe) {
+			f.Overflow = pe.Overflow
 		}
 	case errors.Is(err, providers.OutputLimit):
-		fmt.Fprintf(&b, "The model reached its output limit before it finished (%v).\n", err)
-		fmt.Fprintf(&b, "With a thinking model, give it a smaller reasoning budget (model %q) or ask a narrower question.", c.req.Model.ID+"|thinking=8000")
+		f.Reason, f.PartialWhy = ReasonOutputLimit, "cut off by the output limit"
 	case errors.Is(err, providers.ContentFiltered):
-		fmt.Fprintf(&b, "The provider's content filter stopped the request (%v).\nLeave out the files that may set it off (exclude_pattern), rephrase the question, or try another model.", err)
+		f.Reason = ReasonFiltered
 	case errors.As(err, &pe) && pe.Quota != nil && pe.Quota.Period == providers.PerDay:
-		fmt.Fprintf(&b, "The model call failed: %v\nRetrying today will not help: use another model, or a key on a paid tier.", err)
+		f.Reason = ReasonDailyQuota
 	case errors.As(err, &pe) && pe.Kind == providers.Auth:
 		// The provider's own words, without the error's generic advice: the advice is given
-		// once, here, naming where this server's key comes from.
-		fmt.Fprintf(&b, "The provider rejected the API key (%s, HTTP %d): %s\nCheck the key the server was started with (%s).",
-			pe.Provider, pe.Status, consult.Printable(pe.Message), c.svc.KeyHint)
+		// once, naming where this server's key comes from.
+		f.Reason, f.Provider, f.Status, f.Detail, f.KeyHint = ReasonAuth, pe.Provider, pe.Status, pe.Message, c.svc.KeyHint
 	default:
-		fmt.Fprintf(&b, "The model call failed while %s: %v", c.phaseNow(), err)
-		if len(c.failed) > 0 {
-			fmt.Fprintf(&b, "\nEarlier attempts:%s", describeAttempts(c.failed))
-		}
+		f.Reason = ReasonUpstream
 	}
-	if resp != nil && resp.Text != "" {
-		why := "cut off by the failure"
-		if errors.Is(err, providers.OutputLimit) {
-			why = "cut off by the output limit"
-		}
-		fmt.Fprintf(&b, "\n\nPartial answer (%s):\n%s", why, resp.Text)
-	}
-	res := c.errorResult(errorInfo(err), b.String(), rep)
+	res := c.fail(errorInfo(err), f, rep)
 	res.Summary.Answer = partialText(resp)
 	if resp != nil && resp.Usage.Reported {
 		res.Summary.Usage = c.usageOf(resp) // tokens spent are billed, failure or not
@@ -279,34 +242,19 @@ var knownStops = map[string]bool{"stop": true, "length": true, "content_filter":
 // a safety or policy filter, a refusal, or the output limit reached before any answer. Any
 // text that came is kept, marked as cut. ok is false for an answer to return as one.
 func (c *call) stopFailure(resp *providers.Response, rep *Report) (res Result, ok bool) {
-	reason := consult.Printable(resp.StopReason)
-	var b strings.Builder
 	info := ErrorInfo{ProviderCode: resp.StopReason}
-	cut := ""
+	var f Facts
 	switch {
 	case resp.Refusal != "" && strings.TrimSpace(resp.Text) == "":
-		info.Class = ClassContentFiltered
-		fmt.Fprintf(&b, "The model refused to answer: %q\n", consult.Printable(resp.Refusal))
-		b.WriteString("Rephrase the question, or try another model.")
+		info.Class, f = ClassContentFiltered, Facts{Reason: ReasonRefusal, Refusal: resp.Refusal}
 	case resp.Finish == "content_filter":
-		info.Class, cut = ClassContentFiltered, "cut by the content filter"
-		fmt.Fprintf(&b, "The provider's content filter stopped the answer (stop reason %s", reason)
-		if resp.StopDetail != "" {
-			fmt.Fprintf(&b, "; %s", consult.Printable(resp.StopDetail))
-		}
-		b.WriteString(").\nRephrase the question, leave out the files that may set the filter off (exclude_pattern), or try another model.")
+		info.Class, f = ClassContentFiltered, Facts{Reason: ReasonAnswerFiltered, StopDetail: resp.StopDetail, PartialWhy: "cut by the content filter"}
 	case resp.Finish == "length" && strings.TrimSpace(resp.Text) == "":
-		info.Class = ClassOutputLimit
-		fmt.Fprintf(&b, "The model reached its output limit before it wrote any answer (stop reason %s; %s, %s).\n",
-			reason, tokensWord(resp.Usage.Reasoning, "reasoning token"), tokensWord(resp.Usage.Output, "answer token"))
-		fmt.Fprintf(&b, "With a thinking model, give it a smaller reasoning budget (model %q) or ask a narrower question.", c.req.Model.ID+"|thinking=8000")
+		info.Class, f = ClassOutputLimit, Facts{Reason: ReasonNoAnswer}
 	default:
 		return Result{}, false
 	}
-	if cut != "" && resp.Text != "" {
-		fmt.Fprintf(&b, "\n\nPartial answer (%s):\n%s", cut, resp.Text)
-	}
-	res = c.errorResult(info, b.String(), rep)
+	res = c.fail(info, f, rep)
 	sum := res.Summary
 	sum.Answer, sum.Usage, sum.StopReason = resp.Text, c.usageOf(resp), resp.StopReason
 	sum.Model = cmp.Or(resp.Model, c.req.Model.ID)
@@ -314,8 +262,8 @@ func (c *call) stopFailure(resp *providers.Response, rep *Report) (res Result, o
 	return res, true
 }
 
-// answer builds the successful result: the answer (or where it was written) and a footer;
-// or, when the model stopped without a usable answer, the error that says why.
+// answer builds the successful result: the answer (or where it was written); or, when the
+// model stopped without a usable answer, the error that says why.
 func (c *call) answer(resp *providers.Response, rep *Report) Result {
 	if res, failed := c.stopFailure(resp, rep); failed {
 		return res
@@ -333,95 +281,25 @@ func (c *call) answer(resp *providers.Response, rep *Report) Result {
 		}
 	}
 	c.setAnswer(resp.Text)
-	var b strings.Builder
-	if c.req.OutputFile != "" {
-		written, err := writeNew(c.req.OutputFile, c.req.output, resp.Text)
-		if err != nil {
-			class := ClassInternal
-			if errors.Is(err, fs.ErrPermission) {
-				class = ClassPermissionDenied
-			}
-			res := c.errorResult(ErrorInfo{Class: class}, fmt.Sprintf("The answer arrived but could not be written to output_file: %v\n\nAnswer:\n%s", err, resp.Text), rep)
-			res.Summary.Answer = resp.Text
-			return res
-		}
-		sum.OutputFile = written
-		fmt.Fprintf(&b, "Answer written to %s (%s).", consult.Printable(written), consult.Bytes(len(resp.Text)))
-		if written != c.req.OutputFile {
-			fmt.Fprintf(&b, " %s already existed, so a new name was chosen.", consult.Printable(c.req.OutputFile))
-		}
-	} else {
+	f := &Facts{UnknownStop: !knownStops[resp.Finish]}
+	if c.req.OutputFile == "" {
 		sum.Answer = resp.Text
-		b.WriteString(resp.Text)
+		return Result{Summary: sum, Facts: f}
 	}
-	switch sum.TruncatedBy {
-	case TruncatedByAnswerCap:
-		fmt.Fprintf(&b, "\n\n[The answer was cut at %d MiB, the most consult keeps of one answer; the rest was not read.]",
-			providers.MaxAnswerBytes>>20)
-	case TruncatedByOutputLimit:
-		b.WriteString("\n\n[The answer was cut off by the model's output limit.]")
-	}
-	if !knownStops[resp.Finish] {
-		fmt.Fprintf(&b, "\n\n[The model stopped for a reason consult does not know: %s. The answer may be incomplete.]", consult.Printable(cmp.Or(resp.StopReason, "none given")))
-	}
-	b.WriteString("\n\n")
-	b.WriteString(footer(sum))
-	return Result{Text: b.String(), Summary: sum}
-}
-
-// FormatUSD writes a price in dollars: cents for a dollar or more, and two significant
-// digits below ("$0.0000058"), never "$0.0000" for a cost that is not zero.
-func FormatUSD(v float64) string {
-	switch {
-	case v == 0:
-		return "$0"
-	case v >= 1:
-		return fmt.Sprintf("$%.2f", v)
-	case v >= 0.01:
-		return fmt.Sprintf("$%.4f", v)
-	}
-	digits := int(-math.Floor(math.Log10(v))) + 1 // two significant digits
-	return "$" + strconv.FormatFloat(v, 'f', min(digits, 12), 64)
-}
-
-// tokensWord is "1 reasoning token", "1,200 reasoning tokens".
-func tokensWord(n consult.Tokens, one string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return n.String() + " " + one + "s"
-}
-
-// footer renders a summary's figures in one short block.
-func footer(s *Summary) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "---\nmodel %s · %s %s, %s", consult.Printable(s.Model), consult.Thousands(int64(s.Files)), plural(s.Files, "file", "files"), s.Bytes)
-	if u := s.Usage; u != nil {
-		fmt.Fprintf(&b, " · tokens %s in", u.Input)
-		switch {
-		case u.Cached > 0 && u.CacheSavedUSD != nil && *u.CacheSavedUSD > 0:
-			fmt.Fprintf(&b, " (%s cached, saving %s)", u.Cached, FormatUSD(*u.CacheSavedUSD))
-		case u.Cached > 0:
-			fmt.Fprintf(&b, " (%s cached)", u.Cached)
+	written, err := writeNew(c.req.OutputFile, c.req.output, resp.Text)
+	if err != nil {
+		class := ClassInternal
+		if errors.Is(err, fs.ErrPermission) {
+			class = ClassPermissionDenied
 		}
-		if u.CacheWrite > 0 {
-			fmt.Fprintf(&b, " (%s written to the cache)", u.CacheWrite)
-		}
-		fmt.Fprintf(&b, ", %s out", u.Output)
-		if u.Reasoning > 0 {
-			fmt.Fprintf(&b, ", %s reasoning", u.Reasoning)
-		}
-		if u.CostUSD != nil {
-			b.WriteString(" · " + costWords(u))
-		}
+		res := c.fail(ErrorInfo{Class: class}, Facts{Reason: ReasonWriteFailed, Detail: err.Error()}, rep)
+		res.Summary.Answer = resp.Text
+		return res
 	}
-	if e := s.Estimate; e.Known() {
-		b.WriteString(" (estimated " + FormatUSD(*e.USD) + ")")
+	sum.OutputFile = written
+	f.Written = consult.Bytes(len(resp.Text))
+	if written != c.req.OutputFile {
+		f.Requested = c.req.OutputFile
 	}
-	fmt.Fprintf(&b, " · %.1f s · %d %s", s.ElapsedSeconds, s.Attempts, plural(s.Attempts, "attempt", "attempts"))
-	if len(s.Withheld) > 0 || len(s.Redacted) > 0 {
-		b.WriteByte('\n')
-		writeSecrets(&b, s.Withheld, s.Redacted)
-	}
-	return strings.TrimRight(b.String(), "\n")
+	return Result{Summary: sum, Facts: f}
 }

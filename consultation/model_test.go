@@ -63,12 +63,14 @@ func goReq(req Request) Request {
 	return req
 }
 
+// summaryOf is the structured result a client receives for res.
 func summaryOf(t *testing.T, res Result) *Summary {
 	t.Helper()
 	if res.Summary == nil {
-		t.Fatalf("no summary in the result: %s", res.Text)
+		t.Fatalf("no summary in the result: %s", res.Text())
 	}
-	return res.Summary
+	_, sum := Render(res, ToolNames)
+	return sum
 }
 
 func TestAnswerEachProvider(t *testing.T) {
@@ -84,13 +86,13 @@ func TestAnswerEachProvider(t *testing.T) {
 			dir := sampleTree(t)
 			res := svc.Consult(context.Background(), goReq(Request{Path: dir}), nil)
 			if res.IsError {
-				t.Fatalf("error result: %s", res.Text)
+				t.Fatalf("error result: %s", res.Text())
 			}
-			if !strings.HasPrefix(res.Text, "main prints hello.") {
-				t.Errorf("answer should come first, got:\n%s", res.Text)
+			if !strings.HasPrefix(res.Text(), "main prints hello.") {
+				t.Errorf("answer should come first, got:\n%s", res.Text())
 			}
-			if strings.Contains(res.Text, "Let me read") {
-				t.Errorf("reasoning text leaked into the answer:\n%s", res.Text)
+			if strings.Contains(res.Text(), "Let me read") {
+				t.Errorf("reasoning text leaked into the answer:\n%s", res.Text())
 			}
 			sum := summaryOf(t, res)
 			if sum.Kind != KindAnswer || sum.Answer != "main prints hello." || sum.Files != 3 || sum.Attempts != 1 {
@@ -103,12 +105,12 @@ func TestAnswerEachProvider(t *testing.T) {
 				t.Errorf("reasoning tokens = %d, want 40", sum.Usage.Reasoning)
 			}
 			for _, frag := range []string{"---\nmodel ", "3 files", "120 in (100 cached", "5 out", "1 attempt"} {
-				if !strings.Contains(res.Text, frag) {
-					t.Errorf("footer lacks %q:\n%s", frag, res.Text)
+				if !strings.Contains(res.Text(), frag) {
+					t.Errorf("footer lacks %q:\n%s", frag, res.Text())
 				}
 			}
-			if f.flavor == fake.OpenRouter && !strings.Contains(res.Text, "$0.0021") {
-				t.Errorf("OpenRouter footer lacks the cost:\n%s", res.Text)
+			if f.flavor == fake.OpenRouter && !strings.Contains(res.Text(), "$0.0021") {
+				t.Errorf("OpenRouter footer lacks the cost:\n%s", res.Text())
 			}
 			reqs := srv.Requests()
 			body := string(reqs[len(reqs)-1].Body)
@@ -147,21 +149,21 @@ func TestDeadlineClosesUpstream(t *testing.T) {
 				res := svc.Consult(context.Background(), goReq(Request{Path: dir, Timeout: 1 * time.Second}), nil)
 				deadline := start.Add(time.Second)
 				if !res.IsError {
-					t.Fatalf("want a timeout error, got %s", res.Text)
+					t.Fatalf("want a timeout error, got %s", res.Text())
 				}
 				// A small request that timed out was slow, not large: no advice to shrink it.
 				for _, frag := range []string{"Request timed out after 1 second", "while " + tc.phase, "3 files", "internal/big/big.go",
 					"the model was slow, not the request large", "raise timeout", `on_timeout "continue"`} {
-					if !strings.Contains(res.Text, frag) {
-						t.Errorf("timeout text lacks %q:\n%s", frag, res.Text)
+					if !strings.Contains(res.Text(), frag) {
+						t.Errorf("timeout text lacks %q:\n%s", frag, res.Text())
 					}
 				}
-				if strings.Contains(res.Text, "exclude the largest") {
-					t.Errorf("a small request is told to shrink:\n%s", res.Text)
+				if strings.Contains(res.Text(), "exclude the largest") {
+					t.Errorf("a small request is told to shrink:\n%s", res.Text())
 				}
 				if tc.partial != "" {
-					if !strings.Contains(res.Text, "Partial answer (cut off at the deadline):\n"+tc.partial) {
-						t.Errorf("partial answer missing or unmarked:\n%s", res.Text)
+					if !strings.Contains(res.Text(), "Partial answer (cut off at the deadline):\n"+tc.partial) {
+						t.Errorf("partial answer missing or unmarked:\n%s", res.Text())
 					}
 					if got := summaryOf(t, res).Answer; got != tc.partial {
 						t.Errorf("structured partial answer = %q, want %q", got, tc.partial)
@@ -188,13 +190,13 @@ func TestInBandErrorKeepsPartialAnswer(t *testing.T) {
 	srv.Push(fake.Script{Steps: []fake.Step{fake.Text("Half an answer"), fake.Fail(502, "provider returned error")}})
 	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t)}), nil)
 	if !res.IsError {
-		t.Fatalf("want an error, got %s", res.Text)
+		t.Fatalf("want an error, got %s", res.Text())
 	}
-	if !strings.Contains(res.Text, "Partial answer (cut off by the failure):\nHalf an answer") {
-		t.Errorf("partial answer missing:\n%s", res.Text)
+	if !strings.Contains(res.Text(), "Partial answer (cut off by the failure):\nHalf an answer") {
+		t.Errorf("partial answer missing:\n%s", res.Text())
 	}
-	if !strings.Contains(res.Text, "provider returned error") {
-		t.Errorf("upstream message missing:\n%s", res.Text)
+	if !strings.Contains(res.Text(), "provider returned error") {
+		t.Errorf("upstream message missing:\n%s", res.Text())
 	}
 }
 
@@ -203,10 +205,10 @@ func TestAuthFailureNamesKeyNotValue(t *testing.T) {
 	srv, svc := upstream(t, 0)
 	srv.Push(fake.Script{Status: 401})
 	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t)}), nil)
-	if !res.IsError || !strings.Contains(res.Text, "rejected the API key") || !strings.Contains(res.Text, "OPENROUTER_API_KEY") {
-		t.Errorf("want an auth error naming the variable:\n%s", res.Text)
+	if !res.IsError || !strings.Contains(res.Text(), "rejected the API key") || !strings.Contains(res.Text(), "OPENROUTER_API_KEY") {
+		t.Errorf("want an auth error naming the variable:\n%s", res.Text())
 	}
-	if strings.Contains(res.Text, "sk-test-key-123456") {
+	if strings.Contains(res.Text(), "sk-test-key-123456") {
 		t.Error("the API key appears in the result")
 	}
 }
@@ -216,11 +218,11 @@ func TestTooLargeIsNotSent(t *testing.T) {
 	srv, svc := upstream(t, 0)
 	dir := writeTree(t, map[string]string{"a/big.txt": strings.Repeat("lorem ipsum dolor ", 500), "b/s.txt": "tiny\n"})
 	res := svc.Consult(context.Background(), Request{Path: dir, Pattern: "**/*.txt", Query: "q", Model: "fake/small"}, nil)
-	if !res.IsError || !strings.Contains(res.Text, "Not sent: the request is too large for fake/small") {
-		t.Fatalf("want a too-large refusal:\n%s", res.Text)
+	if !res.IsError || !strings.Contains(res.Text(), "Not sent: the request is too large for fake/small") {
+		t.Fatalf("want a too-large refusal:\n%s", res.Text())
 	}
-	if !strings.Contains(res.Text, "exclude_pattern") {
-		t.Errorf("refusal should suggest an exclude_pattern:\n%s", res.Text)
+	if !strings.Contains(res.Text(), "exclude_pattern") {
+		t.Errorf("refusal should suggest an exclude_pattern:\n%s", res.Text())
 	}
 	if n := srv.Count("chat/completions"); n != 0 {
 		t.Errorf("%d completion requests sent for a request that does not fit, want 0", n)
@@ -231,8 +233,8 @@ func TestUnknownModelRefusedBeforeSending(t *testing.T) {
 	t.Parallel()
 	srv, svc := upstream(t, 0)
 	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Model: "nobody/no-such-model"}), nil)
-	if !res.IsError || !strings.Contains(res.Text, `Model "nobody/no-such-model" is not available`) {
-		t.Fatalf("want an unknown-model error:\n%s", res.Text)
+	if !res.IsError || !strings.Contains(res.Text(), `Model "nobody/no-such-model" is not available`) {
+		t.Fatalf("want an unknown-model error:\n%s", res.Text())
 	}
 	if n := srv.Count("chat/completions"); n != 0 {
 		t.Errorf("%d completion requests sent for an unknown model, want 0", n)
@@ -247,18 +249,18 @@ func TestOutputFile(t *testing.T) {
 	dir := sampleTree(t)
 	res := svc.Consult(context.Background(), goReq(Request{Path: dir, OutputFile: out}), nil)
 	if res.IsError {
-		t.Fatal(res.Text)
+		t.Fatal(res.Text())
 	}
 	if b, err := os.ReadFile(out); err != nil || string(b) != "The full answer." {
 		t.Errorf("output file holds %q, %v", b, err)
 	}
-	if strings.Contains(res.Text, "The full answer.") || !strings.Contains(res.Text, "Answer written to "+out) || !strings.Contains(res.Text, "---\nmodel") {
-		t.Errorf("result should give the path and footer, not the answer:\n%s", res.Text)
+	if strings.Contains(res.Text(), "The full answer.") || !strings.Contains(res.Text(), "Answer written to "+out) || !strings.Contains(res.Text(), "---\nmodel") {
+		t.Errorf("result should give the path and footer, not the answer:\n%s", res.Text())
 	}
 	res = svc.Consult(context.Background(), goReq(Request{Path: dir, OutputFile: out}), nil)
 	second := strings.TrimSuffix(out, ".md") + "-1.md"
-	if b, _ := os.ReadFile(second); string(b) != "Second answer." || !strings.Contains(res.Text, "already existed") {
-		t.Errorf("second call should write %s and say why:\n%s", second, res.Text)
+	if b, _ := os.ReadFile(second); string(b) != "Second answer." || !strings.Contains(res.Text(), "already existed") {
+		t.Errorf("second call should write %s and say why:\n%s", second, res.Text())
 	}
 	if b, _ := os.ReadFile(out); string(b) != "The full answer." {
 		t.Error("the first answer was overwritten")
@@ -270,8 +272,8 @@ func TestUnknownWindowIsSentWithNote(t *testing.T) {
 	srv, svc := upstream(t, 1) // OpenAI: the table has no entry for this id
 	srv.SetModels(fake.Model{ID: "custom-model"})
 	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Model: "custom-model", DryRun: true}), nil)
-	if res.IsError || !strings.Contains(res.Text, "context window unknown") {
-		t.Errorf("want a dry run that notes the unknown window:\n%s", res.Text)
+	if res.IsError || !strings.Contains(res.Text(), "context window unknown") {
+		t.Errorf("want a dry run that notes the unknown window:\n%s", res.Text())
 	}
 }
 
@@ -310,7 +312,7 @@ func TestSecretsStayOutAndAreListed(t *testing.T) {
 	}
 	res := svc.Consult(context.Background(), Request{Path: dir, Pattern: "**/*", Query: "q"}, nil)
 	if res.IsError {
-		t.Fatalf("error result: %s", res.Text)
+		t.Fatalf("error result: %s", res.Text())
 	}
 	reqs := srv.Requests()
 	body := string(reqs[len(reqs)-1].Body)
@@ -328,8 +330,8 @@ func TestSecretsStayOutAndAreListed(t *testing.T) {
 		"notes.txt (link to .env: environment file)",
 		"main.go (GitHub token)",
 	} {
-		if !strings.Contains(res.Text, "  "+line+"\n") && !strings.HasSuffix(res.Text, "  "+line) {
-			t.Errorf("footer lacks %q:\n%s", line, res.Text)
+		if !strings.Contains(res.Text(), "  "+line+"\n") && !strings.HasSuffix(res.Text(), "  "+line) {
+			t.Errorf("footer lacks %q:\n%s", line, res.Text())
 		}
 	}
 	sum := summaryOf(t, res)

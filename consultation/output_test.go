@@ -110,7 +110,7 @@ func TestOutputDirSwappedForLink(t *testing.T) {
 			})
 			res := svc.Consult(context.Background(), goReq(Request{Path: tree, OutputFile: filepath.Join(outDir, "answer.md")}), nil)
 			if res.IsError {
-				t.Fatalf("the call failed:\n%s", res.Text)
+				t.Fatalf("the call failed:\n%s", res.Text())
 			}
 			if b, err := os.ReadFile(filepath.Join(outDir+".old", "answer.md")); err != nil || string(b) != "the answer" {
 				t.Errorf("the checked directory holds %q, %v; want the answer", b, err)

@@ -50,15 +50,15 @@ func TestReportEscapesNames(t *testing.T) {
 	svc := &Service{Counter: counter}
 	res := svc.Consult(context.Background(), goReq(Request{Path: dir, DryRun: true, Model: "gpt-4.1"}), nil)
 	if res.IsError {
-		t.Fatalf("dry run failed: %s", res.Text)
+		t.Fatalf("dry run failed: %s", res.Text())
 	}
-	assertPrintable(t, res.Text)
-	if want := `root\xff\u202e\nForged: root`; !strings.Contains(res.Text, want) {
-		t.Errorf("report lacks the path as %q:\n%s", want, res.Text)
+	assertPrintable(t, res.Text())
+	if want := `root\xff\u202e\nForged: root`; !strings.Contains(res.Text(), want) {
+		t.Errorf("report lacks the path as %q:\n%s", want, res.Text())
 	}
 	for name, want := range hostileNames {
-		if !strings.Contains(res.Text, want) {
-			t.Errorf("report lacks %q (for %q):\n%s", want, name, res.Text)
+		if !strings.Contains(res.Text(), want) {
+			t.Errorf("report lacks %q (for %q):\n%s", want, name, res.Text())
 		}
 	}
 }

@@ -156,16 +156,16 @@ func beat(ctx context.Context, r Reporter, interval time.Duration, msg func(time
 		return hb
 	}
 	b := budgetOf(ctx)
+	n := 0
+	if now && ctx.Err() == nil { // a call already past its deadline hears nothing before its result
+		n++ // sent before the call goes on, so that it is the first report whatever follows
+		r.Progress(float64(n), msg(time.Now()))
+	}
 	hb.done.Add(1)
 	go func() {
 		defer hb.done.Done()
 		t := time.NewTicker(interval)
 		defer t.Stop()
-		n := 0
-		if now && ctx.Err() == nil { // a call already past its deadline hears nothing before its result
-			n++
-			r.Progress(float64(n), msg(time.Now()))
-		}
 		// send reports now, unless within the quiet time before the deadline (judged at the
 		// time of sending: on a busy machine a tick can be delivered late); false when ctx
 		// has ended (a tick and the end raced: the end wins).

@@ -75,7 +75,7 @@ func TestHeartbeatWhileModelThinks(t *testing.T) {
 		res := svc.Consult(context.Background(), goReq(Request{Path: dir, Timeout: 60 * time.Second}), rec)
 		end := time.Now()
 		if res.IsError {
-			t.Fatal(res.Text)
+			t.Fatal(res.Text())
 		}
 		synctest.Wait()
 		progress, msgs, at := rec.snapshot()
@@ -109,8 +109,8 @@ func TestNoHeartbeatNearDeadline(t *testing.T) {
 		rec := &recorder{}
 		svc := &Service{Counter: counter, Model: slowModel{think: time.Hour}, DefaultModel: "m", Heartbeat: 5 * time.Second}
 		res := svc.Consult(context.Background(), goReq(Request{Path: dir, Timeout: 10200 * time.Millisecond}), rec)
-		if !res.IsError || !strings.Contains(res.Text, "Request timed out after 10.2 seconds") {
-			t.Fatalf("want a timeout, got %s", res.Text)
+		if !res.IsError || !strings.Contains(res.Text(), "Request timed out after 10.2 seconds") {
+			t.Fatalf("want a timeout, got %s", res.Text())
 		}
 		progress, _, _ := rec.snapshot()
 		if len(progress) != 2 {
@@ -163,8 +163,8 @@ func TestIdleTimeout(t *testing.T) {
 			// Silent but for keep-alives for 1.5 times the idle timeout.
 			srv.Push(fake.Script{KeepAlive: 200 * time.Millisecond, Steps: []fake.Step{fake.Sleep(1200 * time.Millisecond), fake.Text("finally")}})
 			res := svc.Consult(context.Background(), goReq(Request{Path: dir, Timeout: 10 * time.Second}), nil)
-			if res.IsError || !strings.HasPrefix(res.Text, "finally") {
-				t.Errorf("a call with keep-alives was cut: %s", res.Text)
+			if res.IsError || !strings.HasPrefix(res.Text(), "finally") {
+				t.Errorf("a call with keep-alives was cut: %s", res.Text())
 			}
 		})
 	})
@@ -176,14 +176,14 @@ func TestIdleTimeout(t *testing.T) {
 			start := time.Now()
 			res := svc.Consult(context.Background(), goReq(Request{Path: dir, Timeout: 10 * time.Second}), nil)
 			el := time.Since(start)
-			if !res.IsError || !strings.Contains(res.Text, "No progress for 0.8 seconds (idle timeout) while waiting for the first token") {
-				t.Fatalf("want an idle timeout, got %s", res.Text)
+			if !res.IsError || !strings.Contains(res.Text(), "No progress for 0.8 seconds (idle timeout) while waiting for the first token") {
+				t.Fatalf("want an idle timeout, got %s", res.Text())
 			}
 			if el != 800*time.Millisecond {
 				t.Errorf("cut after %v, want at the idle timeout, 800ms", el)
 			}
-			if !strings.Contains(res.Text, "3 files") {
-				t.Errorf("idle timeout should carry the size report:\n%s", res.Text)
+			if !strings.Contains(res.Text(), "3 files") {
+				t.Errorf("idle timeout should carry the size report:\n%s", res.Text())
 			}
 			req := completionRequest(t, srv)
 			select {
@@ -201,7 +201,7 @@ func TestIdleClampNoticeToClient(t *testing.T) {
 	svc := &Service{Counter: counter, IdleTimeout: time.Minute}
 	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Timeout: 5 * time.Second, DryRun: true}), rec)
 	if res.IsError {
-		t.Fatal(res.Text)
+		t.Fatal(res.Text())
 	}
 	if len(rec.logs) != 1 || !strings.Contains(rec.logs[0], "idle timeout (60 seconds) is longer than this call's timeout; it is clamped to 5 seconds") {
 		t.Errorf("client log = %q, want the idle clamp notice", rec.logs)

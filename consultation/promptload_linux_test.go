@@ -146,7 +146,7 @@ func loadChild(t *testing.T, which string) {
 
 	// Idle: the server has answered one small call (vocabulary loaded, connection made).
 	if res := svc.Consult(context.Background(), args(sampleTree(t)), nil); res.IsError {
-		t.Fatalf("warm-up call: %s", res.Text)
+		t.Fatalf("warm-up call: %s", res.Text())
 	}
 	runtime.GC()
 	debug.FreeOSMemory()
@@ -173,7 +173,7 @@ func loadChild(t *testing.T, which string) {
 			if res.IsError {
 				fig.Failed++
 				if fig.FirstError == "" {
-					fig.FirstError = res.Text
+					fig.FirstError = res.Text()
 				}
 				return
 			}

@@ -1,7 +1,6 @@
 package consultation
 
 import (
-	"fmt"
 	"path"
 	"sort"
 	"strings"
@@ -74,8 +73,6 @@ type Report struct {
 	Shrink string `json:"suggested_exclude_pattern,omitempty"`
 	// Counted is false when counting did not finish (tokens are then partial).
 	Counted bool `json:"counted"`
-	// names are what the caller calls the request's fields, for the report's advice.
-	names Names
 }
 
 // buildReport sizes the gathered files. tokens[i] belongs to g.Files[i]; it may be shorter
@@ -233,128 +230,4 @@ func overlaps(picked []string, p string) bool {
 		}
 	}
 	return false
-}
-
-// Text renders the report for a person or a calling agent to read.
-func (r *Report) Text() string {
-	var b strings.Builder
-	r.write(&b)
-	return b.String()
-}
-
-func (r *Report) write(b *strings.Builder) {
-	tokens := r.PromptTokens.String() + " tokens"
-	switch {
-	case !r.Counted && r.Tokens == 0:
-		tokens = "tokens not counted yet"
-	case !r.Counted:
-		tokens = "at least " + tokens + " (counting did not finish)"
-	}
-	fmt.Fprintf(b, "Gathered %s %s from %s matching %q", consult.Thousands(int64(r.Files)), plural(r.Files, "file", "files"), consult.Printable(r.Path), r.Pattern)
-	if r.Exclude != "" {
-		fmt.Fprintf(b, " excluding %q", r.Exclude)
-	}
-	fmt.Fprintf(b, ": %s, %s with headers and query; token count %s.\n", r.Bytes, tokens, r.Counting)
-	model := consult.Printable(r.Model)
-	switch {
-	case r.Refused:
-		fmt.Fprintf(b, "Model %s: the provider refused this request as larger than its context window%s; by consult's count it is %s tokens (the provider counts with its own tokenizer).\n",
-			model, windowNote(r.ContextWindow), r.PromptTokens)
-	case r.ContextWindow > 0 && r.Fits != nil && *r.Fits:
-		fmt.Fprintf(b, "Model %s: context window %s tokens; this request uses %d%% of it and fits with room for the answer.\n",
-			model, r.ContextWindow, percent(r.PromptTokens, r.ContextWindow))
-	case r.ContextWindow > 0 && r.Fits != nil:
-		fmt.Fprintf(b, "Model %s: context window %s tokens; this request needs %s plus about %s for the answer, so it does NOT fit.\n",
-			model, r.ContextWindow, r.PromptTokens, r.Reserve)
-	case r.Model != "":
-		fmt.Fprintf(b, "Model %s: context window unknown, so whether the request fits cannot be checked.\n", model)
-	}
-	r.Cost.write(b)
-	if len(r.LargestFiles) > 0 && r.Files > 1 {
-		b.WriteString("Largest files:\n")
-		for _, e := range r.LargestFiles {
-			fmt.Fprintf(b, "  %10s tokens  %9s  %s\n", e.Tokens, e.Bytes, consult.Printable(e.Path))
-		}
-	}
-	if len(r.LargestDirs) > 0 {
-		b.WriteString("Largest directories:\n")
-		for _, e := range r.LargestDirs {
-			fmt.Fprintf(b, "  %10s tokens  %9s  %s (%s %s)\n", e.Tokens, e.Bytes, consult.Printable(e.Path), consult.Thousands(int64(e.Files)), plural(e.Files, "file", "files"))
-		}
-	}
-	if len(r.Skipped) > 0 {
-		b.WriteString("Left out:\n")
-		for _, s := range r.Skipped {
-			fmt.Fprintf(b, "  %s: %s", s.Reason, consult.Thousands(int64(s.Count)))
-			for i, ex := range s.Examples {
-				sep := ", "
-				if i == 0 {
-					sep = " (e.g. "
-				}
-				b.WriteString(sep + consult.Printable(ex))
-			}
-			if len(s.Examples) > 0 {
-				b.WriteByte(')')
-			}
-			b.WriteByte('\n')
-		}
-	}
-	writeSecrets(b, r.Withheld, r.Redacted)
-	if r.Shrink != "" {
-		n := r.names.or()
-		fmt.Fprintf(b, "To fit, pass %s %q, or narrow %s to the directories the question is about.\n", n.Exclude, r.Shrink, n.Pattern)
-	}
-}
-
-// secretsListed bounds the held-back and redacted files a text lists one by one; the
-// structured report lists them all.
-const secretsListed = 50
-
-// writeSecrets lists the files held back as possible secrets and the files sent with secrets
-// redacted, each with the reason: the user must be able to see what was not sent as it is.
-func writeSecrets(b *strings.Builder, withheld []files.Withheld, redacted []files.Redacted) {
-	writeListed(b, "Held back, may hold secrets", "withheld", len(withheld), func(i int) (string, string) {
-		return withheld[i].Path, withheld[i].Why
-	})
-	writeListed(b, "Sent with secrets replaced by [REDACTED <kind>]", "redacted", len(redacted), func(i int) (string, string) {
-		return redacted[i].Path, strings.Join(redacted[i].Kinds, ", ")
-	})
-}
-
-// writeListed writes a titled list of n paths with their reasons, at most secretsListed of
-// them; field names the structured report's list that holds them all.
-func writeListed(b *strings.Builder, title, field string, n int, entry func(int) (path, why string)) {
-	if n == 0 {
-		return
-	}
-	fmt.Fprintf(b, "%s (%s):\n", title, consult.Thousands(int64(n)))
-	for i := range min(n, secretsListed) {
-		p, why := entry(i)
-		fmt.Fprintf(b, "  %s (%s)\n", consult.Printable(p), consult.Printable(why))
-	}
-	if n > secretsListed {
-		fmt.Fprintf(b, "  … and %s more (all are listed in the structured report's %s)\n", consult.Thousands(int64(n-secretsListed)), field)
-	}
-}
-
-// windowNote is " (N tokens)" for a known window, "" otherwise.
-func windowNote(w consult.Tokens) string {
-	if w <= 0 {
-		return ""
-	}
-	return " (" + w.String() + " tokens)"
-}
-
-func percent(part, whole consult.Tokens) int64 {
-	if whole <= 0 {
-		return 0
-	}
-	return int64((part*100 + whole - 1) / whole)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"time"
 
 	consult "github.com/consultmcp/consult"
@@ -25,13 +24,6 @@ const (
 	// large prompt takes seconds just to upload and prefill.
 	minAttemptTime = 2 * time.Second
 )
-
-// attemptRecord is one failed attempt, for the final message.
-type attemptRecord struct {
-	err     error
-	elapsed time.Duration
-	wait    time.Duration // the wait before the next attempt; 0 for the last
-}
 
 // backoff returns the wait before attempt n+1 (n ≥ 1 attempts made), with left the time to
 // the deadline and err why attempt n failed:
@@ -74,10 +66,10 @@ func retryAfterOf(err error) time.Duration {
 
 // streamWithRetries sends the request, again after a transient failure, while the deadline
 // allows. It returns the last response, the failed attempts before it, why it gave up
-// retrying ("" when it did not) and the last error. It never re-sends once any answer text
+// retrying (nil when it did not) and the last error. It never re-sends once any answer text
 // has arrived, and never sleeps past the deadline.
-func (c *call) streamWithRetries(ctx context.Context, preq providers.Request) (*providers.Response, []attemptRecord, string, error) {
-	var failed []attemptRecord
+func (c *call) streamWithRetries(ctx context.Context, preq providers.Request) (*providers.Response, []Attempt, *GaveUp, error) {
+	var failed []Attempt
 	rnd := c.svc.jitter
 	if rnd == nil {
 		rnd = jitter
@@ -91,27 +83,22 @@ func (c *call) streamWithRetries(ctx context.Context, preq providers.Request) (*
 		t0 := time.Now()
 		resp, err := c.svc.Model.Stream(ctx, preq, live)
 		if err == nil || ctx.Err() != nil {
-			return resp, failed, "", err
+			return resp, failed, nil, err
 		}
 		if _, _, started := live.snapshot(); started || !providers.Retryable(err) {
-			return resp, failed, "", err
+			return resp, failed, nil, err
 		}
-		failed = append(failed, attemptRecord{err: err, elapsed: time.Since(t0)})
+		failed = append(failed, Attempt{Err: err.Error(), Elapsed: time.Since(t0)})
 		if n >= maxAttempts {
-			return resp, failed, fmt.Sprintf("gave up after %d attempts, the most one call makes", n), err
+			return resp, failed, &GaveUp{Attempts: n, Max: true}, err
 		}
 		b := budgetOf(ctx)
 		left := b.left()
 		wait := backoff(n, err, left, rnd)
 		if !b.roomForAttempt(wait) {
-			why := fmt.Sprintf("gave up after %d %s: %s left before the deadline", n, plural(n, "attempt", "attempts"), consult.FormatDuration(left))
-			if ra := retryAfterOf(err); ra > 0 {
-				why += fmt.Sprintf(", and the provider asked to wait %s", consult.FormatDuration(ra))
-			}
-			why += fmt.Sprintf("; another attempt needs at least %s", minAttemptTime)
-			return resp, failed, why, err
+			return resp, failed, &GaveUp{Attempts: n, Left: left, RetryAfter: retryAfterOf(err)}, err
 		}
-		failed[len(failed)-1].wait = wait
+		failed[len(failed)-1].Wait = wait
 		// The phase first: the notice below sends a progress report at once, which must say so.
 		c.setLiveStream(nil) // the failed attempt's stream says nothing of the wait
 		c.setPhase(Phase(fmt.Sprintf("waiting to retry (attempt %d of %d in %s)", n+1, maxAttempts, consult.FormatDuration(wait))))
@@ -119,29 +106,8 @@ func (c *call) streamWithRetries(ctx context.Context, preq providers.Request) (*
 		c.alive.pause()
 		select {
 		case <-ctx.Done():
-			return resp, failed, "", ctx.Err()
+			return resp, failed, nil, ctx.Err()
 		case <-time.After(wait):
 		}
 	}
-}
-
-// describeAttempts lists failed attempts, each once with its cause, how long it took and the
-// wait after it; a cause that repeats an earlier attempt's is not written out again:
-// "1) after 0.2 s: openrouter: rate limited (HTTP 429); waited 6.1 s".
-func describeAttempts(failed []attemptRecord) string {
-	var b strings.Builder
-	seen := map[string]int{}
-	for i, a := range failed {
-		cause := a.err.Error()
-		if first, ok := seen[cause]; ok {
-			cause = fmt.Sprintf("the same as %d)", first)
-		} else {
-			seen[cause] = i + 1
-		}
-		fmt.Fprintf(&b, "\n  %d) after %s: %s", i+1, consult.FormatDuration(a.elapsed), cause)
-		if a.wait > 0 {
-			fmt.Fprintf(&b, "; waited %s", consult.FormatDuration(a.wait))
-		}
-	}
-	return b.String()
 }

@@ -108,7 +108,7 @@ func TestRetries(t *testing.T) {
 					t.Errorf("took %v, want under %v", el, tc.maxTime)
 				}
 				if res.IsError != tc.wantErr {
-					t.Fatalf("isError = %v, want %v:\n%s", res.IsError, tc.wantErr, res.Text)
+					t.Fatalf("isError = %v, want %v:\n%s", res.IsError, tc.wantErr, res.Text())
 				}
 				if got := srv.Count("chat/completions"); got != tc.requests {
 					t.Errorf("%d requests sent, want %d", got, tc.requests)
@@ -117,8 +117,8 @@ func TestRetries(t *testing.T) {
 					t.Errorf("summary attempts = %d, want %d", got, tc.requests)
 				}
 				for _, frag := range tc.text {
-					if !strings.Contains(res.Text, frag) {
-						t.Errorf("result lacks %q:\n%s", frag, res.Text)
+					if !strings.Contains(res.Text(), frag) {
+						t.Errorf("result lacks %q:\n%s", frag, res.Text())
 					}
 				}
 				reqs := srv.Requests()
@@ -146,7 +146,7 @@ func TestRetryNoticeToClient(t *testing.T) {
 	rec := &recorder{}
 	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t)}), rec)
 	if res.IsError {
-		t.Fatal(res.Text)
+		t.Fatal(res.Text())
 	}
 	if len(rec.logs) != 1 || !strings.Contains(rec.logs[0], "warning: attempt 1 of 4 failed") || !strings.Contains(rec.logs[0], "retrying in") {
 		t.Errorf("client log = %q, want one retry notice", rec.logs)
@@ -184,7 +184,7 @@ func TestRateLimitUsesTheBudget(t *testing.T) {
 		start := time.Now()
 		res := svc.Consult(context.Background(), goReq(Request{Path: dir, Timeout: 22 * time.Second}), rec)
 		if !res.IsError {
-			t.Fatalf("want an error, got %s", res.Text)
+			t.Fatalf("want an error, got %s", res.Text())
 		}
 		if len(m.sent) != maxAttempts {
 			t.Fatalf("%d attempts, want %d", len(m.sent), maxAttempts)
@@ -192,15 +192,15 @@ func TestRateLimitUsesTheBudget(t *testing.T) {
 		if last := m.sent[len(m.sent)-1].Sub(start); last < 12*time.Second {
 			t.Errorf("the last attempt went at %v: the attempts did not use the 22 s budget", last)
 		}
-		if n := strings.Count(res.Text, "Rate limit reached for requests"); n != 1 {
-			t.Errorf("the upstream's message appears %d times, want once:\n%s", n, res.Text)
+		if n := strings.Count(res.Text(), "Rate limit reached for requests"); n != 1 {
+			t.Errorf("the upstream's message appears %d times, want once:\n%s", n, res.Text())
 		}
-		if n := strings.Count(res.Text, ": the same as 1)"); n != 3 {
-			t.Errorf("%d attempts refer to the first, want 3:\n%s", n, res.Text)
+		if n := strings.Count(res.Text(), ": the same as 1)"); n != 3 {
+			t.Errorf("%d attempts refer to the first, want 3:\n%s", n, res.Text())
 		}
 		for _, w := range []string{"\n  4) after ", "; waited "} {
-			if !strings.Contains(res.Text, w) {
-				t.Errorf("result lacks %q:\n%s", w, res.Text)
+			if !strings.Contains(res.Text(), w) {
+				t.Errorf("result lacks %q:\n%s", w, res.Text())
 			}
 		}
 		_, msgs, _ := rec.snapshot()

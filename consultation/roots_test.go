@@ -42,11 +42,11 @@ func TestAllowRoots(t *testing.T) {
 			before := calls.Load()
 			res := svc.Consult(context.Background(), tc.args, nil)
 			if res.IsError == tc.ok {
-				t.Fatalf("isError = %v:\n%s", res.IsError, res.Text)
+				t.Fatalf("isError = %v:\n%s", res.IsError, res.Text())
 			}
 			if !tc.ok {
-				if !strings.Contains(res.Text, tc.want) {
-					t.Errorf("message lacks %q: %s", tc.want, res.Text)
+				if !strings.Contains(res.Text(), tc.want) {
+					t.Errorf("message lacks %q: %s", tc.want, res.Text())
 				}
 				if calls.Load() != before {
 					t.Error("a refused path was gathered")
@@ -117,10 +117,10 @@ func TestSwappedPathGathersNothingOutside(t *testing.T) {
 			}
 			res := svc.Consult(context.Background(), Request{Path: proj, Pattern: "**/*.go", Query: "q", DryRun: true}, nil)
 			if res.IsError {
-				t.Fatalf("dry run: %s", res.Text)
+				t.Fatalf("dry run: %s", res.Text())
 			}
-			if strings.Contains(res.Text, "secret.go") || !strings.Contains(res.Text, "1 file") {
-				t.Errorf("gathered after the swap:\n%s", res.Text)
+			if strings.Contains(res.Text(), "secret.go") || !strings.Contains(res.Text(), "1 file") {
+				t.Errorf("gathered after the swap:\n%s", res.Text())
 			}
 		})
 	}

@@ -1,12 +1,9 @@
 package consultation
 
 import (
-	"fmt"
 	"math"
-	"strings"
 	"time"
 
-	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/providers"
 )
 
@@ -41,39 +38,32 @@ func (c *call) overBudget(rep *Report) (Result, bool) {
 		v := *est.USD
 		info.EstimatedCostUSD = &v
 	}
-	model := consult.Printable(c.req.Model.ID)
 	if capUSD > 0 {
 		info.MaxCostUSD = capUSD
 		switch {
 		case !est.Known():
-			return c.errorResult(info, fmt.Sprintf("Not sent: max_cost_usd is %s, but the price of %s is unknown (not in %s nor the provider's list), so the cap cannot be checked. Use a model whose price is known, or leave out max_cost_usd.\n%s",
-				FormatUSD(capUSD), model, providers.PriceSourceTable, rep.Text()), rep), true
+			return c.fail(info, Facts{Reason: ReasonCapUnpriced}, rep), true
 		case *est.USD > capUSD:
-			return c.errorResult(info, fmt.Sprintf("Not sent: the estimated price is %s, over max_cost_usd %s (%s). Narrow pattern or exclude files (the largest are listed below), use a cheaper model, or raise max_cost_usd.\n%s",
-				FormatUSD(*est.USD), FormatUSD(capUSD), est.Prices, rep.Text()), rep), true
+			return c.fail(info, Facts{Reason: ReasonOverMaxCost}, rep), true
 		}
 	}
 	if budget <= 0 || c.svc.Ledger == nil {
 		return Result{}, false
 	}
 	now := time.Now()
-	resets := NextUTCDay(now)
-	info.BudgetUSD, info.ResetsAt = budget, resets
+	info.BudgetUSD, info.ResetsAt = budget, NextUTCDay(now)
 	spent, err := c.svc.Ledger.Spent(now)
 	if err != nil {
 		info.Class = ClassInternal
-		return c.errorResult(info, fmt.Sprintf("Not sent: the server has a daily budget of %s (--budget-usd), but today's spend cannot be read: %v", FormatUSD(budget), err), rep), true
+		return c.fail(info, Facts{Reason: ReasonLedgerUnreadable, Detail: err.Error()}, rep), true
 	}
 	left := math.Max(budget-spent, 0)
 	info.BudgetLeftUSD = &left
-	until := consult.FormatDuration(resets.Sub(now).Truncate(time.Minute))
 	switch {
 	case !est.Known():
-		return c.errorResult(info, fmt.Sprintf("Not sent: the server has a daily budget of %s (--budget-usd), and the price of %s is unknown (not in %s nor the provider's list), so it cannot be counted. Use a model whose price is known. %s of the budget is left until it resets at %s (in %s).\n%s",
-			FormatUSD(budget), model, providers.PriceSourceTable, FormatUSD(left), resets.Format("15:04 UTC"), until, rep.Text()), rep), true
+		return c.fail(info, Facts{Reason: ReasonBudgetUnpriced}, rep), true
 	case *est.USD > left:
-		return c.errorResult(info, fmt.Sprintf("Not sent: the estimated price %s is more than the %s left of the server's daily budget of %s (--budget-usd; %s spent today). It resets at %s (in %s). Make the request smaller or cheaper, or wait.\n%s",
-			FormatUSD(*est.USD), FormatUSD(left), FormatUSD(budget), FormatUSD(spent), resets.Format("15:04 UTC"), until, rep.Text()), rep), true
+		return c.fail(info, Facts{Reason: ReasonOverBudget, Spent: spent}, rep), true
 	}
 	return Result{}, false
 }
@@ -122,17 +112,4 @@ func (c *call) announceEstimate() {
 	}
 	note := "estimated " + c.estimate.String()
 	c.costNote.Store(&note)
-}
-
-// costFooter is the footer's cost: "$0.031 (estimated $0.05)", the cache's saving.
-func costWords(u *UsageSummary) string {
-	var parts []string
-	if u.CostUSD != nil {
-		s := FormatUSD(*u.CostUSD)
-		if u.CostFromPrices {
-			s += " at list prices"
-		}
-		parts = append(parts, s)
-	}
-	return strings.Join(parts, " ")
 }

@@ -87,13 +87,13 @@ func TestStopReasons(t *testing.T) {
 			sum := summaryOf(t, res)
 			switch {
 			case tc.class == "" && res.IsError:
-				t.Fatalf("error result, want an answer:\n%s", res.Text)
+				t.Fatalf("error result, want an answer:\n%s", res.Text())
 			case tc.class != "" && (!res.IsError || sum.Error == nil || sum.Error.Class != tc.class):
-				t.Fatalf("isError %v, error %+v; want class %s:\n%s", res.IsError, sum.Error, tc.class, res.Text)
+				t.Fatalf("isError %v, error %+v; want class %s:\n%s", res.IsError, sum.Error, tc.class, res.Text())
 			}
 			for _, w := range tc.want {
-				if !strings.Contains(res.Text, w) {
-					t.Errorf("result lacks %q:\n%s", w, res.Text)
+				if !strings.Contains(res.Text(), w) {
+					t.Errorf("result lacks %q:\n%s", w, res.Text())
 				}
 			}
 			if tc.class != "" && sum.Answer != tc.partial {
@@ -137,10 +137,10 @@ func TestErrorClasses(t *testing.T) {
 			sum := summaryOf(t, res)
 			e := sum.Error
 			if !res.IsError || e == nil {
-				t.Fatalf("isError %v, error %+v:\n%s", res.IsError, e, res.Text)
+				t.Fatalf("isError %v, error %+v:\n%s", res.IsError, e, res.Text())
 			}
-			if n := strings.Count(strings.ToLower(res.Text), "check the"); tc.class == ClassUnauthenticated && n != 1 {
-				t.Errorf("the key advice is given %d times:\n%s", n, res.Text)
+			if n := strings.Count(strings.ToLower(res.Text()), "check the"); tc.class == ClassUnauthenticated && n != 1 {
+				t.Errorf("the key advice is given %d times:\n%s", n, res.Text())
 			}
 			if e.Class != tc.class || e.Retryable != tc.retryable || e.HTTPStatus != tc.status || e.ProviderCode != tc.code || e.Message == "" {
 				t.Errorf("error = %+v, want class %s, retryable %v, status %d, code %q", *e, tc.class, tc.retryable, tc.status, tc.code)
@@ -154,7 +154,7 @@ func TestErrorClasses(t *testing.T) {
 		res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Timeout: 3 * time.Second}), nil)
 		e := summaryOf(t, res).Error
 		if e == nil || e.Class != ClassRateLimited || !e.Retryable || e.HTTPStatus != 429 || e.RetryAfterSeconds != 30 {
-			t.Errorf("error = %+v, want rate_limited, retryable, 429, retry after 30 s:\n%s", e, res.Text)
+			t.Errorf("error = %+v, want rate_limited, retryable, 429, retry after 30 s:\n%s", e, res.Text())
 		}
 	})
 }
@@ -170,13 +170,13 @@ func TestAdviceFitsTheCause(t *testing.T) {
 			ErrorMessage: "This model's maximum context length is 1047576 tokens. However, your messages resulted in 1200000 tokens."})
 		res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t)}), nil)
 		for _, w := range []string{"Too large for gpt-4.1", "More time will not help", "refused this request as larger than its context window", "exclude the largest directories"} {
-			if !strings.Contains(res.Text, w) {
-				t.Errorf("result lacks %q:\n%s", w, res.Text)
+			if !strings.Contains(res.Text(), w) {
+				t.Errorf("result lacks %q:\n%s", w, res.Text())
 			}
 		}
 		for _, w := range []string{"raise timeout", "fits with room for the answer"} {
-			if strings.Contains(res.Text, w) {
-				t.Errorf("result says %q:\n%s", w, res.Text)
+			if strings.Contains(res.Text(), w) {
+				t.Errorf("result says %q:\n%s", w, res.Text())
 			}
 		}
 	})
@@ -187,12 +187,12 @@ func TestAdviceFitsTheCause(t *testing.T) {
 		srv.Push(fake.Script{HeaderDelay: time.Hour})
 		res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Timeout: 5 * time.Second}), nil)
 		sum := summaryOf(t, res)
-		if sum.Error == nil || sum.Error.Class != ClassIdleTimeout || !strings.Contains(res.Text, "stuck upstream, not too large") {
-			t.Errorf("error %+v:\n%s", sum.Error, res.Text)
+		if sum.Error == nil || sum.Error.Class != ClassIdleTimeout || !strings.Contains(res.Text(), "stuck upstream, not too large") {
+			t.Errorf("error %+v:\n%s", sum.Error, res.Text())
 		}
 		for _, w := range []string{"raise timeout", "exclude the largest"} {
-			if strings.Contains(res.Text, w) {
-				t.Errorf("a silent upstream is told to %q:\n%s", w, res.Text)
+			if strings.Contains(res.Text(), w) {
+				t.Errorf("a silent upstream is told to %q:\n%s", w, res.Text())
 			}
 		}
 	})
@@ -202,8 +202,8 @@ func TestAdviceFitsTheCause(t *testing.T) {
 		svc := &Service{Counter: counter}
 		res := svc.Consult(context.Background(), Request{Path: dir, Pattern: "**/*.go", Query: "q", DryRun: true}, nil)
 		sum := summaryOf(t, res)
-		if sum.Error == nil || sum.Error.Class != ClassTooLarge || !strings.Contains(res.Text, "over the per-file cap") || strings.Contains(res.Text, "No files matched") {
-			t.Errorf("error %+v:\n%s", sum.Error, res.Text)
+		if sum.Error == nil || sum.Error.Class != ClassTooLarge || !strings.Contains(res.Text(), "over the per-file cap") || strings.Contains(res.Text(), "No files matched") {
+			t.Errorf("error %+v:\n%s", sum.Error, res.Text())
 		}
 	})
 }
@@ -225,11 +225,11 @@ func TestInBandErrorAfterReasoning(t *testing.T) {
 	srv.SetDefault(fake.Script{Body: sse(think("Let me look at the handler first and then at the tests. "), think("The retry loop is in consult, the budget is the deadline, and so on at length."), failure)})
 	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Model: "google/gemini-2.5-pro|thinking"}), nil)
 	sum := summaryOf(t, res)
-	if !res.IsError || !strings.Contains(res.Text, "while model thinking (") || strings.Contains(res.Text, "first token") {
-		t.Errorf("result does not name the thinking phase:\n%s", res.Text)
+	if !res.IsError || !strings.Contains(res.Text(), "while model thinking (") || strings.Contains(res.Text(), "first token") {
+		t.Errorf("result does not name the thinking phase:\n%s", res.Text())
 	}
-	if sum.Error == nil || sum.Error.Class != ClassUpstreamError || !strings.Contains(res.Text, "Provider disconnected unexpectedly") {
-		t.Errorf("error %+v, want upstream_error with the provider's message:\n%s", sum.Error, res.Text)
+	if sum.Error == nil || sum.Error.Class != ClassUpstreamError || !strings.Contains(res.Text(), "Provider disconnected unexpectedly") {
+		t.Errorf("error %+v, want upstream_error with the provider's message:\n%s", sum.Error, res.Text())
 	}
 	if sum.Usage == nil || sum.Usage.Reasoning != 4096 || sum.Usage.Input != 812 || sum.Usage.CostUSD == nil {
 		t.Errorf("usage = %+v, want the error event's (812 in, 4,096 reasoning, a cost)", sum.Usage)

@@ -1,7 +1,6 @@
 package consultation
 
 import (
-	"strings"
 	"time"
 
 	consult "github.com/consultmcp/consult"
@@ -155,18 +154,14 @@ func (c *call) summary(kind string, rep *Report) *Summary {
 	return s
 }
 
-// errorResult is a failed call's result, with its report attached. info's message is the
-// text's first line when it has none.
-func (c *call) errorResult(info ErrorInfo, text string, rep *Report) Result {
+// fail is a failed call's result: info's class, f's reason and figures, the report
+// attached. Render words it; info's message is its first line when it has none.
+func (c *call) fail(info ErrorInfo, f Facts, rep *Report) Result {
 	s := c.summary(KindError, rep)
 	s.Phase = c.phaseNow()
 	s.Report = rep
-	if info.Message == "" {
-		info.Message = firstLine(text)
-	}
 	s.Error = &info
-	s.Message = withoutPartial(text)
-	return Result{Text: text, IsError: true, Summary: s}
+	return Result{IsError: true, Summary: s, Facts: &f}
 }
 
 // Values of [Summary.TruncatedBy].
@@ -177,12 +172,3 @@ const (
 	// not read.
 	TruncatedByAnswerCap = "answer_cap"
 )
-
-// withoutPartial is an error's text without the partial answer it ends with, if any: the
-// structured result carries that answer in its own field.
-func withoutPartial(text string) string {
-	if i := strings.Index(text, "\n\nPartial answer ("); i >= 0 {
-		return text[:i]
-	}
-	return text
-}

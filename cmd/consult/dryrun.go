@@ -15,6 +15,9 @@ import (
 
 // runDryRun gathers and counts like a consultation with dry_run: true and prints the report.
 // It needs no key and no network. Exit status 1 means the report is a failure (e.g. nothing
+// flagNames are the dry run's flags, in the words that tell its user what to change.
+var flagNames = consultation.Names{Path: "--path", Pattern: "--pattern", Exclude: "--exclude"}
+
 // matched), 2 a usage mistake.
 func runDryRun(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("consult dry-run", flag.ContinueOnError)
@@ -34,14 +37,15 @@ func runDryRun(ctx context.Context, args []string, getenv func(string) string, s
 		fmt.Fprintln(stderr, "consult dry-run: --path and --pattern are required, e.g.\n  consult dry-run --path \"$PWD\" --pattern '**/*.go'")
 		return exitCode(2)
 	}
-	svc := &consultation.Service{Counter: tokens.NewCounter(), Names: consultation.Names{Path: "--path", Pattern: "--pattern", Exclude: "--exclude"}}
+	svc := &consultation.Service{Counter: tokens.NewCounter()}
 	tokens.Preload() // while the files are gathered
 	res := svc.Consult(ctx, consultation.Request{
 		Path: *path, Pattern: *pattern, Exclude: *exclude, Query: *query, Model: *model,
 		Timeout: timeout, DryRun: true,
 	}, nil)
-	if *asJSON && res.Summary != nil {
-		out, err := json.MarshalIndent(res.Summary, "", "  ")
+	text, sum := consultation.Render(res, flagNames)
+	if *asJSON && sum != nil {
+		out, err := json.MarshalIndent(sum, "", "  ")
 		if err != nil {
 			return err
 		}
@@ -54,9 +58,9 @@ func runDryRun(ctx context.Context, args []string, getenv func(string) string, s
 		}
 		fmt.Fprintln(stdout, strings.Join(lines, "\n"))
 	} else if res.IsError {
-		fmt.Fprintln(stderr, res.Text)
+		fmt.Fprintln(stderr, text)
 	} else {
-		fmt.Fprintln(stdout, res.Text)
+		fmt.Fprintln(stdout, text)
 	}
 	if res.IsError {
 		return exitCode(1)

@@ -30,9 +30,9 @@ func addResultResources(s *server.MCPServer, eng *background.Engine) {
 		}
 		res, found := eng.Peek(ctx, id)
 		if !found {
-			return nil, errors.New(res.Text)
+			return nil, errors.New(res.Text())
 		}
-		return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/plain", Text: res.Text}}, nil
+		return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/plain", Text: res.Text()}}, nil
 	})
 }
 
@@ -44,9 +44,9 @@ func announceResource(s *server.MCPServer, eng *background.Engine, rec results.R
 	read := func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 		out, found := eng.Peek(ctx, rec.ID)
 		if !found {
-			return nil, errors.New(out.Text)
+			return nil, errors.New(out.Text())
 		}
-		return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: "text/plain", Text: out.Text}}, nil
+		return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: "text/plain", Text: out.Text()}}, nil
 	}
 	params := map[string]any{"uri": uri}
 	if rec.Session == "" {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/consultmcp/consult/consultation"
 	"github.com/consultmcp/consult/internal/results"
 	"github.com/consultmcp/consult/internal/testrun"
 )
@@ -38,7 +39,8 @@ func TestResultsEscapesTerminal(t *testing.T) {
 	store := results.Open(dir, 0, 0, 0)
 	id := results.NewID(time.Now())
 	answer := "First line " + hostile + "\n\tindented line\nlast"
-	rec := results.Record{ID: id, Status: results.Done, Created: time.Now(), Model: "m" + hostile, Query: "why " + hostile, Text: answer, Answer: answer}
+	rec := results.Record{ID: id, Status: results.Done, Created: time.Now(), Model: "m" + hostile, Query: "why " + hostile, Answer: answer,
+		Summary: mustJSON(t, consultation.Summary{Kind: consultation.KindAnswer, Model: "m" + hostile, Answer: answer})}
 	if err := store.Save(rec); err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +98,7 @@ func TestResultsOversizedRecord(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "results")
 	store := results.Open(dir, 0, 0, 0)
 	good := results.NewID(time.Now())
-	if err := store.Save(results.Record{ID: good, Status: results.Done, Created: time.Now(), Query: "a real one", Text: "answer"}); err != nil {
+	if err := store.Save(results.Record{ID: good, Status: results.Done, Created: time.Now(), Query: "a real one", Answer: "answer", Summary: mustJSON(t, consultation.Summary{Kind: consultation.KindAnswer, Answer: "answer"})}); err != nil {
 		t.Fatal(err)
 	}
 	big := results.NewID(time.Now())
@@ -132,7 +134,7 @@ func TestResultsUnsafeDir(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "results")
 	store := results.Open(dir, 0, 0, 0)
 	id := results.NewID(time.Now())
-	if err := store.Save(results.Record{ID: id, Status: results.Done, Created: time.Now(), Query: "q", Text: "planted answer"}); err != nil {
+	if err := store.Save(results.Record{ID: id, Status: results.Done, Created: time.Now(), Query: "q", Answer: "planted answer", Summary: mustJSON(t, consultation.Summary{Kind: consultation.KindAnswer, Answer: "planted answer"})}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(dir, 0o777); err != nil {
@@ -147,4 +149,13 @@ func TestResultsUnsafeDir(t *testing.T) {
 			t.Errorf("consult results %v printed %q", args, out)
 		}
 	}
+}
+
+func mustJSON(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -31,10 +31,10 @@ func runSelfTest(ctx context.Context, cfg config, svc *consultation.Service, std
 	res := svc.Consult(ctx, consultation.Request{Path: dir, Pattern: "probe.txt", Query: selfTestQuery, Timeout: cfg.DefaultTimeout}, nil)
 	elapsed := time.Since(start)
 	if res.IsError {
-		fmt.Fprintf(stderr, "consult %s --test failed after %s:\n%s\n", cfg.Provider, consult.FormatDuration(elapsed), res.Text)
+		fmt.Fprintf(stderr, "consult %s --test failed after %s:\n%s\n", cfg.Provider, consult.FormatDuration(elapsed), res.Text())
 		return exitCode(1)
 	}
-	fmt.Fprintf(stdout, "consult %s --test: OK in %s (provider %s, endpoint %s)\n%s\n", cfg.Provider, consult.FormatDuration(elapsed), cfg.Provider, endpoint(cfg), res.Text)
+	fmt.Fprintf(stdout, "consult %s --test: OK in %s (provider %s, endpoint %s)\n%s\n", cfg.Provider, consult.FormatDuration(elapsed), cfg.Provider, endpoint(cfg), res.Text())
 	return nil
 }
 

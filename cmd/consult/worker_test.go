@@ -273,7 +273,7 @@ func TestUserCancelStopsWorker(t *testing.T) {
 	id := recs[0].ID
 	onlyRecord(t, resultsDir, id)
 	rec, err := results.Open(resultsDir, 0, 0, 0).Load(id)
-	if err != nil || rec.Status != results.Done || rec.Answer != "first part" || !strings.Contains(rec.Text, "Cancelled by the user") {
+	if err != nil || rec.Status != results.Done || rec.Answer != "first part" || !strings.Contains(string(rec.Facts), "Cancelled by the user") {
 		t.Errorf("record after the user cancelled: %+v %v", rec, err)
 	}
 }

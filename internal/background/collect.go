@@ -192,8 +192,7 @@ func (e *Engine) list(owner, session string) consultation.Result {
 	if listErr != nil {
 		fmt.Fprintf(&b, "\n(The results directory could not be read: %s)", consult.Printable(listErr.Error()))
 	}
-	text := strings.TrimRight(b.String(), "\n")
-	return consultation.Result{Text: text, Summary: &consultation.Summary{Kind: consultation.KindList, Consultations: out, Message: text}}
+	return consultation.Said(&consultation.Summary{Kind: consultation.KindList, Consultations: out}, strings.TrimRight(b.String(), "\n"))
 }
 
 // shortQuery is the head of a query for a listing line.
@@ -233,17 +232,26 @@ func (e *Engine) Cancel(ctx context.Context, id string) consultation.Result {
 	e.forgetAnnounce(id)
 	res := e.stop(id, causeTool)
 	if res.IsError && res.Summary != nil && res.Summary.Error != nil && res.Summary.Error.Class == consultation.ClassCancelled {
-		text := fmt.Sprintf("Cancelled consultation %s. Its final state:\n\n%s", id, res.Text)
-		res.Summary.Message = fmt.Sprintf("Cancelled consultation %s. Its final state:\n\n%s", id, res.Summary.Message)
-		return consultation.Result{Text: text, Summary: res.Summary, Answer: res.Answer}
+		return cancelled(id, res)
 	}
 	return res
 }
 
+// cancelled is the final state of consultation id, led by saying that it was cancelled.
+func cancelled(id string, res consultation.Result) consultation.Result {
+	var f consultation.Facts
+	if res.Facts != nil {
+		f = *res.Facts
+	}
+	f.Lead = fmt.Sprintf("Cancelled consultation %s. Its final state:\n\n", id)
+	res.Facts, res.IsError = &f, false // the cancel did what was asked
+	return res
+}
+
 func alreadyFinished(id string) consultation.Result {
-	text := fmt.Sprintf("Consultation %s had already finished; nothing was cancelled. Collect its result with consultation_result {\"id\": %q}.", id, id)
-	return consultation.Result{Text: text, Summary: &consultation.Summary{Kind: consultation.KindAnswer, ID: id, Message: text,
-		Next: &consultation.NextStep{Tool: "consultation_result", Arguments: map[string]any{"id": id}}}}
+	return consultation.Said(&consultation.Summary{Kind: consultation.KindAnswer, ID: id,
+		Next: &consultation.NextStep{Tool: "consultation_result", Arguments: map[string]any{"id": id}}},
+		fmt.Sprintf("Consultation %s had already finished; nothing was cancelled. Collect its result with consultation_result {\"id\": %q}.", id, id))
 }
 
 // stop leaves the cancel marker of id, waits up to stopWait for its worker to save what it
@@ -257,8 +265,7 @@ func (e *Engine) stop(id string, cause *stopCause) consultation.Result {
 	defer cancel()
 	res, done := e.follow(ctx, id, time.Time{}, &relay{}, nil)
 	if !done {
-		text := fmt.Sprintf("Cancellation of %s requested; its worker is stopping.", id)
-		return consultation.Result{Text: text, Summary: &consultation.Summary{Kind: consultation.KindRunning, ID: id, Message: text}}
+		return consultation.Said(&consultation.Summary{Kind: consultation.KindRunning, ID: id}, fmt.Sprintf("Cancellation of %s requested; its worker is stopping.", id))
 	}
 	return res
 }
@@ -301,9 +308,9 @@ func (e *Engine) Lookup(id string) (results.Record, error) {
 // while running.
 func (e *Engine) Describe(rec results.Record) string {
 	if rec.Status == results.Done {
-		return rec.Text
+		return e.fromRecord(rec).Text()
 	}
-	return e.running(rec, "not finished").Text
+	return e.running(rec, "not finished").Text()
 }
 
 // Stop stops the consultation id, whoever started it, and returns its final state: for
@@ -317,7 +324,7 @@ func (e *Engine) Stop(id string) (string, error) {
 		return fmt.Sprintf("Consultation %s had already finished; nothing was cancelled.", id), nil
 	}
 	e.forgetAnnounce(id)
-	return fmt.Sprintf("Cancelled consultation %s. Its final state:\n\n%s", id, e.stop(id, causeTool).Text), nil
+	return cancelled(id, e.stop(id, causeTool)).Text(), nil
 }
 
 // markAnnounce notes that the call of id returned without its answer, so its end is to be

@@ -25,6 +25,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -232,10 +233,12 @@ func (e *Engine) Start(ctx context.Context, in consultation.Request, r consultat
 		if pr != nil {
 			pr.Close()
 		}
-		rec.Status, rec.IsError, rec.Note = results.Done, true, ""
-		rec.Text = fmt.Sprintf("Could not start the background worker: %v", err)
-		_ = e.store.Save(rec)
-		return consultation.Failure(consultation.ClassInternal, rec.Text)
+		res := consultation.Failure(consultation.ClassInternal, fmt.Sprintf("Could not start the background worker: %v", err))
+		rec.Status, rec.Note = results.Done, ""
+		if setResult(&rec, res) == nil {
+			_ = e.store.Save(rec)
+		}
+		return res
 	}
 	defer pr.Close()
 	e.logger.Info("background worker started", "id", id)
@@ -268,13 +271,12 @@ func (e *Engine) Start(ctx context.Context, in consultation.Request, r consultat
 // can reach the client after it.
 func (e *Engine) quietFrom(end time.Time) time.Time { return end.Add(-500 * time.Millisecond) }
 
-// withWarnings appends a call's warnings to its result.
+// withWarnings adds a call's warnings to its result.
 func withWarnings(res consultation.Result, warnings []string) consultation.Result {
-	for _, w := range warnings {
-		res.Text += "\n\nWarning: " + w
-	}
 	if res.Summary != nil && len(warnings) > 0 {
-		res.Summary.Warnings = append(res.Summary.Warnings, warnings...)
+		sum := *res.Summary
+		sum.Warnings = append(slices.Clip(sum.Warnings), warnings...)
+		res.Summary = &sum
 	}
 	return res
 }
@@ -371,21 +373,30 @@ func (e *Engine) alive(rec results.Record) bool {
 
 // fromRecord is the result a saved consultation returns.
 func (e *Engine) fromRecord(rec results.Record) consultation.Result {
-	res := consultation.Result{Text: rec.Text, IsError: rec.IsError, Answer: rec.Answer}
-	if len(rec.Summary) > 0 {
-		var sum consultation.Summary
-		if err := json.Unmarshal(rec.Summary, &sum); err == nil {
-			sum.ID = rec.ID
-			res.Summary = &sum
-			return res
+	res := consultation.Result{IsError: rec.IsError, Answer: rec.Answer, Digests: rec.Digests}
+	var f consultation.Facts
+	if len(rec.Facts) > 0 && json.Unmarshal(rec.Facts, &f) == nil {
+		res.Facts = &f
+	}
+	var sum consultation.Summary
+	if err := json.Unmarshal(rec.Summary, &sum); err != nil { // none, or unreadable: made from the record's fields
+		sum = consultation.Summary{Kind: consultation.KindAnswer, Model: rec.Model, Answer: rec.Answer}
+		if rec.IsError {
+			sum.Kind = consultation.KindError
 		}
 	}
-	kind := consultation.KindAnswer
-	if rec.IsError {
-		kind = consultation.KindError
-	}
-	res.Summary = &consultation.Summary{Kind: kind, ID: rec.ID, Model: rec.Model, Answer: rec.Answer}
+	sum.ID = rec.ID
+	res.Summary = &sum
 	return res
+}
+
+// setResult stores res, as data, in rec.
+func setResult(rec *results.Record, res consultation.Result) (err error) {
+	rec.IsError, rec.Answer, rec.Digests, rec.Facts = res.IsError, res.Answer, res.Digests, nil
+	if rec.Summary, err = json.Marshal(res.Summary); err == nil && res.Facts != nil {
+		rec.Facts, err = json.Marshal(res.Facts)
+	}
+	return err
 }
 
 // finishDead finishes the record of a consultation whose worker is gone without saving a
@@ -405,17 +416,19 @@ func (e *Engine) finishDead(id string) results.Record {
 		text += "."
 	}
 	text += " Run the consultation again."
-	if rec.Answer != "" {
-		text += "\n\nPartial answer (cut off when the worker stopped):\n" + rec.Answer
-	}
-	rec.Status, rec.IsError, rec.Text, rec.Note = results.Done, true, text, "stopped before finishing"
 	sum := &consultation.Summary{Kind: consultation.KindError, ID: id, Model: rec.Model, Answer: rec.Answer,
 		Error: &consultation.ErrorInfo{Class: consultation.ClassInternal, Message: "the worker ended without saving a result"}}
 	if p := rec.Progress; p != nil {
 		sum.Phase, sum.Files, sum.Bytes, sum.PromptTokens, sum.Attempts = p.Phase, p.Files, p.Bytes, p.PromptTokens, p.Attempts
 		sum.ElapsedSeconds = p.ElapsedSeconds
 	}
-	rec.Summary, _ = json.Marshal(sum)
+	res := consultation.Said(sum, text)
+	res.IsError, res.Answer, res.Digests = true, rec.Answer, rec.Digests
+	res.Facts.PartialWhy = "cut off when the worker stopped"
+	rec.Status, rec.Note = results.Done, "stopped before finishing"
+	if err := setResult(&rec, res); err != nil {
+		return rec
+	}
 	if err := e.store.Save(rec); err != nil {
 		e.logger.Warn("cannot finish the record of a stopped worker", "id", id, "error", err)
 	}
@@ -482,6 +495,5 @@ func (e *Engine) running(rec results.Record, why string) consultation.Result {
 		rec.ID, consult.FormatDuration(consult.DefaultWait), consult.MaxWait.Seconds())
 	text += fmt.Sprintf("It may run until %s (background limit %s) in a worker process of its own; its result is kept for %s, across server restarts.",
 		until.Format("15:04:05 UTC"), consult.FormatDuration(e.limit), consult.FormatDuration(e.store.TTL()))
-	sum.Message = text
-	return consultation.Result{Text: text, Summary: sum}
+	return consultation.Said(sum, text)
 }

@@ -82,7 +82,7 @@ func (r *rig) request(timeout time.Duration) consultation.Request {
 func kindOf(t *testing.T, res consultation.Result) string {
 	t.Helper()
 	if res.Summary == nil {
-		t.Fatalf("no summary: %s", res.Text)
+		t.Fatalf("no summary: %s", res.Text())
 	}
 	return res.Summary.Kind
 }
@@ -94,8 +94,8 @@ func TestAnswerWithinTimeout(t *testing.T) {
 	r := newRig(t, Config{})
 	r.up.Push(fake.Answer("main prints hello"))
 	res := r.eng.Start(context.Background(), r.request(5*time.Second), nil)
-	if kindOf(t, res) != consultation.KindAnswer || !strings.Contains(res.Text, "main prints hello") {
-		t.Fatalf("got %s: %s", res.Summary.Kind, res.Text)
+	if kindOf(t, res) != consultation.KindAnswer || !strings.Contains(res.Text(), "main prints hello") {
+		t.Fatalf("got %s: %s", res.Summary.Kind, res.Text())
 	}
 	r.wg.Wait()
 	rec, err := r.store.Load(res.Summary.ID)
@@ -117,7 +117,7 @@ func TestRunningThenCollect(t *testing.T) {
 	res := r.eng.Start(context.Background(), r.request(time.Second), nil)
 	sum := res.Summary
 	if kindOf(t, res) != consultation.KindRunning || sum.ID == "" {
-		t.Fatalf("got %s: %s", sum.Kind, res.Text)
+		t.Fatalf("got %s: %s", sum.Kind, res.Text())
 	}
 	if n := sum.Next; n == nil || n.Tool != "consultation_result" || n.Arguments["id"] != sum.ID || n.MaxWaitSeconds == 0 || n.RunsUntil.IsZero() || n.KeptSeconds == 0 {
 		t.Errorf("next step %+v", sum.Next)
@@ -125,12 +125,12 @@ func TestRunningThenCollect(t *testing.T) {
 	if sum.Phase != string(consultation.PhaseWaiting) || sum.Files != 1 || sum.PromptTokens == 0 {
 		t.Errorf("running reports phase %q, %d files, %d tokens: want the worker's (waiting for the first token, 1 file)", sum.Phase, sum.Files, sum.PromptTokens)
 	}
-	if !strings.Contains(sum.Message, "consultation_result") {
-		t.Errorf("message does not say how to collect: %q", sum.Message)
+	if _, told := consultation.Render(res, consultation.ToolNames); !strings.Contains(told.Message, "consultation_result") {
+		t.Errorf("message does not say how to collect: %q", told.Message)
 	}
 	got := r.eng.Collect(context.Background(), sum.ID, 5*time.Second, nil)
-	if kindOf(t, got) != consultation.KindAnswer || !strings.Contains(got.Text, "late answer") {
-		t.Fatalf("collected %s: %s", got.Summary.Kind, got.Text)
+	if kindOf(t, got) != consultation.KindAnswer || !strings.Contains(got.Text(), "late answer") {
+		t.Fatalf("collected %s: %s", got.Summary.Kind, got.Text())
 	}
 }
 
@@ -146,7 +146,7 @@ func TestCancelBeforeWorkerRuns(t *testing.T) {
 	go func() { done <- r.eng.Start(ctx, r.request(time.Second), nil) }()
 	res := <-done // the worker has not run: the call ends at its timeout, still running
 	if kindOf(t, res) != consultation.KindRunning {
-		t.Fatalf("got %s: %s", res.Summary.Kind, res.Text)
+		t.Fatalf("got %s: %s", res.Summary.Kind, res.Text())
 	}
 	cancel(nil)
 	stopped := make(chan consultation.Result)
@@ -154,8 +154,8 @@ func TestCancelBeforeWorkerRuns(t *testing.T) {
 	time.Sleep(3 * poll) // the cancel is written; now let the worker start
 	close(r.gate)
 	out := <-stopped
-	if !strings.Contains(out.Text, "Cancelled") {
-		t.Errorf("cancel said: %s", out.Text)
+	if !strings.Contains(out.Text(), "Cancelled") {
+		t.Errorf("cancel said: %s", out.Text())
 	}
 	r.wg.Wait()
 	if n := r.up.Count("/chat/completions"); n != 0 {
@@ -182,7 +182,7 @@ func TestCancelEndsUpstreamAndIsNotAnnounced(t *testing.T) {
 	}
 	out := r.eng.Cancel(context.Background(), id)
 	if out.IsError || out.Summary.Error == nil || out.Summary.Error.Class != consultation.ClassCancelled {
-		t.Errorf("cancel returned %+v: %s", out.Summary, out.Text)
+		t.Errorf("cancel returned %+v: %s", out.Summary, out.Text())
 	}
 	select {
 	case <-req.Ended():
@@ -224,16 +224,16 @@ func TestClientEndsKeepOrStop(t *testing.T) {
 			res := r.eng.Start(ctx, r.request(10*time.Second), nil)
 			if !tc.goes {
 				if !res.IsError || res.Summary.Error.Class != consultation.ClassCancelled {
-					t.Fatalf("user abort returned %s", res.Text)
+					t.Fatalf("user abort returned %s", res.Text())
 				}
 				return
 			}
 			if kindOf(t, res) != consultation.KindRunning {
-				t.Fatalf("got %s", res.Text)
+				t.Fatalf("got %s", res.Text())
 			}
 			got := r.eng.Collect(context.Background(), res.Summary.ID, 10*time.Second, nil)
-			if !strings.Contains(got.Text, "kept") {
-				t.Errorf("collected: %s", got.Text)
+			if !strings.Contains(got.Text(), "kept") {
+				t.Errorf("collected: %s", got.Text())
 			}
 		})
 	}
@@ -282,8 +282,8 @@ func TestDeadWorker(t *testing.T) {
 		return out.Close()
 	}})
 	res := r.eng.Start(context.Background(), r.request(2*time.Second), nil)
-	if !res.IsError || !strings.Contains(res.Text, "stopped before finishing") {
-		t.Fatalf("got %s", res.Text)
+	if !res.IsError || !strings.Contains(res.Text(), "stopped before finishing") {
+		t.Fatalf("got %s", res.Text())
 	}
 	list := r.eng.Collect(context.Background(), "", 0, nil)
 	if c := list.Summary.Consultations; len(c) != 1 || c[0].Status != "stopped before finishing" {
@@ -319,8 +319,8 @@ func TestUnsavableResultDeliveredInBand(t *testing.T) {
 	}
 	close(r.gate)
 	res := <-done
-	if res.IsError || !strings.Contains(res.Text, "paid answer") {
-		t.Fatalf("got: %s", res.Text)
+	if res.IsError || !strings.Contains(res.Text(), "paid answer") {
+		t.Fatalf("got: %s", res.Text())
 	}
 	if w := res.Summary.Warnings; len(w) == 0 || !strings.Contains(w[len(w)-1], r.store.Dir()) {
 		t.Errorf("warnings %q do not name the results directory", w)
@@ -340,14 +340,14 @@ func TestOtherOwnerSeesNothing(t *testing.T) {
 		"cancel":  r.eng.Cancel(bob, id),
 	} {
 		if !got.IsError || got.Summary.Error.Class != consultation.ClassNotFound {
-			t.Errorf("%s by another owner: %s", name, got.Text)
+			t.Errorf("%s by another owner: %s", name, got.Text())
 		}
 	}
 	if _, found := r.eng.Peek(bob, id); found {
 		t.Error("peek by another owner found it")
 	}
-	if got := r.eng.Collect(WithOwner(context.Background(), "alice"), id, time.Second, nil); !strings.Contains(got.Text, "mine") {
-		t.Errorf("owner's collect: %s", got.Text)
+	if got := r.eng.Collect(WithOwner(context.Background(), "alice"), id, time.Second, nil); !strings.Contains(got.Text(), "mine") {
+		t.Errorf("owner's collect: %s", got.Text())
 	}
 }
 
@@ -360,7 +360,7 @@ func TestRefusedBeforeStart(t *testing.T) {
 	in.Pattern = "../*.go"
 	res := r.eng.Start(context.Background(), in, nil)
 	if !res.IsError || res.Summary.Error.Class != consultation.ClassInvalidArgument {
-		t.Fatalf("got %s", res.Text)
+		t.Fatalf("got %s", res.Text())
 	}
 	if r.started.Load() != 0 {
 		t.Error("a worker started for a refused request")
@@ -378,8 +378,8 @@ func TestResultsDirCreated(t *testing.T) {
 	r := newRig(t, Config{Store: results.Open(dir, 0, 0, 0)})
 	r.up.Push(fake.Answer("first answer"))
 	res := r.eng.Start(context.Background(), r.request(5*time.Second), nil)
-	if res.IsError || !strings.Contains(res.Text, "first answer") {
-		t.Fatalf("got %s", res.Text)
+	if res.IsError || !strings.Contains(res.Text(), "first answer") {
+		t.Fatalf("got %s", res.Text())
 	}
 	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Errorf("results directory: %v, mode %v", err, fi.Mode().Perm())
@@ -413,7 +413,7 @@ func TestManyCancelsLeaveNothingOpen(t *testing.T) {
 			id := <-ids // the first progress names the id
 			out := r.eng.Cancel(context.Background(), id)
 			if out.Summary == nil || (out.Summary.Error == nil && out.Summary.Kind != consultation.KindAnswer) {
-				t.Errorf("cancel of %s: %s", id, out.Text)
+				t.Errorf("cancel of %s: %s", id, out.Text())
 			}
 			<-done
 		})

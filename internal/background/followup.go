@@ -1,8 +1,8 @@
 package background
 
 import (
+	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -132,24 +132,17 @@ func (th *thread) settle(res consultation.Result) consultation.Result {
 // collecting, paging and follow-ups.
 func (e *Engine) record(id, owner, session string, in consultation.Request, res consultation.Result, th *thread, created time.Time) (results.Record, error) {
 	rec := results.Record{ID: id, Status: results.Done, Owner: owner, Session: session, Instance: e.instance,
-		Created: created, Path: in.Path, Pattern: in.Pattern, Exclude: in.Exclude, Model: in.Model, Query: in.Query, Question: in.Query,
-		Text: res.Text, IsError: res.IsError, Answer: res.Answer, Digests: res.Digests}
+		Created: created, Path: in.Path, Pattern: in.Pattern, Exclude: in.Exclude, Model: in.Model, Query: in.Query, Question: in.Query}
 	if th != nil {
 		rec.Thread = th.turns
 	}
 	if res.Summary != nil {
 		sum := *res.Summary
 		sum.ID = id
-		if sum.Model != "" {
-			rec.Model = sum.Model
-		}
-		raw, err := json.Marshal(&sum)
-		if err != nil {
-			return rec, err
-		}
-		rec.Summary = raw
+		rec.Model = cmp.Or(sum.Model, rec.Model)
+		res.Summary = &sum
 	}
-	return rec, nil
+	return rec, setResult(&rec, res)
 }
 
 // Consult runs a consultation in the call (on_timeout "fail") and keeps its answer in the
@@ -176,7 +169,6 @@ func (e *Engine) Consult(ctx context.Context, in consultation.Request, r consult
 		e.logger.Warn("cannot keep an answer in the results directory: it cannot be paged or followed up", "error", err)
 		return res
 	}
-	res.Summary.ID = id
-	res.Text += fmt.Sprintf("\n\nid %s: pass it as follow_up_of to ask more about these files.", id)
+	res.Summary.ID = id // its words then say to pass it as follow_up_of
 	return res
 }

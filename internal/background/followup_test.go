@@ -32,17 +32,17 @@ func TestFollowUp(t *testing.T) {
 	first := r.eng.Consult(ctx, r.failMode(), nil)
 	id := first.Summary.ID
 	if first.IsError || id == "" {
-		t.Fatalf("first: id %q: %s", id, first.Text)
+		t.Fatalf("first: id %q: %s", id, first.Text())
 	}
-	if !strings.Contains(first.Text, "id "+id+": pass it as follow_up_of") {
-		t.Errorf("the text (all Gemini CLI's model reads) does not give the id:\n%s", first.Text)
+	if !strings.Contains(first.Text(), "id "+id+": pass it as follow_up_of") {
+		t.Errorf("the text (all Gemini CLI's model reads) does not give the id:\n%s", first.Text())
 	}
 	in := r.failMode()
 	in.Query = "How many times?"
 	in.FollowUpOf = id
 	second := r.eng.Consult(ctx, in, nil)
 	if second.IsError || second.Summary.FollowUpOf != id || second.Summary.ID == "" || second.Summary.ID == id {
-		t.Fatalf("follow-up: %+v: %s", second.Summary, second.Text)
+		t.Fatalf("follow-up: %+v: %s", second.Summary, second.Text())
 	}
 	if len(second.Summary.Warnings) != 0 {
 		t.Errorf("no file changed, but: %q", second.Summary.Warnings)
@@ -108,7 +108,7 @@ func TestFollowUpRefused(t *testing.T) {
 			res = r.eng.Consult(ctx, in, nil)
 		}
 		if !res.IsError || res.Summary.Error.Class != tc.class {
-			t.Errorf("%s: got %s", name, res.Text)
+			t.Errorf("%s: got %s", name, res.Text())
 		}
 	}
 	if n := r.up.Count("/chat/completions"); n != 1 {
@@ -127,8 +127,8 @@ func TestFollowUpInBackground(t *testing.T) {
 	in := r.request(10 * time.Second)
 	in.Query, in.FollowUpOf = "More?", first.Summary.ID
 	res := r.eng.Start(ctx, in, nil)
-	if res.IsError || !strings.Contains(res.Text, "second answer") || res.Summary.FollowUpOf != first.Summary.ID {
-		t.Fatalf("got %+v: %s", res.Summary, res.Text)
+	if res.IsError || !strings.Contains(res.Text(), "second answer") || res.Summary.FollowUpOf != first.Summary.ID {
+		t.Fatalf("got %+v: %s", res.Summary, res.Text())
 	}
 	r.wg.Wait()
 	rec, err := r.store.Load(res.Summary.ID)

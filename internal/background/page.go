@@ -2,7 +2,6 @@ package background
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -41,11 +40,7 @@ func (e *Engine) Paged(ctx context.Context, res consultation.Result, size int) c
 		}
 		sum.ID = id
 	}
-	tail := ""
-	if strings.HasPrefix(res.Text, sum.Answer) {
-		tail = res.Text[len(sum.Answer):] // notes and the footer
-	}
-	return page(res, sum.Answer, 0, size, tail)
+	return page(res, sum.Answer, 0, size)
 }
 
 // keep saves a finished result that no record holds yet, owned by ctx's owner.
@@ -84,17 +79,13 @@ func (e *Engine) Page(ctx context.Context, id string, offset, size int) consulta
 	if offset > len(answer) || (offset > 0 && offset < len(answer) && !utf8.RuneStart(answer[offset])) {
 		return consultation.FailureOf(consultation.NewArgError(ArgOffset, "offset %d is not where a page of consultation %s starts: its answer has %d bytes; use next.arguments.offset of the previous page, or 0 for the first", offset, id, len(answer)))
 	}
-	tail := ""
-	if offset == 0 && strings.HasPrefix(res.Text, answer) {
-		tail = res.Text[len(answer):]
-	}
-	return page(res, answer, offset, size, tail)
+	return page(res, answer, offset, size)
 }
 
 // page is res holding the part of answer from offset, at most size bytes, cut at the last
-// line break in its final fifth, else at a character boundary; tail (the notes and footer)
-// follows the first page.
-func page(res consultation.Result, answer string, offset, size int, tail string) consultation.Result {
+// line break in its final fifth, else at a character boundary; the notes and footer follow
+// the first page only.
+func page(res consultation.Result, answer string, offset, size int) consultation.Result {
 	end := min(offset+size, len(answer))
 	if end < len(answer) {
 		if nl := strings.LastIndexByte(answer[offset:end], '\n'); nl >= size*4/5 {
@@ -107,18 +98,11 @@ func page(res consultation.Result, answer string, offset, size int, tail string)
 	sum := *res.Summary
 	sum.Answer = answer[offset:end]
 	sum.Page = &consultation.Page{Offset: offset, TotalChars: len(answer)}
-	var b strings.Builder
-	b.WriteString(sum.Answer)
+	sum.Next = nil
 	if end < len(answer) {
 		sum.Page.NextOffset = end
 		sum.Next = &consultation.NextStep{Tool: "consultation_result", Arguments: map[string]any{"id": sum.ID, ArgOffset: end}}
-		fmt.Fprintf(&b, "\n\n[Bytes %d-%d of a %d-byte answer. The rest: consultation_result {\"id\": %q, \"offset\": %d}.]", offset, end, len(answer), sum.ID, end)
-	} else {
-		sum.Next = nil
-		if offset > 0 {
-			fmt.Fprintf(&b, "\n\n[Bytes %d-%d: the end of the %d-byte answer.]", offset, end, len(answer))
-		}
 	}
-	b.WriteString(tail)
-	return consultation.Result{Text: b.String(), IsError: res.IsError, Summary: &sum, Answer: res.Answer}
+	res.Summary = &sum
+	return res
 }

@@ -27,7 +27,7 @@ func TestPagesCoverTheAnswer(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, Config{})
 	answer := longAnswer(120_000)
-	res := consultation.Result{Text: answer + "\n\n---\nmodel m", Summary: &consultation.Summary{Kind: consultation.KindAnswer, Answer: answer, Model: "m"}, Answer: answer}
+	res := consultation.Result{Summary: &consultation.Summary{Kind: consultation.KindAnswer, Answer: answer, Model: "m"}, Answer: answer}
 	ctx := WithOwner(context.Background(), "me")
 	const size = 30_000
 	first := r.eng.Paged(ctx, res, size)
@@ -35,8 +35,8 @@ func TestPagesCoverTheAnswer(t *testing.T) {
 	if sum.ID == "" || sum.Page == nil || sum.Page.TotalChars != len(answer) || len(sum.Answer) > size || sum.Next == nil {
 		t.Fatalf("first page: id %q page %+v next %+v, %d bytes", sum.ID, sum.Page, sum.Next, len(sum.Answer))
 	}
-	if !strings.HasSuffix(first.Text, "---\nmodel m") || !strings.Contains(first.Text, `"offset": `) {
-		t.Errorf("first page's text lacks the footer or the way on:\n%s", first.Text[len(first.Text)-300:])
+	if !strings.Contains(first.Text(), "\n---\nmodel m · ") || !strings.Contains(first.Text(), `"offset": `) {
+		t.Errorf("first page's text lacks the footer or the way on:\n%s", first.Text()[len(first.Text())-300:])
 	}
 	got := sum.Answer
 	for pages := 1; sum.Next != nil; pages++ {
@@ -46,7 +46,7 @@ func TestPagesCoverTheAnswer(t *testing.T) {
 		off, _ := sum.Next.Arguments[ArgOffset].(int)
 		next := r.eng.Page(ctx, sum.ID, off, size)
 		if next.IsError {
-			t.Fatalf("page at %d: %s", off, next.Text)
+			t.Fatalf("page at %d: %s", off, next.Text())
 		}
 		sum = next.Summary
 		if len(sum.Answer) > size || !utf8.ValidString(sum.Answer) || sum.Page.Offset != off {
@@ -58,12 +58,12 @@ func TestPagesCoverTheAnswer(t *testing.T) {
 		t.Errorf("the pages make %d bytes, not the %d-byte answer", len(got), len(answer))
 	}
 	if res := r.eng.Page(WithOwner(context.Background(), "other"), first.Summary.ID, 0, size); !res.IsError || res.Summary.Error.Class != consultation.ClassNotFound {
-		t.Errorf("another owner's page: %s", res.Text)
+		t.Errorf("another owner's page: %s", res.Text())
 	}
 	if res := r.eng.Page(ctx, first.Summary.ID, len(answer)+1, size); !res.IsError || res.Summary.Error.Class != consultation.ClassInvalidArgument {
-		t.Errorf("an offset past the end: %s", res.Text)
+		t.Errorf("an offset past the end: %s", res.Text())
 	}
-	short := consultation.Result{Text: "short", Summary: &consultation.Summary{Kind: consultation.KindAnswer, Answer: "short"}}
+	short := consultation.Result{Summary: &consultation.Summary{Kind: consultation.KindAnswer, Answer: "short"}}
 	if got := r.eng.Paged(ctx, short, size); got.Summary.Page != nil || got.Summary.ID != "" {
 		t.Errorf("a short answer was paged: %+v", got.Summary)
 	}

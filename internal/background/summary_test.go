@@ -33,7 +33,7 @@ func TestSavedSummaryReadBackUnchanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := (&Engine{}).fromRecord(results.Record{ID: sum.ID, Status: results.Done, Text: "t", Summary: saved})
+	res := (&Engine{}).fromRecord(results.Record{ID: sum.ID, Status: results.Done, Summary: saved})
 	got, err := json.Marshal(res.Summary)
 	if err != nil {
 		t.Fatal(err)

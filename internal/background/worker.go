@@ -148,7 +148,7 @@ func (e *Engine) Work(ctx context.Context, job Job, held []*os.File, out io.Writ
 		res.Summary.ID = job.ID
 	}
 	rec := base
-	rec.Status, rec.Text, rec.IsError, rec.Answer, rec.Digests = results.Done, res.Text, res.IsError, res.Answer, res.Digests
+	rec.Status = results.Done
 	if th != nil {
 		rec.Thread = th.turns
 	}
@@ -156,18 +156,16 @@ func (e *Engine) Work(ctx context.Context, job Job, held []*os.File, out io.Writ
 	if errors.As(context.Cause(ctx), &sc) && res.IsError {
 		rec.Note = "cancelled"
 	}
-	if res.Summary != nil {
-		rec.Summary, _ = json.Marshal(res.Summary)
+	err := setResult(&rec, res)
+	if err == nil {
+		err = save(rec)
 	}
-	if err := save(rec); err != nil {
+	if err != nil {
 		// The answer is paid for: it goes to the waiting call in band, and the failure to
 		// keep it names the directory.
 		e.logger.Error("cannot save the result of a background consultation", "id", job.ID, "dir", e.store.Dir(), "error", err)
 		note := fmt.Sprintf("This result could not be saved in the results directory %s (%v): it is returned only here, and consultation_result cannot return it again.", e.store.Dir(), err)
-		res.Text += "\n\nWarning: " + note
-		if res.Summary != nil {
-			res.Summary.Warnings = append(res.Summary.Warnings, note)
-		}
+		res = withWarnings(res, []string{note})
 	}
 	_ = json.NewEncoder(out).Encode(res)
 	e.logger.Info("background consultation finished", "id", job.ID, "error", res.IsError, "elapsed", time.Since(job.Created).Round(time.Millisecond))

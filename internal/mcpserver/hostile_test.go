@@ -653,15 +653,15 @@ func TestHostileInputsDirect(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			res := tc.call(context.Background(), tc.args, nil)
 			if !res.IsError {
-				t.Fatalf("want isError, got %s", shorten(res.Text, 300))
+				t.Fatalf("want isError, got %s", shorten(res.Text(), 300))
 			}
 			for _, w := range tc.want {
-				if !strings.Contains(res.Text, w) {
-					t.Errorf("message %q lacks %q", shorten(res.Text, 300), w)
+				if !strings.Contains(res.Text(), w) {
+					t.Errorf("message %q lacks %q", shorten(res.Text(), 300), w)
 				}
 			}
-			if len(res.Text) > 4000 {
-				t.Errorf("message is %d bytes: it must not echo a huge value back", len(res.Text))
+			if len(res.Text()) > 4000 {
+				t.Errorf("message is %d bytes: it must not echo a huge value back", len(res.Text()))
 			}
 			if class := errorClass(toMCP(res)); class != "invalid_argument" && class != "not_found" {
 				t.Errorf("structuredContent.error.class = %q, want the argument's fault (invalid_argument or not_found)", class)
@@ -675,7 +675,7 @@ func TestHostileInputsDirect(t *testing.T) {
 		})
 	}
 	if res := h.consultCall(context.Background(), map[string]any{"path": dir, "pattern": "**/*.go", "query": "q", "dry_run": true}, nil); res.IsError {
-		t.Errorf("control dry run failed: %s", res.Text)
+		t.Errorf("control dry run failed: %s", res.Text())
 	}
 }
 

@@ -309,13 +309,15 @@ func (r *reporter) settle() {
 	}
 }
 
-// toMCP converts a consultation result to an MCP tool result.
+// toMCP words a consultation result as an MCP tool result: its text, and its structured
+// content with the same words in its message.
 func toMCP(r consultation.Result) *mcp.CallToolResult {
 	var res *mcp.CallToolResult
-	if r.Summary != nil {
-		res = mcp.NewToolResultStructured(r.Summary, r.Text)
+	text, sum := consultation.Render(r, consultation.ToolNames)
+	if sum != nil {
+		res = mcp.NewToolResultStructured(sum, text)
 	} else {
-		res = mcp.NewToolResultText(r.Text)
+		res = mcp.NewToolResultText(text)
 	}
 	res.IsError = r.IsError
 	return res

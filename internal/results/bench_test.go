@@ -15,7 +15,7 @@ func fullStore(b *testing.B) *Store {
 	base := time.Now().Add(-time.Hour)
 	for i := range MaxResults {
 		at := base.Add(time.Duration(i) * time.Second)
-		if err := s.Save(Record{ID: NewID(at), Status: Done, Created: at, Query: "q", Text: answer, Answer: answer}); err != nil {
+		if err := s.Save(Record{ID: NewID(at), Status: Done, Created: at, Query: "q", Answer: answer}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -29,7 +29,7 @@ func BenchmarkSaveFull(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		now := time.Now()
-		if err := s.Save(Record{ID: NewID(now), Status: Done, Created: now, Query: "q", Text: answer, Answer: answer}); err != nil {
+		if err := s.Save(Record{ID: NewID(now), Status: Done, Created: now, Query: "q", Answer: answer}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -18,7 +18,7 @@ var storeOps = []struct {
 }{
 	{"Check", func(s *Store) error { return s.Check() }},
 	{"Save", func(s *Store) error {
-		return s.Save(Record{ID: idAt(t0, 1), Status: Done, Created: t0, Text: "the answer"})
+		return s.Save(Record{ID: idAt(t0, 1), Status: Done, Created: t0, Answer: "the answer"})
 	}},
 	{"Load", func(s *Store) error { _, err := s.Load(idAt(t0, 1)); return err }},
 	{"List", func(s *Store) error { _, err := s.List(0); return err }},

@@ -71,7 +71,7 @@ func plantedOp(s *Store, op string) error {
 	case "Prune":
 		return s.Prune()
 	case "Save":
-		return s.Save(Record{ID: id, Status: Done, Created: t0, Text: "the answer"})
+		return s.Save(Record{ID: id, Status: Done, Created: t0, Answer: "the answer"})
 	case "Spent":
 		_, err := s.Spent(t0)
 		return err

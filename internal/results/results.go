@@ -55,9 +55,9 @@ const (
 	// MaxResults bounds the number of saved results, so listing and pruning stay fast.
 	MaxResults = 2000
 	// MaxRecordBytes bounds one record file. A record holds the answer (at most
-	// providers.MaxAnswerBytes, 8 MiB) up to three times (the answer, the result text, the
-	// structured result), each of which JSON escaping may double, plus small fields: 64
-	// MiB holds that. A larger file is not one consult wrote, and is refused from its size
+	// providers.MaxAnswerBytes, 8 MiB) twice (the answer and the structured result), each of
+	// which JSON escaping may double, plus small fields: 64 MiB holds that with room for a
+	// follow-up's earlier turns. A larger file is not one consult wrote, and is refused from its size
 	// before a byte of it is read; Save refuses to write one.
 	MaxRecordBytes consult.Bytes = 64 << 20
 	// maxHeadBytes bounds what a listing reads of one record: the fields before the
@@ -80,7 +80,7 @@ const (
 
 // Record is one saved consultation, as stored in <dir>/<id>.json.
 type Record struct {
-	// Version is the record format (1); Save sets it, and Load refuses any other.
+	// Version is the record format (2); Save sets it, and Load refuses any other.
 	Version int `json:"version"`
 	// ID names the consultation; it has the form NewID gives.
 	ID string `json:"id"`
@@ -125,9 +125,10 @@ type Record struct {
 	Note string `json:"note,omitempty"`
 	// Progress is how a running consultation is doing, as its worker last wrote it.
 	Progress *Progress `json:"progress,omitempty"`
-	// Text is the tool result text to return. It and the fields after it are the large
+	// Facts are what the result's words need beyond its summary (consultation.Facts),
+	// stored as given; they must be valid JSON. It and the fields after it are the large
 	// ones: they come last in the file, so a listing reads only the fields before them.
-	Text string `json:"text,omitempty"`
+	Facts json.RawMessage `json:"facts,omitempty"`
 	// Answer is the model's full (or partial) answer.
 	Answer string `json:"answer,omitempty"`
 	// Summary is the structured content, stored as given (the JSON encoder compacts its
@@ -172,7 +173,7 @@ type Progress struct {
 }
 
 // bodyFields are the JSON names of the large fields, which come last in a record file.
-var bodyFields = map[string]bool{"text": true, "answer": true, "summary": true}
+var bodyFields = map[string]bool{"facts": true, "answer": true, "summary": true}
 
 // Errors of Load, Save and ParseID; check them with errors.Is.
 var (
@@ -195,7 +196,7 @@ var (
 
 const (
 	// recordVersion is the record format Save writes and Load accepts.
-	recordVersion = 1
+	recordVersion = 2
 	// maxQuery is how much of the question a record keeps, in bytes: enough to recognise
 	// it in a listing; the answer is what the record is for.
 	maxQuery = 200

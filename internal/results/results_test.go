@@ -71,7 +71,7 @@ func idAt(tm time.Time, n int) string {
 
 // record is a small Done record with this id, created at the fake clock's time.
 func record(id string, clk *fakeClock) Record {
-	return Record{ID: id, Status: Done, PID: 4242, Created: clk.now(), Query: "why?", Text: "because", Answer: "because."}
+	return Record{ID: id, Status: Done, PID: 4242, Created: clk.now(), Query: "why?", Facts: json.RawMessage(`{"reason":"said"}`), Answer: "because."}
 }
 
 // mustSave saves r and fails the test on error.
@@ -221,7 +221,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 		Pattern: "**/*.go",
 		Model:   "gemini-2.5-pro",
 		Query:   "Where is the <retry> loop & why?",
-		Text:    "The answer:\n<b>here</b> & there",
+		Facts:   json.RawMessage(`{"detail":"The answer:\n<b>here</b> & there"}`),
 		IsError: true,
 		Answer:  "Full answer with ünïcödé and \x01 control",
 		Summary: json.RawMessage(`{"id":"x","files":3,"nested":{"ok":true,"list":[1,2.5,null]}}`),
@@ -340,7 +340,7 @@ func TestOverwriteRunningWithDone(t *testing.T) {
 	}
 
 	clk.advance(5 * time.Minute)
-	mustSave(t, s, Record{ID: id, Status: Done, PID: 1234, Created: t0, Query: "q", Answer: "42", Text: "42"})
+	mustSave(t, s, Record{ID: id, Status: Done, PID: 1234, Created: t0, Query: "q", Answer: "42"})
 	got, err = s.Load(id)
 	if err != nil {
 		t.Fatal(err)
@@ -730,8 +730,8 @@ func TestList(t *testing.T) {
 			t.Fatalf("List(1): got %v, %v", recs, err)
 		}
 		r := recs[0]
-		if r.Text != "" || r.Answer != "" || r.Summary != nil {
-			t.Errorf("got Text %q, Answer %q, Summary %s; want all cleared", r.Text, r.Answer, r.Summary)
+		if r.Facts != nil || r.Answer != "" || r.Summary != nil {
+			t.Errorf("got Facts %s, Answer %q, Summary %s; want all cleared", r.Facts, r.Answer, r.Summary)
 		}
 		if r.Query != "why?" || r.Model != "m" || r.Status != Done || r.PID != 4242 {
 			t.Errorf("got query %q, model %q, status %q, pid %d; want the other fields kept", r.Query, r.Model, r.Status, r.PID)
@@ -754,7 +754,7 @@ func TestList(t *testing.T) {
 func TestLoadCorrupt(t *testing.T) {
 	id := idAt(t0, 1)
 	valid := func(edit func(map[string]any)) string {
-		m := map[string]any{"version": 1, "id": id, "status": "done", "created": t0, "updated": t0, "text": "t"}
+		m := map[string]any{"version": 2, "id": id, "status": "done", "created": t0, "updated": t0, "answer": "t"}
 		edit(m)
 		b, err := json.Marshal(m)
 		if err != nil {
@@ -773,7 +773,8 @@ func TestLoadCorrupt(t *testing.T) {
 		{"array", "[]"},
 		{"wrong field type", valid(func(m map[string]any) { m["pid"] = "many" })},
 		{"another id", valid(func(m map[string]any) { m["id"] = idAt(t0, 2) })},
-		{"future version", valid(func(m map[string]any) { m["version"] = 2 })},
+		{"earlier version", valid(func(m map[string]any) { m["version"] = 1 })},
+		{"future version", valid(func(m map[string]any) { m["version"] = 3 })},
 		{"no version", valid(func(m map[string]any) { delete(m, "version") })},
 		{"unknown status", valid(func(m map[string]any) { m["status"] = "paused" })},
 		{"no update time", valid(func(m map[string]any) { delete(m, "updated") })},

@@ -1,0 +1,746 @@
+package consultation
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	consult "github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/files"
+	"github.com/consultmcp/consult/providers"
+)
+
+// This file is where outcomes become words. A call's control flow returns data (a Result:
+// its Summary and, for what the Summary does not hold, its Facts); Render turns that into
+// the text a person or an agent's model reads, in the vocabulary of whoever asked (the tool's
+// argument names, or the command line's flags). Every message exists here once.
+
+// Reason names why a call ended as it did, for Render: each has its own words.
+type Reason string
+
+// The reasons. Facts says which of its fields each uses.
+const (
+	// ReasonSaid: Detail is the whole message, worded where the outcome arose (a refused
+	// argument, a background consultation's state).
+	ReasonSaid Reason = "said"
+	// ReasonNotAdmitted: the bound on bytes in flight could not admit the call (Detail).
+	ReasonNotAdmitted Reason = "not_admitted"
+	// ReasonGatherFailed: the files could not be gathered (Path, Detail).
+	ReasonGatherFailed Reason = "gather_failed"
+	// ReasonOverInflight: what was gathered needs more memory than the whole bound (Need, Limit).
+	ReasonOverInflight Reason = "over_inflight"
+	// ReasonCountFailed: the tokens could not be counted (Detail).
+	ReasonCountFailed Reason = "count_failed"
+	// ReasonOverCap: files matched, but each was over a size cap (the report's skipped files).
+	ReasonOverCap Reason = "over_cap"
+	// ReasonNoMatch: no file matched the pattern.
+	ReasonNoMatch Reason = "no_match"
+	// ReasonModelUnavailable: the provider says the model does not exist (Detail).
+	ReasonModelUnavailable Reason = "model_unavailable"
+	// ReasonNoProvider: the server has no model provider (Detail: why, e.g. no key).
+	ReasonNoProvider Reason = "no_provider"
+	// ReasonNoModel: no model was named, and the server has no default.
+	ReasonNoModel Reason = "no_model"
+	// ReasonTooLarge: by consult's count the request does not fit the model's window.
+	ReasonTooLarge Reason = "too_large"
+	// ReasonCapUnpriced, ReasonOverMaxCost: max_cost_usd cannot be checked, or is exceeded.
+	ReasonCapUnpriced Reason = "cap_unpriced"
+	ReasonOverMaxCost Reason = "over_max_cost"
+	// ReasonLedgerUnreadable: the daily budget's spend cannot be read (Detail).
+	ReasonLedgerUnreadable Reason = "ledger_unreadable"
+	// ReasonBudgetUnpriced, ReasonOverBudget: the daily budget cannot count the request, or
+	// has too little left (Spent).
+	ReasonBudgetUnpriced Reason = "budget_unpriced"
+	ReasonOverBudget     Reason = "over_budget"
+	// ReasonGaveUp: attempts failed and no more could be made (GaveUp, Failed).
+	ReasonGaveUp Reason = "gave_up"
+	// ReasonContextLength: the provider refused the request as too large (Detail, Overflow).
+	ReasonContextLength Reason = "context_length"
+	// ReasonOutputLimit: the model reached its output limit mid-answer (Detail).
+	ReasonOutputLimit Reason = "output_limit"
+	// ReasonFiltered: the provider's content filter refused the request (Detail).
+	ReasonFiltered Reason = "content_filtered"
+	// ReasonDailyQuota: the key's daily quota is spent (Detail).
+	ReasonDailyQuota Reason = "daily_quota"
+	// ReasonAuth: the provider rejected the key (Provider, Status, Detail, KeyHint).
+	ReasonAuth Reason = "auth"
+	// ReasonUpstream: the model call failed otherwise (Detail, Failed).
+	ReasonUpstream Reason = "upstream"
+	// ReasonRefusal: the model refused to answer (Refusal).
+	ReasonRefusal Reason = "refusal"
+	// ReasonAnswerFiltered: a content filter stopped the answer (StopDetail).
+	ReasonAnswerFiltered Reason = "answer_filtered"
+	// ReasonNoAnswer: the output limit came before any answer.
+	ReasonNoAnswer Reason = "no_answer"
+	// ReasonWriteFailed: the answer arrived but output_file could not be written (Detail).
+	ReasonWriteFailed Reason = "write_failed"
+	// ReasonIdleTimeout, ReasonTimeout, ReasonStopped, ReasonCancelled: the call's context
+	// ended: the upstream was silent for Idle, its Timeout passed, a cause its caller
+	// defines stopped it (Headline, Advice), or the client cancelled.
+	ReasonIdleTimeout Reason = "idle_timeout"
+	ReasonTimeout     Reason = "timeout"
+	ReasonStopped     Reason = "stopped"
+	ReasonCancelled   Reason = "cancelled"
+)
+
+// Facts are what an outcome's words need beyond its Summary. They travel with the Result
+// (to a background consultation's record too), so that the words are made only at the edge.
+type Facts struct {
+	Reason Reason `json:"reason,omitempty"`
+	// Detail is the underlying error in its own words, or the whole message (ReasonSaid).
+	Detail string `json:"detail,omitempty"`
+	// Lead is said before the outcome (e.g. that a consultation was cancelled).
+	Lead string `json:"lead,omitempty"`
+	// Path is the directory a gathering failed on.
+	Path string `json:"path,omitempty"`
+	// Phase and Elapsed are where and when the call stopped; Timeout and Idle its limits.
+	Phase   string        `json:"phase,omitempty"`
+	Elapsed time.Duration `json:"elapsed,omitempty"`
+	Timeout time.Duration `json:"timeout,omitempty"`
+	Idle    time.Duration `json:"idle,omitempty"`
+	// NothingGathered says the call stopped before any file was gathered.
+	NothingGathered bool `json:"nothing_gathered,omitempty"`
+	// Reasoning is the reasoning tokens the model had produced when the call stopped.
+	Reasoning consult.Tokens `json:"reasoning,omitempty"`
+	// Attempt is the attempt running when the call stopped; Failed the attempts before it.
+	Attempt int       `json:"attempt,omitempty"`
+	Failed  []Attempt `json:"failed,omitempty"`
+	// GaveUp says why no more attempts were made.
+	GaveUp *GaveUp `json:"gave_up,omitempty"`
+	// Overflow is the provider's own count of a request it refused as too large.
+	Overflow *providers.Overflow `json:"overflow,omitempty"`
+	// Provider, Status and KeyHint describe a rejected key: the provider, its HTTP status,
+	// and where the server's key comes from.
+	Provider string `json:"provider,omitempty"`
+	Status   int    `json:"status,omitempty"`
+	KeyHint  string `json:"key_hint,omitempty"`
+	// Refusal is the model's refusal; StopDetail the provider's detail of a filtered stop.
+	Refusal    string `json:"refusal,omitempty"`
+	StopDetail string `json:"stop_detail,omitempty"`
+	// Headline, PartialWhy and Advice are a caller-defined stop's own words (see Stop);
+	// PartialWhy also says why any partial answer was cut.
+	Headline   string `json:"headline,omitempty"`
+	PartialWhy string `json:"partial_why,omitempty"`
+	Advice     string `json:"advice,omitempty"`
+	// Requested is the output_file asked for, when the answer was written under another
+	// name; Written the size written.
+	Requested string        `json:"requested,omitempty"`
+	Written   consult.Bytes `json:"written,omitempty"`
+	// Need and Limit are the memory a request needs in flight and the server's bound.
+	Need  consult.Bytes `json:"need,omitempty"`
+	Limit consult.Bytes `json:"limit,omitempty"`
+	// Spent is today's spend, for a refusal under the daily budget.
+	Spent float64 `json:"spent,omitempty"`
+	// UnknownStop says the model stopped for a reason consult does not know.
+	UnknownStop bool `json:"unknown_stop,omitempty"`
+}
+
+// Attempt is one failed attempt of a model call: its error, how long it took, and the wait
+// after it (0 for the last).
+type Attempt struct {
+	Err     string        `json:"error"`
+	Elapsed time.Duration `json:"elapsed"`
+	Wait    time.Duration `json:"wait,omitempty"`
+}
+
+// GaveUp is why a call made no more attempts: it made the most one call makes (Max), or
+// too little time was Left (and the provider asked to wait RetryAfter).
+type GaveUp struct {
+	Attempts   int           `json:"attempts"`
+	Max        bool          `json:"max,omitempty"`
+	Left       time.Duration `json:"left,omitempty"`
+	RetryAfter time.Duration `json:"retry_after,omitempty"`
+}
+
+// Text is Render's text in the tool's vocabulary.
+func (r Result) Text() string {
+	text, _ := Render(r, ToolNames)
+	return text
+}
+
+// Render words r for whoever asked, in n's vocabulary: the text, and the Summary with its
+// Message (the text without any partial answer, for every kind but answer and dry run)
+// filled in. A result without a Summary gets none.
+func Render(r Result, n Names) (string, *Summary) {
+	n = n.or()
+	var f Facts
+	if r.Facts != nil {
+		f = *r.Facts
+	}
+	if r.Summary == nil {
+		return f.Detail, nil
+	}
+	sum := r.Summary
+	out := *sum
+	var b strings.Builder
+	b.WriteString(f.Lead)
+	switch {
+	case f.Reason == ReasonSaid:
+		b.WriteString(f.Detail)
+	case sum.Kind == KindAnswer:
+		writeAnswer(&b, sum, f)
+	case sum.Kind == KindDryRun:
+		b.WriteString("Dry run (nothing sent to a model).\n")
+		sum.Report.write(&b, n)
+	default:
+		writeFailure(&b, sum, f, n)
+	}
+	if f.Reason == ReasonSaid || sum.Kind != KindAnswer && sum.Kind != KindDryRun {
+		out.Message = strings.TrimRight(b.String(), "\n")
+		if out.Error != nil && out.Error.Message == "" {
+			out.Error = ptr(*out.Error)
+			out.Error.Message = firstLine(out.Message)
+		}
+		if out.Answer != "" && f.PartialWhy != "" {
+			if !strings.HasSuffix(b.String(), "\n") {
+				b.WriteString("\n")
+			}
+			fmt.Fprintf(&b, "\nPartial answer (%s):\n%s", f.PartialWhy, out.Answer)
+		}
+	}
+	if sum.Page == nil || sum.Page.Offset == 0 {
+		for _, w := range sum.Warnings {
+			b.WriteString("\n\nWarning: " + w)
+		}
+		if sum.Kind == KindAnswer && sum.ID != "" && f.Reason != ReasonSaid {
+			fmt.Fprintf(&b, "\n\nid %s: pass it as follow_up_of to ask more about these files.", sum.ID)
+		}
+	}
+	return b.String(), &out
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// writeAnswer writes an answer (or the page of one it holds, or where it was written), the
+// notes on how it ended, and the footer; a later page is the page alone.
+func writeAnswer(b *strings.Builder, sum *Summary, f Facts) {
+	switch {
+	case sum.OutputFile != "":
+		fmt.Fprintf(b, "Answer written to %s (%s).", consult.Printable(sum.OutputFile), f.Written)
+		if f.Requested != "" {
+			fmt.Fprintf(b, " %s already existed, so a new name was chosen.", consult.Printable(f.Requested))
+		}
+	default:
+		b.WriteString(sum.Answer)
+	}
+	if p := sum.Page; p != nil {
+		end := p.Offset + len(sum.Answer)
+		switch {
+		case p.NextOffset > 0:
+			fmt.Fprintf(b, "\n\n[Bytes %d-%d of a %d-byte answer. The rest: consultation_result {\"id\": %q, \"offset\": %d}.]", p.Offset, end, p.TotalChars, sum.ID, p.NextOffset)
+		case p.Offset > 0:
+			fmt.Fprintf(b, "\n\n[Bytes %d-%d: the end of the %d-byte answer.]", p.Offset, end, p.TotalChars)
+		}
+		if p.Offset > 0 {
+			return
+		}
+	}
+	switch sum.TruncatedBy {
+	case TruncatedByAnswerCap:
+		fmt.Fprintf(b, "\n\n[The answer was cut at %d MiB, the most consult keeps of one answer; the rest was not read.]",
+			providers.MaxAnswerBytes>>20)
+	case TruncatedByOutputLimit:
+		b.WriteString("\n\n[The answer was cut off by the model's output limit.]")
+	}
+	if f.UnknownStop {
+		fmt.Fprintf(b, "\n\n[The model stopped for a reason consult does not know: %s. The answer may be incomplete.]", consult.Printable(cmp.Or(sum.StopReason, "none given")))
+	}
+	b.WriteString("\n\n" + footer(sum))
+}
+
+// writeFailure words why a call failed and what to do, from its summary and facts.
+func writeFailure(b *strings.Builder, sum *Summary, f Facts, n Names) {
+	rep := sum.Report
+	model := consult.Printable(sum.Model)
+	est := sum.Estimate
+	var info ErrorInfo
+	if sum.Error != nil {
+		info = *sum.Error
+	}
+	switch f.Reason {
+	case ReasonNotAdmitted:
+		b.WriteString("Could not be admitted: " + f.Detail)
+	case ReasonGatherFailed:
+		fmt.Fprintf(b, "Could not gather files from %s: %s", f.Path, f.Detail)
+	case ReasonOverInflight:
+		fmt.Fprintf(b, "This request gathered %s, which takes about %s of memory while in flight: more than the server's whole bound on bytes in flight (--max-inflight %s), so it could never run. Narrow %s or exclude files to gather less than %s, or raise --max-inflight where the server is started. Collected: ",
+			rep.Bytes, f.Need, f.Limit, n.Pattern, f.Limit/memoryPerByte)
+		rep.write(b, n)
+	case ReasonCountFailed:
+		b.WriteString("Could not count tokens: " + f.Detail)
+	case ReasonOverCap:
+		writeOverCap(b, rep, n)
+		rep.write(b, n)
+	case ReasonNoMatch:
+		b.WriteString("No files matched. ")
+		rep.write(b, n)
+		fmt.Fprintf(b, "Check that %s %q is relative to %s (e.g. \"**/*.go\" for every Go file, \"src/**/*.{ts,tsx}\"), and that the files are not listed in .gitignore.", n.Pattern, rep.Pattern, n.Path)
+	case ReasonModelUnavailable:
+		fmt.Fprintf(b, "Model %q is not available: %s. Check the model id (the provider's own name for it, e.g. \"google/gemini-2.5-pro\" on OpenRouter).", sum.Model, f.Detail)
+	case ReasonNoProvider:
+		b.WriteString(cmp.Or(f.Detail, "no model provider is configured") + "\nDry runs (dry_run: true) work without one.\n")
+		rep.write(b, n)
+	case ReasonNoModel:
+		b.WriteString("No model named: pass model, or start the server with --model.")
+	case ReasonTooLarge:
+		fmt.Fprintf(b, "Not sent: the request is too large for %s.\n", sum.Model)
+		rep.write(b, n)
+	case ReasonCapUnpriced:
+		fmt.Fprintf(b, "Not sent: max_cost_usd is %s, but the price of %s is unknown (not in %s nor the provider's list), so the cap cannot be checked. Use a model whose price is known, or leave out max_cost_usd.\n",
+			FormatUSD(info.MaxCostUSD), model, providers.PriceSourceTable)
+		rep.write(b, n)
+	case ReasonOverMaxCost:
+		fmt.Fprintf(b, "Not sent: the estimated price is %s, over max_cost_usd %s (%s). Narrow %s or exclude files (the largest are listed below), use a cheaper model, or raise max_cost_usd.\n",
+			FormatUSD(*est.USD), FormatUSD(info.MaxCostUSD), est.Prices, n.Pattern)
+		rep.write(b, n)
+	case ReasonLedgerUnreadable:
+		fmt.Fprintf(b, "Not sent: the server has a daily budget of %s (--budget-usd), but today's spend cannot be read: %s", FormatUSD(info.BudgetUSD), f.Detail)
+	case ReasonBudgetUnpriced, ReasonOverBudget:
+		left := 0.0
+		if info.BudgetLeftUSD != nil {
+			left = *info.BudgetLeftUSD
+		}
+		resets := info.ResetsAt
+		until := consult.FormatDuration(max(time.Until(resets), 0).Truncate(time.Minute))
+		if f.Reason == ReasonBudgetUnpriced {
+			fmt.Fprintf(b, "Not sent: the server has a daily budget of %s (--budget-usd), and the price of %s is unknown (not in %s nor the provider's list), so it cannot be counted. Use a model whose price is known. %s of the budget is left until it resets at %s (in %s).\n",
+				FormatUSD(info.BudgetUSD), model, providers.PriceSourceTable, FormatUSD(left), resets.Format("15:04 UTC"), until)
+		} else {
+			fmt.Fprintf(b, "Not sent: the estimated price %s is more than the %s left of the server's daily budget of %s (--budget-usd; %s spent today). It resets at %s (in %s). Make the request smaller or cheaper, or wait.\n",
+				FormatUSD(*est.USD), FormatUSD(left), FormatUSD(info.BudgetUSD), FormatUSD(f.Spent), resets.Format("15:04 UTC"), until)
+		}
+		rep.write(b, n)
+	case ReasonGaveUp:
+		fmt.Fprintf(b, "The model call failed while %s: %s, %s in all. Attempts:%s", f.Phase, f.GaveUp.words(), consult.FormatDuration(f.Elapsed), attemptsWords(f.Failed))
+	case ReasonContextLength:
+		window, count := "window unknown", rep.PromptTokens.String()+" tokens by consult's count"
+		of := f.Overflow
+		switch {
+		case of != nil && of.Window > 0:
+			window = "the provider's window " + of.Window.String()
+		case rep.ContextWindow > 0:
+			window = "window " + rep.ContextWindow.String()
+		}
+		if of != nil && of.Prompt > 0 {
+			count = of.Prompt.String() + " tokens by the provider's count"
+		}
+		fmt.Fprintf(b, "Too large for %s (%s, %s): the provider refused it (%s). More time will not help.\n", model, count, window, f.Detail)
+		rep.write(b, n)
+		if of.ReservationTipped() {
+			fmt.Fprintf(b, "The prompt alone fits; the %s tokens reserved for the answer pushed it over: use a model with a larger window, or a smaller thinking budget (model %q).\n", of.Completion, sum.Model+"|thinking=4000")
+		} else {
+			fmt.Fprintf(b, "Make it smaller: %s; or use a model with a larger context window.\n", sizeTips(rep, n))
+		}
+	case ReasonOutputLimit:
+		fmt.Fprintf(b, "The model reached its output limit before it finished (%s).\n", f.Detail)
+		fmt.Fprintf(b, "With a thinking model, give it a smaller reasoning budget (model %q) or ask a narrower question.", sum.Model+"|thinking=8000")
+	case ReasonFiltered:
+		fmt.Fprintf(b, "The provider's content filter stopped the request (%s).\nLeave out the files that may set it off (%s), rephrase the question, or try another model.", f.Detail, n.Exclude)
+	case ReasonDailyQuota:
+		fmt.Fprintf(b, "The model call failed: %s\nRetrying today will not help: use another model, or a key on a paid tier.", f.Detail)
+	case ReasonAuth:
+		fmt.Fprintf(b, "The provider rejected the API key (%s, HTTP %d): %s\nCheck the key the server was started with (%s).",
+			f.Provider, f.Status, consult.Printable(f.Detail), f.KeyHint)
+	case ReasonUpstream:
+		fmt.Fprintf(b, "The model call failed while %s: %s", f.Phase, f.Detail)
+		if len(f.Failed) > 0 {
+			fmt.Fprintf(b, "\nEarlier attempts:%s", attemptsWords(f.Failed))
+		}
+	case ReasonRefusal:
+		fmt.Fprintf(b, "The model refused to answer: %q\nRephrase the question, or try another model.", consult.Printable(f.Refusal))
+	case ReasonAnswerFiltered:
+		fmt.Fprintf(b, "The provider's content filter stopped the answer (stop reason %s", consult.Printable(sum.StopReason))
+		if f.StopDetail != "" {
+			fmt.Fprintf(b, "; %s", consult.Printable(f.StopDetail))
+		}
+		fmt.Fprintf(b, ").\nRephrase the question, leave out the files that may set the filter off (%s), or try another model.", n.Exclude)
+	case ReasonNoAnswer:
+		var u UsageSummary
+		if sum.Usage != nil {
+			u = *sum.Usage
+		}
+		fmt.Fprintf(b, "The model reached its output limit before it wrote any answer (stop reason %s; %s, %s).\n",
+			consult.Printable(sum.StopReason), tokensWord(u.Reasoning, "reasoning token"), tokensWord(u.Output, "answer token"))
+		fmt.Fprintf(b, "With a thinking model, give it a smaller reasoning budget (model %q) or ask a narrower question.", sum.Model+"|thinking=8000")
+	case ReasonWriteFailed:
+		fmt.Fprintf(b, "The answer arrived but could not be written to output_file: %s\n\nAnswer:\n%s", f.Detail, sum.Answer)
+	case ReasonIdleTimeout, ReasonTimeout, ReasonStopped, ReasonCancelled:
+		writeStopped(b, sum, f, n)
+	default:
+		b.WriteString(cmp.Or(f.Detail, info.Message, "The consultation failed."))
+	}
+}
+
+// writeStopped words a call whose context ended: why, what it had collected, how far the
+// model got, and what to do.
+func writeStopped(b *strings.Builder, sum *Summary, f Facts, n Names) {
+	elapsed := consult.FormatDuration(f.Elapsed)
+	var advice string
+	switch f.Reason {
+	case ReasonIdleTimeout:
+		idle := consult.FormatDuration(f.Idle)
+		fmt.Fprintf(b, "No progress for %s (idle timeout) while %s; the call was stopped after %s.\n", idle, f.Phase, elapsed)
+		advice = fmt.Sprintf("The provider sent nothing at all for %s (not even a keep-alive): the request is stuck upstream, not too large. Call again, or try another model; a model that streams nothing while it thinks (OpenAI's reasoning models) needs a longer --idle-timeout on the server.\n", idle)
+	case ReasonTimeout:
+		fmt.Fprintf(b, "Request timed out after %s while %s.\n", consult.FormatDuration(f.Timeout), f.Phase)
+		advice = timeoutAdvice(sum, f, n)
+	case ReasonStopped:
+		b.WriteString(f.Headline + "\n")
+		advice = f.Advice
+	default:
+		fmt.Fprintf(b, "Cancelled by the client while %s after %s.", f.Phase, elapsed)
+		return
+	}
+	if f.NothingGathered {
+		b.WriteString("Nothing had been gathered yet.\n")
+	} else {
+		b.WriteString("Collected so far: ")
+		sum.Report.write(b, n)
+	}
+	if f.Reasoning > 0 {
+		fmt.Fprintf(b, "The model had produced %s.\n", tokensWord(f.Reasoning, "reasoning token"))
+	}
+	if len(f.Failed) > 0 {
+		fmt.Fprintf(b, "Attempt %d was running; earlier attempts failed:%s\n", f.Attempt, attemptsWords(f.Failed))
+	}
+	b.WriteString(advice)
+}
+
+// Advice on time: a request this many prompt tokens or fewer is small for every current
+// model, so a timeout on it says the model was slow, not the request large.
+const smallRequest consult.Tokens = 20_000
+
+// timeoutAdvice says what to do about a call that ran out of time, from what it was doing and
+// how big the request is: shrinking only where size can be the cause.
+func timeoutAdvice(sum *Summary, f Facts, n Names) string {
+	rep := sum.Report
+	more := ""
+	if f.Timeout < consult.MaxTimeout {
+		more = fmt.Sprintf("raise timeout (now %s, at most %s)", consult.FormatDuration(f.Timeout), consult.FormatDuration(consult.MaxTimeout))
+	}
+	slowModel := `pass on_timeout "continue" to let it finish in the background and collect it with consultation_result`
+	if more != "" {
+		slowModel = more + ", or " + slowModel
+	}
+	switch {
+	case f.Phase == string(PhaseQueued):
+		// Never started: other calls held the server the whole time.
+		again := "Call again when fewer calls are running"
+		if more != "" {
+			again += ", or " + more
+		}
+		return fmt.Sprintf("The server was busy with other calls the whole time (its workers, or its bound on bytes in flight, --max-inflight): this call never started, read nothing and sent nothing to the model. %s.\n", again)
+	case f.NothingGathered || !rep.Counted:
+		// Still reading or counting: the tree is what took the time.
+		tips := sizeTips(rep, n)
+		if more != "" {
+			tips += ", or " + more
+		}
+		return fmt.Sprintf("Gathering and counting took the whole time: %s.\n", tips)
+	case rep.PromptTokens <= smallRequest:
+		return fmt.Sprintf("The request is small (%s tokens): the model was slow, not the request large. To get the answer, %s; or use a faster model.\n", rep.PromptTokens, slowModel)
+	case rep.ContextWindow > 0 && rep.PromptTokens*2 >= rep.ContextWindow:
+		return fmt.Sprintf("The request fills %d%% of %s's context window, and the time a model takes grows with its prompt: %s; or %s.\n",
+			percent(rep.PromptTokens, rep.ContextWindow), consult.Printable(sum.Model), sizeTips(rep, n), slowModel)
+	}
+	return fmt.Sprintf("To finish in time, %s; or make the request smaller: %s.\n", slowModel, sizeTips(rep, n))
+}
+
+// sizeTips says how to make a request smaller: the largest directory to exclude, when there
+// is one that is not everything, and a narrower pattern.
+func sizeTips(rep *Report, n Names) string {
+	var tips []string
+	if len(rep.LargestDirs) > 0 {
+		tips = append(tips, fmt.Sprintf("exclude the largest directories (e.g. %s %q)", n.Exclude, rep.LargestDirs[0].Path+"**"))
+	}
+	return strings.Join(append(tips, "narrow "+n.Pattern+" to the files the question is about"), ", ")
+}
+
+// writeOverCap explains a gathering that kept no file although files matched, because every
+// one was over the per-file or total cap.
+func writeOverCap(b *strings.Builder, rep *Report, n Names) {
+	over, example := overCap(rep)
+	fmt.Fprintf(b, "Files matched, but none could be sent: %s %s over the per-file cap of %s (e.g. %s), which no option raises: such files are generated code, data or bundles. Narrow %s to the source files the question is about.\n",
+		consult.Thousands(int64(over)), plural(over, "was", "were"), consult.MaxFileBytes, consult.Printable(example), n.Pattern)
+}
+
+// overCap counts the files a report left out for being over a size cap, with an example.
+func overCap(rep *Report) (int, string) {
+	over, example := 0, ""
+	for _, sk := range rep.Skipped {
+		switch sk.Reason {
+		case files.TooLarge.String():
+			over += sk.Count
+			if len(sk.Examples) > 0 {
+				example = sk.Examples[0]
+			}
+		case files.OverTotal.String():
+			over += sk.Count
+		}
+	}
+	return over, example
+}
+
+// words is why no more attempts were made.
+func (g *GaveUp) words() string {
+	if g.Max {
+		return fmt.Sprintf("gave up after %d attempts, the most one call makes", g.Attempts)
+	}
+	why := fmt.Sprintf("gave up after %d %s: %s left before the deadline", g.Attempts, plural(g.Attempts, "attempt", "attempts"), consult.FormatDuration(g.Left))
+	if g.RetryAfter > 0 {
+		why += fmt.Sprintf(", and the provider asked to wait %s", consult.FormatDuration(g.RetryAfter))
+	}
+	return why + fmt.Sprintf("; another attempt needs at least %s", minAttemptTime)
+}
+
+// attemptsWords lists failed attempts, each once with its cause, how long it took and the
+// wait after it; a cause that repeats an earlier attempt's is not written out again:
+// "1) after 0.2 s: openrouter: rate limited (HTTP 429); waited 6.1 s".
+func attemptsWords(failed []Attempt) string {
+	var b strings.Builder
+	seen := map[string]int{}
+	for i, a := range failed {
+		cause := a.Err
+		if first, ok := seen[cause]; ok {
+			cause = fmt.Sprintf("the same as %d)", first)
+		} else {
+			seen[cause] = i + 1
+		}
+		fmt.Fprintf(&b, "\n  %d) after %s: %s", i+1, consult.FormatDuration(a.Elapsed), cause)
+		if a.Wait > 0 {
+			fmt.Fprintf(&b, "; waited %s", consult.FormatDuration(a.Wait))
+		}
+	}
+	return b.String()
+}
+
+// Text renders the report in the tool's vocabulary.
+func (r *Report) Text() string {
+	var b strings.Builder
+	r.write(&b, ToolNames)
+	return b.String()
+}
+
+func (r *Report) write(b *strings.Builder, n Names) {
+	if r == nil {
+		return
+	}
+	tokens := r.PromptTokens.String() + " tokens"
+	switch {
+	case !r.Counted && r.Tokens == 0:
+		tokens = "tokens not counted yet"
+	case !r.Counted:
+		tokens = "at least " + tokens + " (counting did not finish)"
+	}
+	fmt.Fprintf(b, "Gathered %s %s from %s matching %q", consult.Thousands(int64(r.Files)), plural(r.Files, "file", "files"), consult.Printable(r.Path), r.Pattern)
+	if r.Exclude != "" {
+		fmt.Fprintf(b, " excluding %q", r.Exclude)
+	}
+	fmt.Fprintf(b, ": %s, %s with headers and query; token count %s.\n", r.Bytes, tokens, r.Counting)
+	model := consult.Printable(r.Model)
+	switch {
+	case r.Refused:
+		fmt.Fprintf(b, "Model %s: the provider refused this request as larger than its context window%s; by consult's count it is %s tokens (the provider counts with its own tokenizer).\n",
+			model, windowNote(r.ContextWindow), r.PromptTokens)
+	case r.ContextWindow > 0 && r.Fits != nil && *r.Fits:
+		fmt.Fprintf(b, "Model %s: context window %s tokens; this request uses %d%% of it and fits with room for the answer.\n",
+			model, r.ContextWindow, percent(r.PromptTokens, r.ContextWindow))
+	case r.ContextWindow > 0 && r.Fits != nil:
+		fmt.Fprintf(b, "Model %s: context window %s tokens; this request needs %s plus about %s for the answer, so it does NOT fit.\n",
+			model, r.ContextWindow, r.PromptTokens, r.Reserve)
+	case r.Model != "":
+		fmt.Fprintf(b, "Model %s: context window unknown, so whether the request fits cannot be checked.\n", model)
+	}
+	r.Cost.write(b)
+	if len(r.LargestFiles) > 0 && r.Files > 1 {
+		b.WriteString("Largest files:\n")
+		for _, e := range r.LargestFiles {
+			fmt.Fprintf(b, "  %10s tokens  %9s  %s\n", e.Tokens, e.Bytes, consult.Printable(e.Path))
+		}
+	}
+	if len(r.LargestDirs) > 0 {
+		b.WriteString("Largest directories:\n")
+		for _, e := range r.LargestDirs {
+			fmt.Fprintf(b, "  %10s tokens  %9s  %s (%s %s)\n", e.Tokens, e.Bytes, consult.Printable(e.Path), consult.Thousands(int64(e.Files)), plural(e.Files, "file", "files"))
+		}
+	}
+	if len(r.Skipped) > 0 {
+		b.WriteString("Left out:\n")
+		for _, s := range r.Skipped {
+			fmt.Fprintf(b, "  %s: %s", s.Reason, consult.Thousands(int64(s.Count)))
+			for i, ex := range s.Examples {
+				sep := ", "
+				if i == 0 {
+					sep = " (e.g. "
+				}
+				b.WriteString(sep + consult.Printable(ex))
+			}
+			if len(s.Examples) > 0 {
+				b.WriteByte(')')
+			}
+			b.WriteByte('\n')
+		}
+	}
+	writeSecrets(b, r.Withheld, r.Redacted)
+	if r.Shrink != "" {
+		fmt.Fprintf(b, "To fit, pass %s %q, or narrow %s to the directories the question is about.\n", n.Exclude, r.Shrink, n.Pattern)
+	}
+}
+
+// secretsListed bounds the held-back and redacted files a text lists one by one; the
+// structured report lists them all.
+const secretsListed = 50
+
+// writeSecrets lists the files held back as possible secrets and the files sent with secrets
+// redacted, each with the reason: the user must be able to see what was not sent as it is.
+func writeSecrets(b *strings.Builder, withheld []files.Withheld, redacted []files.Redacted) {
+	writeListed(b, "Held back, may hold secrets", "withheld", len(withheld), func(i int) (string, string) {
+		return withheld[i].Path, withheld[i].Why
+	})
+	writeListed(b, "Sent with secrets replaced by [REDACTED <kind>]", "redacted", len(redacted), func(i int) (string, string) {
+		return redacted[i].Path, strings.Join(redacted[i].Kinds, ", ")
+	})
+}
+
+// writeListed writes a titled list of n paths with their reasons, at most secretsListed of
+// them; field names the structured report's list that holds them all.
+func writeListed(b *strings.Builder, title, field string, n int, entry func(int) (path, why string)) {
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(b, "%s (%s):\n", title, consult.Thousands(int64(n)))
+	for i := range min(n, secretsListed) {
+		p, why := entry(i)
+		fmt.Fprintf(b, "  %s (%s)\n", consult.Printable(p), consult.Printable(why))
+	}
+	if n > secretsListed {
+		fmt.Fprintf(b, "  … and %s more (all are listed in the structured report's %s)\n", consult.Thousands(int64(n-secretsListed)), field)
+	}
+}
+
+// windowNote is " (N tokens)" for a known window, "" otherwise.
+func windowNote(w consult.Tokens) string {
+	if w <= 0 {
+		return ""
+	}
+	return " (" + w.String() + " tokens)"
+}
+
+func percent(part, whole consult.Tokens) int64 {
+	if whole <= 0 {
+		return 0
+	}
+	return int64((part*100 + whole - 1) / whole)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// String is the estimate for people: "$0.14 (prices: OpenRouter's model list)",
+// "price unknown".
+func (e *CostEstimate) String() string {
+	if !e.Known() {
+		return PriceUnknown
+	}
+	return fmt.Sprintf("%s (prices: %s)", FormatUSD(*e.USD), e.Prices)
+}
+
+// write writes the estimate line of a report.
+func (e *CostEstimate) write(b *strings.Builder) {
+	if e == nil {
+		return
+	}
+	if !e.Known() {
+		b.WriteString("Estimated price: unknown (no price for this model in " + providers.PriceSourceTable + " or the provider's list).\n")
+		return
+	}
+	fmt.Fprintf(b, "Estimated price: %s: %s prompt tokens", FormatUSD(*e.USD), e.PromptTokens)
+	if e.CachedTokens > 0 {
+		fmt.Fprintf(b, " (%s expected from the provider's cache)", e.CachedTokens)
+	}
+	if e.PromptPerM != nil {
+		fmt.Fprintf(b, " at $%s/M", perMillion(*e.PromptPerM))
+	}
+	fmt.Fprintf(b, ", up to %s answer tokens", e.AnswerTokens)
+	if e.AnswerPerM != nil {
+		fmt.Fprintf(b, " at $%s/M", perMillion(*e.AnswerPerM))
+	}
+	fmt.Fprintf(b, "; prices: %s.\n", e.Prices)
+}
+
+// perMillion writes a price per million tokens without trailing zeros: "1.25", "0.075".
+func perMillion(v float64) string {
+	s := fmt.Sprintf("%.4f", v)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	if s == "" {
+		return "0"
+	}
+	return s
+}
+
+// FormatUSD writes a price in dollars: cents for a dollar or more, and two significant
+// digits below ("$0.0000058"), never "$0.0000" for a cost that is not zero.
+func FormatUSD(v float64) string {
+	switch {
+	case v == 0:
+		return "$0"
+	case v >= 1:
+		return fmt.Sprintf("$%.2f", v)
+	case v >= 0.01:
+		return fmt.Sprintf("$%.4f", v)
+	}
+	digits := int(-math.Floor(math.Log10(v))) + 1 // two significant digits
+	return "$" + strconv.FormatFloat(v, 'f', min(digits, 12), 64)
+}
+
+// tokensWord is "1 reasoning token", "1,200 reasoning tokens".
+func tokensWord(n consult.Tokens, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return n.String() + " " + one + "s"
+}
+
+// footer is a summary's figures in one short block.
+func footer(s *Summary) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "---\nmodel %s · %s %s, %s", consult.Printable(s.Model), consult.Thousands(int64(s.Files)), plural(s.Files, "file", "files"), s.Bytes)
+	if u := s.Usage; u != nil {
+		fmt.Fprintf(&b, " · tokens %s in", u.Input)
+		switch {
+		case u.Cached > 0 && u.CacheSavedUSD != nil && *u.CacheSavedUSD > 0:
+			fmt.Fprintf(&b, " (%s cached, saving %s)", u.Cached, FormatUSD(*u.CacheSavedUSD))
+		case u.Cached > 0:
+			fmt.Fprintf(&b, " (%s cached)", u.Cached)
+		}
+		if u.CacheWrite > 0 {
+			fmt.Fprintf(&b, " (%s written to the cache)", u.CacheWrite)
+		}
+		fmt.Fprintf(&b, ", %s out", u.Output)
+		if u.Reasoning > 0 {
+			fmt.Fprintf(&b, ", %s reasoning", u.Reasoning)
+		}
+		if u.CostUSD != nil {
+			b.WriteString(" · " + FormatUSD(*u.CostUSD))
+			if u.CostFromPrices {
+				b.WriteString(" at list prices")
+			}
+		}
+	}
+	if e := s.Estimate; e.Known() {
+		b.WriteString(" (estimated " + FormatUSD(*e.USD) + ")")
+	}
+	fmt.Fprintf(&b, " · %.1f s · %d %s", s.ElapsedSeconds, s.Attempts, plural(s.Attempts, "attempt", "attempts"))
+	if len(s.Withheld) > 0 || len(s.Redacted) > 0 {
+		b.WriteByte('\n')
+		writeSecrets(&b, s.Withheld, s.Redacted)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
