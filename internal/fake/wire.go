@@ -44,11 +44,8 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *Request) 
 		w.Header().Set(k, v)
 	}
 	st := &stream{
-		s: s, w: w, ctx: ctx, sc: sc, model: sc.Model,
+		s: s, w: w, ctx: ctx, sc: sc, model: cmp.Or(sc.Model, req.Model),
 		id: fmt.Sprintf("gen-fake-%d", req.Seq), created: req.Arrived.Unix(), prompt: len(req.Body),
-	}
-	if st.model == "" {
-		st.model = req.Model
 	}
 	w.Header().Set("Content-Type", s.contentType(sc, "text/event-stream", "text/event-stream; charset=utf-8"))
 	w.Header().Set("Cache-Control", "no-cache")
