@@ -25,9 +25,10 @@ const (
 func auxName(id, ext string) string { return "." + id + ext }
 
 // Check checks the results directory now: nil when it is the user's or does not exist yet
-// inside parents that are safe (the first Save creates it, mode 0700), else the error every other method would return,
-// wrapping ErrUnsafeDir when another user may change it. A server calls it at start to
-// refuse an unsafe directory before any consultation relies on it.
+// inside parents that are safe (the first Save creates it, mode 0700), else the error
+// every other method would return, wrapping ErrUnsafeDir when another user may change it.
+// A server calls it at start to refuse an unsafe directory before any consultation relies
+// on it.
 func (s *Store) Check() error {
 	root, err := s.openDir(false)
 	if errors.Is(err, fs.ErrNotExist) {
