@@ -23,14 +23,6 @@ var groups atomic.Int64
 // Group is the goroutines started, directly or through others, by one Run.
 type Group struct{ label string }
 
-// Run runs f on the calling goroutine under a label of its own and returns the group of
-// goroutines f started.
-func Run(f func()) Group {
-	g := newGroup()
-	pprof.Do(context.Background(), pprof.Labels(labelKey, g.label), func(context.Context) { f() })
-	return g
-}
-
 // Check puts the rest of test t in a group: every goroutine t starts from now on, directly or
 // through others, until its end. When t and the cleanups it registers after Check have run,
 // Check waits up to five seconds for the group to end, calling tidy (if not nil) on each
