@@ -128,37 +128,29 @@ func output[T any](listing bool) mcp.ToolOption {
 		name, _ := json.Marshal(p.name)
 		b.Write(name)
 		b.WriteByte(':')
-		b.Write(ordered(p.schema))
+		schema, err := json.Marshal(order(p.schema))
+		if err != nil {
+			panic(err) // strings and string slices only
+		}
+		b.Write(schema)
 	}
 	b.WriteString(`},"required":["kind"]}`)
 	return mcp.WithRawOutputSchema(json.RawMessage(b.Bytes()))
 }
 
-// ordered encodes a property's schema with its keys in a fixed, readable order.
-func ordered(s map[string]any) []byte {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	n := 0
-	for _, k := range []string{"type", "enum", "items", "description"} {
-		v, ok := s[k]
-		if !ok {
-			continue
-		}
-		if n > 0 {
-			b.WriteByte(',')
-		}
-		n++
-		var val []byte
-		if m, ok := v.(map[string]any); ok {
-			val = ordered(m)
-		} else {
-			var err error
-			if val, err = json.Marshal(v); err != nil {
-				panic(err) // strings and string slices only
-			}
-		}
-		fmt.Fprintf(&b, "%q:%s", k, val)
+// ordered is a property's schema with its keys in a fixed, readable order.
+type ordered struct {
+	Type        any      `json:"type"`
+	Enum        any      `json:"enum,omitempty"`
+	Items       *ordered `json:"items,omitempty"`
+	Description any      `json:"description,omitempty"`
+}
+
+// order puts a derived property's schema in that order.
+func order(s map[string]any) *ordered {
+	o := &ordered{Type: s["type"], Enum: s["enum"], Description: s["description"]}
+	if items, ok := s["items"].(map[string]any); ok {
+		o.Items = order(items)
 	}
-	b.WriteByte('}')
-	return b.Bytes()
+	return o
 }
