@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,7 +24,7 @@ import (
 //	schema:"undeclared"      returned but not declared (the declaration has a token budget)
 //
 // Numbers' bounds and defaults are not tags: they are the limits the arguments are checked
-// against and the server's configuration, set by the tool that declares them (see number).
+// against and the server's configuration, set by the tool that declares them (see seconds).
 
 // property is one derived property: its name, its schema and whether it is required.
 type property struct {
@@ -44,10 +45,7 @@ func derive[T any](listing bool) []property {
 			continue
 		}
 		flags := strings.Split(f.Tag.Get("schema"), ",")
-		if contains(flags, "list") && !listing {
-			continue
-		}
-		if contains(flags, "undeclared") {
+		if slices.Contains(flags, "undeclared") || slices.Contains(flags, "list") && !listing {
 			continue
 		}
 		s := map[string]any{"type": jsonType(f.Type)}
@@ -70,18 +68,9 @@ func derive[T any](listing bool) []property {
 			}
 			s["items"] = items
 		}
-		props = append(props, property{name: name, schema: s, required: contains(flags, "required")})
+		props = append(props, property{name: name, schema: s, required: slices.Contains(flags, "required")})
 	}
 	return props
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // jsonType is the JSON schema type of Go values of type t, as encoding/json writes them.
@@ -107,11 +96,6 @@ func jsonType(t reflect.Type) string {
 		return "object"
 	}
 	panic(fmt.Sprintf("tooldefs: no JSON schema type for %s", t))
-}
-
-// number sets a numeric property's bounds and default, in seconds.
-func number(p map[string]any, lo, hi, def time.Duration) {
-	p["minimum"], p["maximum"], p["default"] = lo.Seconds(), hi.Seconds(), def.Seconds()
 }
 
 // input is the input schema of a tool whose arguments are T; adjust may complete a
@@ -144,37 +128,29 @@ func output[T any](listing bool) mcp.ToolOption {
 		name, _ := json.Marshal(p.name)
 		b.Write(name)
 		b.WriteByte(':')
-		b.Write(ordered(p.schema))
+		schema, err := json.Marshal(order(p.schema))
+		if err != nil {
+			panic(err) // strings and string slices only
+		}
+		b.Write(schema)
 	}
 	b.WriteString(`},"required":["kind"]}`)
 	return mcp.WithRawOutputSchema(json.RawMessage(b.Bytes()))
 }
 
-// ordered encodes a property's schema with its keys in a fixed, readable order.
-func ordered(s map[string]any) []byte {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	n := 0
-	for _, k := range []string{"type", "enum", "items", "description"} {
-		v, ok := s[k]
-		if !ok {
-			continue
-		}
-		if n > 0 {
-			b.WriteByte(',')
-		}
-		n++
-		var val []byte
-		if m, ok := v.(map[string]any); ok {
-			val = ordered(m)
-		} else {
-			var err error
-			if val, err = json.Marshal(v); err != nil {
-				panic(err) // strings and string slices only
-			}
-		}
-		fmt.Fprintf(&b, "%q:%s", k, val)
+// ordered is a property's schema with its keys in a fixed, readable order.
+type ordered struct {
+	Type        any      `json:"type"`
+	Enum        any      `json:"enum,omitempty"`
+	Items       *ordered `json:"items,omitempty"`
+	Description any      `json:"description,omitempty"`
+}
+
+// order puts a derived property's schema in that order.
+func order(s map[string]any) *ordered {
+	o := &ordered{Type: s["type"], Enum: s["enum"], Description: s["description"]}
+	if items, ok := s["items"].(map[string]any); ok {
+		o.Items = order(items)
 	}
-	b.WriteByte('}')
-	return b.Bytes()
+	return o
 }

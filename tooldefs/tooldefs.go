@@ -106,7 +106,7 @@ func seconds(what string, lo, hi, def time.Duration) func(string, map[string]any
 			return // not a number of seconds: max_cost_usd carries its own description
 		}
 		p["description"] = fmt.Sprintf("Seconds %s, %g-%g.", what, lo.Seconds(), hi.Seconds())
-		number(p, lo, hi, def)
+		p["minimum"], p["maximum"], p["default"] = lo.Seconds(), hi.Seconds(), def.Seconds()
 	}
 }
 

@@ -60,13 +60,10 @@ func (f Flavor) String() string {
 	return fmt.Sprintf("Flavor(%d)", int(f))
 }
 
-// Flavors lists every flavor the fake speaks.
-var Flavors = []Flavor{OpenAI, OpenRouter, Gemini}
-
 // ForProvider returns the flavor that speaks the named provider's wire format ("openai",
 // "openrouter", "gemini"); ok is false when the fake has none.
 func ForProvider(name string) (f Flavor, ok bool) {
-	for _, f := range Flavors {
+	for _, f := range []Flavor{OpenAI, OpenRouter, Gemini} {
 		if f.String() == name {
 			return f, true
 		}
@@ -225,8 +222,8 @@ type Model struct {
 	Pricing map[string]string
 }
 
-// DefaultModels are listed when a test sets none.
-var DefaultModels = map[Flavor][]Model{
+// defaultModels are listed when a test sets none.
+var defaultModels = map[Flavor][]Model{
 	OpenAI: {
 		{ID: "gpt-4.1", Context: 1_047_576, MaxOutput: 32_768},
 		{ID: "o3", Context: 200_000, MaxOutput: 100_000},
@@ -254,8 +251,6 @@ type Request struct {
 	Header http.Header
 	// Body is the request body; nil when the server discards bodies ([Server.DiscardBodies]).
 	Body []byte
-	// BodySize is the length of the request body in bytes.
-	BodySize int64
 	// Model is the model asked for (from the body, or Gemini's path).
 	Model string
 	// Arrived is when the handler started.
@@ -349,7 +344,7 @@ func newServer(f Flavor) *Server {
 	return &Server{
 		Flavor:  f,
 		quit:    make(chan struct{}),
-		models:  append([]Model(nil), DefaultModels[f]...),
+		models:  append([]Model(nil), defaultModels[f]...),
 		def:     Answer("ok"),
 		changed: make(chan struct{}),
 	}
@@ -417,9 +412,8 @@ func (s *Server) PushModels(scripts ...Script) {
 	s.modelsQ = append(s.modelsQ, scripts...)
 }
 
-// DiscardBodies makes the server read request bodies without keeping them: Body stays nil
-// and BodySize says how long each was, so that benchmarks and load tests measure the client
-// and not the fake. The model of an OpenAI-style request is then unknown (its stream reports
+// DiscardBodies makes the server read request bodies without keeping them (Body stays nil),
+// so that benchmarks and load tests measure the client and not the fake. The model of an OpenAI-style request is then unknown (its stream reports
 // the script's Model).
 func (s *Server) DiscardBodies() {
 	s.mu.Lock()
@@ -466,17 +460,16 @@ func (s *Server) Await(n int, timeout time.Duration) (*Request, error) {
 	}
 }
 
-func (s *Server) record(r *http.Request, body []byte, size int64) *Request {
+func (s *Server) record(r *http.Request, body []byte) *Request {
 	req := &Request{
-		BodySize: size,
-		Method:   r.Method,
-		Path:     r.URL.Path,
-		Query:    r.URL.RawQuery,
-		Header:   r.Header.Clone(),
-		Body:     body,
-		Arrived:  time.Now(),
-		ended:    make(chan struct{}),
-		served:   make(chan struct{}),
+		Method:  r.Method,
+		Path:    r.URL.Path,
+		Query:   r.URL.RawQuery,
+		Header:  r.Header.Clone(),
+		Body:    body,
+		Arrived: time.Now(),
+		ended:   make(chan struct{}),
+		served:  make(chan struct{}),
 	}
 	if body != nil {
 		if m, ok := req.JSON()["model"].(string); ok {
@@ -510,32 +503,32 @@ func (s *Server) record(r *http.Request, body []byte, size int64) *Request {
 
 func (s *Server) nextScript(req *Request) Script {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.queue) > 0 {
-		sc := s.queue[0]
-		s.queue = s.queue[1:]
+	sc, ok := pop(&s.queue)
+	fn, def := s.fn, s.def
+	s.mu.Unlock()
+	switch {
+	case ok:
 		return sc
+	case fn != nil:
+		return fn(req)
 	}
-	if s.fn != nil {
-		fn := s.fn
-		s.mu.Unlock()
-		sc := fn(req)
-		s.mu.Lock()
-		return sc
-	}
-	return s.def
+	return def
 }
 
 func (s *Server) nextModelsScript() (Script, []Model) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	models := append([]Model(nil), s.models...)
-	if len(s.modelsQ) > 0 {
-		sc := s.modelsQ[0]
-		s.modelsQ = s.modelsQ[1:]
-		return sc, models
+	sc, _ := pop(&s.modelsQ)
+	return sc, append([]Model(nil), s.models...)
+}
+
+// pop takes the first script off q; ok is false (and sc zero) when q is empty.
+func pop(q *[]Script) (sc Script, ok bool) {
+	if len(*q) == 0 {
+		return Script{}, false
 	}
-	return Script{}, models
+	sc, *q = (*q)[0], (*q)[1:]
+	return sc, true
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
@@ -543,14 +536,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	discard := s.discard
 	s.mu.Unlock()
 	var body []byte
-	var size int64
 	if discard {
-		size, _ = io.Copy(io.Discard, r.Body)
+		_, _ = io.Copy(io.Discard, r.Body)
 	} else {
 		body, _ = io.ReadAll(r.Body)
-		size = int64(len(body))
 	}
-	req := s.record(r, body, size)
+	req := s.record(r, body)
 	defer func() {
 		// The context ends by itself only after the handler returns: ended earlier, the
 		// client went away (or the server is closing).

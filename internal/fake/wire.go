@@ -36,34 +36,20 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *Request) 
 	if !s.sleep(ctx, sc.HeaderDelay, nil) {
 		return
 	}
-	for k, v := range sc.Header {
-		w.Header().Set(k, v)
-	}
 	if sc.Status >= 400 {
 		s.writeError(w, sc)
 		return
 	}
+	for k, v := range sc.Header {
+		w.Header().Set(k, v)
+	}
 	st := &stream{
-		s: s, w: w, ctx: ctx, sc: sc, model: sc.Model,
+		s: s, w: w, ctx: ctx, sc: sc, model: cmp.Or(sc.Model, req.Model),
 		id: fmt.Sprintf("gen-fake-%d", req.Seq), created: req.Arrived.Unix(), prompt: len(req.Body),
 	}
-	if st.model == "" {
-		st.model = req.Model
-	}
-	ct := sc.ContentType
-	if ct == "" {
-		ct = "text/event-stream"
-		if s.Flavor == Gemini {
-			ct = "text/event-stream; charset=utf-8"
-		}
-	}
-	w.Header().Set("Content-Type", ct)
+	w.Header().Set("Content-Type", s.contentType(sc, "text/event-stream", "text/event-stream; charset=utf-8"))
 	w.Header().Set("Cache-Control", "no-cache")
-	status := sc.Status
-	if status == 0 {
-		status = http.StatusOK
-	}
-	w.WriteHeader(status)
+	w.WriteHeader(cmp.Or(sc.Status, http.StatusOK))
 	st.flush()
 	if sc.Body != "" {
 		st.write(sc.Body)
@@ -181,12 +167,7 @@ func (st *stream) step(step Step) bool {
 		if st.s.Flavor == Gemini {
 			return true
 		}
-		delta := map[string]any{"content": nil, "refusal": step.text}
-		if !st.started {
-			delta["role"] = "assistant"
-			st.started = true
-		}
-		return st.data(st.chunk(delta, nil, nil))
+		return st.delta(map[string]any{"content": nil, "refusal": step.text})
 	case stepReset:
 		st.reset()
 		return false
@@ -237,6 +218,11 @@ func (st *stream) text(s string, thought bool) bool {
 			}},
 		}
 	}
+	return st.delta(delta)
+}
+
+// delta sends a chat chunk with this delta, the first one with the assistant's role.
+func (st *stream) delta(delta map[string]any) bool {
 	if !st.started {
 		delta["role"] = "assistant"
 		st.started = true
@@ -258,24 +244,20 @@ func (st *stream) usage() Usage {
 func (st *stream) finish() {
 	u := st.usage()
 	if st.s.Flavor == Gemini {
-		reason := st.sc.Finish
-		if reason == "" {
-			reason = "STOP"
-		}
-		st.data(st.geminiChunk([]any{map[string]any{"text": ""}}, reason, st.geminiUsage(true)))
+		st.data(st.geminiChunk([]any{map[string]any{"text": ""}}, cmp.Or(st.sc.Finish, "STOP"), st.geminiUsage(true)))
 		return
 	}
-	reason := st.sc.Finish
-	if reason == "" {
-		reason = "stop"
-	}
-	if !st.data(st.chunk(map[string]any{}, reason, nil)) {
+	if !st.data(st.chunk(map[string]any{}, cmp.Or(st.sc.Finish, "stop"), nil)) {
 		return
 	}
-	if st.sc.NoUsage {
-		st.write("data: [DONE]" + st.eol())
+	if !st.sc.NoUsage && !st.data(st.usageChunk(u)) {
 		return
 	}
+	st.write("data: [DONE]" + st.eol())
+}
+
+// usageChunk is the last chunk of a chat stream: no choices, the usage.
+func (st *stream) usageChunk(u Usage) map[string]any {
 	usage := map[string]any{
 		"prompt_tokens":             u.Input,
 		"completion_tokens":         u.Output + u.Reasoning,
@@ -289,10 +271,7 @@ func (st *stream) finish() {
 	}
 	c := st.chunk(nil, nil, map[string]any{"usage": usage})
 	c["choices"] = []any{}
-	if !st.data(c) {
-		return
-	}
-	st.write("data: [DONE]" + st.eol())
+	return c
 }
 
 // stop sends a chunk with a finish reason and no text, in the middle of the stream.
@@ -375,7 +354,6 @@ func (st *stream) reset() {
 
 // writeError sends the flavor's error body for sc.Status.
 func (s *Server) writeError(w http.ResponseWriter, sc Script) {
-	status := sc.Status
 	for k, v := range sc.Header {
 		w.Header().Set(k, v)
 	}
@@ -383,32 +361,30 @@ func (s *Server) writeError(w http.ResponseWriter, sc Script) {
 	if body == "" {
 		body = s.errorBody(sc)
 	}
-	ct := sc.ContentType
-	if ct == "" {
-		ct = "application/json"
-		if s.Flavor == Gemini {
-			ct = "application/json; charset=UTF-8"
-		}
-	}
-	w.Header().Set("Content-Type", ct)
-	w.WriteHeader(status)
+	w.Header().Set("Content-Type", s.contentType(sc, "application/json", "application/json; charset=UTF-8"))
+	w.WriteHeader(sc.Status)
 	_, _ = w.Write([]byte(body))
+}
+
+// contentType is sc's ContentType if it sets one, else the flavor's: plain, or gemini as
+// Gemini's servers spell it.
+func (s *Server) contentType(sc Script, plain, gemini string) string {
+	switch {
+	case sc.ContentType != "":
+		return sc.ContentType
+	case s.Flavor == Gemini:
+		return gemini
+	}
+	return plain
 }
 
 func (s *Server) errorBody(sc Script) string {
 	status := sc.Status
-	msg := sc.ErrorMessage
-	if msg == "" {
-		msg = defaultMessage(s.Flavor, status)
-	}
+	msg := cmp.Or(sc.ErrorMessage, defaultMessage(s.Flavor, status))
 	var v any
 	switch s.Flavor {
 	case Gemini:
-		st := sc.ErrorCode
-		if st == "" {
-			st = googleStatus(status)
-		}
-		e := map[string]any{"code": status, "message": msg, "status": st}
+		e := map[string]any{"code": status, "message": msg, "status": cmp.Or(sc.ErrorCode, googleStatus(status))}
 		var details []any
 		if status == http.StatusBadRequest && strings.Contains(msg, "API key not valid") {
 			details = append(details, map[string]any{
@@ -442,10 +418,8 @@ func (s *Server) errorBody(sc Script) string {
 	case OpenRouter:
 		v = map[string]any{"error": map[string]any{"code": status, "message": msg, "metadata": map[string]any{}}}
 	default:
-		code := any(nil)
-		if sc.ErrorCode != "" {
-			code = sc.ErrorCode
-		} else if c := openAICode(status); c != "" {
+		var code any // null when there is none
+		if c := cmp.Or(sc.ErrorCode, openAICode(status)); c != "" {
 			code = c
 		}
 		v = map[string]any{"error": map[string]any{
@@ -495,28 +469,12 @@ func openAIType(status int) string {
 	return "invalid_request_error"
 }
 
+// googleStatus is the google.rpc.Code name of an HTTP status, as the Gemini API sends it.
 func googleStatus(code int) string {
-	switch code {
-	case 400:
-		return "INVALID_ARGUMENT"
-	case 401:
-		return "UNAUTHENTICATED"
-	case 403:
-		return "PERMISSION_DENIED"
-	case 404:
-		return "NOT_FOUND"
-	case 429:
-		return "RESOURCE_EXHAUSTED"
-	case 499:
-		return "CANCELLED"
-	case 500:
-		return "INTERNAL"
-	case 503:
-		return "UNAVAILABLE"
-	case 504:
-		return "DEADLINE_EXCEEDED"
-	}
-	return "UNKNOWN"
+	return cmp.Or(map[int]string{
+		400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+		429: "RESOURCE_EXHAUSTED", 499: "CANCELLED", 500: "INTERNAL", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED",
+	}[code], "UNKNOWN")
 }
 
 // modelsPreamble plays the next model-endpoint script's delay and, if it scripts an error or

@@ -5,7 +5,6 @@
 package goroutines
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"runtime/pprof"
@@ -23,14 +22,6 @@ var groups atomic.Int64
 
 // Group is the goroutines started, directly or through others, by one Run.
 type Group struct{ label string }
-
-// Run runs f on the calling goroutine under a label of its own and returns the group of
-// goroutines f started.
-func Run(f func()) Group {
-	g := newGroup()
-	pprof.Do(context.Background(), pprof.Labels(labelKey, g.label), func(context.Context) { f() })
-	return g
-}
 
 // Check puts the rest of test t in a group: every goroutine t starts from now on, directly or
 // through others, until its end. When t and the cleanups it registers after Check have run,
@@ -59,30 +50,19 @@ func (g Group) Running() (int, string) {
 	mark := `"` + labelKey + `":"` + g.label + `"`
 	n := 0
 	var stacks strings.Builder
-	// The profile is a header line, then one block per distinct stack and labels:
-	// "COUNT @ pcs", the labels line if any, the frames, and a blank line.
-	sc := bufio.NewScanner(&buf)
-	sc.Buffer(nil, 1<<20)
-	var block []string
-	flush := func() {
-		if len(block) > 1 && strings.HasPrefix(block[1], "# labels: ") && strings.Contains(block[1], mark) {
-			count, _, _ := strings.Cut(block[0], " ")
+	// The profile is a header line, then one block per distinct stack and labels, each
+	// ending in a blank line: "COUNT @ pcs", the labels line if any, the frames.
+	_, profile, _ := strings.Cut(buf.String(), "\n")
+	for _, block := range strings.Split(profile, "\n\n") {
+		head, rest, _ := strings.Cut(block, "\n")
+		labels, _, _ := strings.Cut(rest, "\n")
+		if strings.HasPrefix(labels, "# labels: ") && strings.Contains(labels, mark) {
+			count, _, _ := strings.Cut(head, " ")
 			c, _ := strconv.Atoi(count)
 			n += c
-			stacks.WriteString(strings.Join(block, "\n") + "\n\n")
-		}
-		block = block[:0]
-	}
-	for sc.Scan() {
-		switch line := sc.Text(); {
-		case line == "":
-			flush()
-		case strings.HasPrefix(line, "goroutine profile:"):
-		default:
-			block = append(block, line)
+			stacks.WriteString(block + "\n\n")
 		}
 	}
-	flush()
 	return n, stacks.String()
 }
 

@@ -1,10 +1,20 @@
 package goroutines
 
 import (
+	"context"
+	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
 )
+
+// Run runs f on the calling goroutine under a label of its own and returns the group of
+// goroutines f started.
+func Run(f func()) Group {
+	g := newGroup()
+	pprof.Do(context.Background(), pprof.Labels(labelKey, g.label), func(context.Context) { f() })
+	return g
+}
 
 // TestRunCountsOnlyItsOwn: a group counts the goroutines its code started and those they
 // started, not another group's nor ones started outside, and none once they have ended.

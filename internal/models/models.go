@@ -34,17 +34,6 @@ type Spec struct {
 	Budget consult.Tokens
 }
 
-// String renders the spec back in argument form.
-func (s Spec) String() string {
-	switch {
-	case s.Thinking && s.Budget > 0:
-		return fmt.Sprintf("%s|thinking=%d", s.ID, s.Budget)
-	case s.Thinking:
-		return s.ID + "|thinking"
-	}
-	return s.ID
-}
-
 // ParseSpec parses a model argument. An empty string is not an error: it means "the
 // server's default model" and yields a zero Spec.
 func ParseSpec(raw string) (Spec, error) {

@@ -2,6 +2,7 @@ package models
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -57,6 +58,18 @@ func TestParseSpecRejects(t *testing.T) {
 			}
 		})
 	}
+}
+
+// String renders the spec back in argument form; the round trips below hold ParseSpec to a
+// canonical form.
+func (s Spec) String() string {
+	switch {
+	case s.Thinking && s.Budget > 0:
+		return fmt.Sprintf("%s|thinking=%d", s.ID, s.Budget)
+	case s.Thinking:
+		return s.ID + "|thinking"
+	}
+	return s.ID
 }
 
 func TestSpecStringRoundTrip(t *testing.T) {

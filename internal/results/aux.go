@@ -6,7 +6,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 )
@@ -25,18 +24,11 @@ const (
 // auxName is the name of the file beside the record of this (valid) id with this ext.
 func auxName(id, ext string) string { return "." + id + ext }
 
-// LockPath is the lock file the worker of this consultation holds while it runs. Take it
-// with TryLock and test it with LockHeld, which refuse links and other users' directories.
-func (s *Store) LockPath(id string) string { return filepath.Join(s.dir, auxName(id, lockExt)) }
-
-// LogPath is where the worker of this consultation writes its log. Create it with
-// CreateLog, which refuses links and other users' directories.
-func (s *Store) LogPath(id string) string { return filepath.Join(s.dir, auxName(id, logExt)) }
-
 // Check checks the results directory now: nil when it is the user's or does not exist yet
-// inside parents that are safe (the first Save creates it, mode 0700), else the error every other method would return,
-// wrapping ErrUnsafeDir when another user may change it. A server calls it at start to
-// refuse an unsafe directory before any consultation relies on it.
+// inside parents that are safe (the first Save creates it, mode 0700), else the error
+// every other method would return, wrapping ErrUnsafeDir when another user may change it.
+// A server calls it at start to refuse an unsafe directory before any consultation relies
+// on it.
 func (s *Store) Check() error {
 	root, err := s.openDir(false)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -96,18 +88,23 @@ func (s *Store) RemoveLog(id string) error { return s.removeAux(id, logExt) }
 // RemoveLock removes the lock file of id's worker; see RemoveCancel.
 func (s *Store) RemoveLock(id string) error { return s.removeAux(id, lockExt) }
 
-// openAux opens the file with ext beside id's record through the checked directory, with
-// openIn's guarantees; create creates the directory first if needed.
+// openAux opens the file with ext beside id's record; see openFile.
 func (s *Store) openAux(id, ext string, flag int, create bool) (*os.File, error) {
 	if _, err := ParseID(id); err != nil {
 		return nil, err
 	}
+	return s.openFile(auxName(id, ext), flag, create)
+}
+
+// openFile opens name (mode 0600 if it creates it) through the checked directory, with
+// openIn's guarantees; create creates the directory first if needed.
+func (s *Store) openFile(name string, flag int, create bool) (*os.File, error) {
 	root, err := s.openDir(create)
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
-	f, _, err := openIn(root, auxName(id, ext), flag, 0o600)
+	f, _, err := openIn(root, name, flag, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("results: %s: %w", s.dir, err)
 	}
@@ -148,11 +145,10 @@ func auxID(name string) (string, bool) {
 	return "", false
 }
 
-// staleAux reports whether a file beside a record is the leftover of a worker that was
+// staleAux reports whether a file beside id's record is the leftover of a worker that was
 // killed: its record is gone, and it has not been touched for staleTemp.
-func (s *Store) staleAux(root *os.Root, name string, info fs.FileInfo, now time.Time) bool {
-	id, ok := auxID(name)
-	if !ok || !info.Mode().IsRegular() || now.Sub(info.ModTime()) <= staleTemp {
+func staleAux(root *os.Root, id string, info fs.FileInfo, now time.Time) bool {
+	if !info.Mode().IsRegular() || now.Sub(info.ModTime()) <= staleTemp {
 		return false
 	}
 	_, err := root.Lstat(recordName(id))

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// TestPruneRemovesWorkerLeftovers: Prune removes the job, lock and log files of a worker
+// TestPruneRemovesWorkerLeftovers: Prune removes the cancel, lock and log files of a worker
 // whose record is gone once they are an hour old, and keeps those of a record that exists,
 // fresh ones, and files that are not ours.
 func TestPruneRemovesWorkerLeftovers(t *testing.T) {
@@ -28,9 +28,9 @@ func TestPruneRemovesWorkerLeftovers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	stale := []string{filepath.Join(s.Dir(), auxName(gone, cancelExt)), s.LockPath(gone), s.LogPath(gone)}
+	stale := []string{s.auxPath(gone, cancelExt), s.auxPath(gone, lockExt), s.auxPath(gone, logExt)}
 	fresh := NewID(time.Now())
-	keep := []string{s.LockPath(kept), s.LogPath(fresh), filepath.Join(s.Dir(), ".notes.log")}
+	keep := []string{s.auxPath(kept, lockExt), s.auxPath(fresh, logExt), filepath.Join(s.Dir(), ".notes.log")}
 	for _, p := range stale {
 		write(p, old)
 	}

@@ -2,7 +2,6 @@ package results
 
 import (
 	"crypto/rand"
-	"encoding/base32"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -69,9 +68,6 @@ func regular(name string, fi fs.FileInfo) error {
 	return nil
 }
 
-// tempEncoding names temporary files.
-var tempEncoding = base32.NewEncoding(idAlphabet).WithPadding(base32.NoPadding)
-
 // createTemp creates a new file in root named prefix, random characters, suffix, mode
 // 0600, exclusively: a name that exists (whatever it is) is never opened, and another is
 // tried.
@@ -79,7 +75,7 @@ func createTemp(root *os.Root, prefix, suffix string) (*os.File, string, error) 
 	for range 100 {
 		var b [10]byte
 		rand.Read(b[:])
-		name := prefix + tempEncoding.EncodeToString(b[:]) + suffix
+		name := prefix + idEncoding.EncodeToString(b[:]) + suffix
 		f, _, err := openIn(root, name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if errors.Is(err, fs.ErrExist) {
 			continue

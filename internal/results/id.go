@@ -26,7 +26,7 @@ const (
 // IDExample is an id of the form NewID gives, for messages that show the form.
 const IDExample = "20261123-104628-3odgtjfrmcwwmsykgjuuzsloly"
 
-// idEncoding writes the random part of an id.
+// idEncoding writes the random part of an id, and of a temporary file's name.
 var idEncoding = base32.NewEncoding(idAlphabet).WithPadding(base32.NoPadding)
 
 // NewID returns a fresh consultation id, like "20261123-104628-3odgtjfrmcwwmsykgjuuzsloly":

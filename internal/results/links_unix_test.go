@@ -122,7 +122,7 @@ func TestPlantedLinkInsideNotFollowed(t *testing.T) {
 	s := Open(t.TempDir(), 0, 0, 0)
 	other := filepath.Join(s.Dir(), "notes")
 	writeFile(t, other, "kept\n")
-	if err := os.Symlink("notes", s.LogPath(idAt(t0, 1))); err != nil {
+	if err := os.Symlink("notes", s.auxPath(idAt(t0, 1), logExt)); err != nil {
 		t.Fatal(err)
 	}
 	if f, err := s.CreateLog(idAt(t0, 1)); err == nil {

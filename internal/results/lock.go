@@ -20,25 +20,25 @@ func (l *Lock) File() *os.File { return l.f }
 // checked directory without following a link or blocking on a FIFO, and must be a regular
 // file.
 func (s *Store) TryLock(id string) (l *Lock, ok bool, err error) {
-	f, err := s.openAux(id, lockExt, os.O_RDWR|os.O_CREATE, true)
-	if err != nil {
+	if _, err := ParseID(id); err != nil {
 		return nil, false, err
 	}
-	return tryLock(f)
+	return s.tryLock(auxName(id, lockExt))
 }
 
 // TrySlot takes, without waiting, the n-th of the directory's slot locks (.slot-n.lock):
 // what bounds the workers running at once over every server sharing the directory.
 func (s *Store) TrySlot(n int) (l *Lock, ok bool, err error) {
-	f, err := s.openLockFile(fmt.Sprintf(".slot-%d.lock", n))
+	return s.tryLock(fmt.Sprintf(".slot-%d.lock", n))
+}
+
+// tryLock opens (creating it, mode 0600) the lock file name in the checked directory, which
+// it creates if needed, and takes its lock without waiting.
+func (s *Store) tryLock(name string) (*Lock, bool, error) {
+	f, err := s.openFile(name, os.O_RDWR|os.O_CREATE, true)
 	if err != nil {
 		return nil, false, err
 	}
-	return tryLock(f)
-}
-
-// tryLock takes f's lock without waiting, closing f when it cannot.
-func tryLock(f *os.File) (*Lock, bool, error) {
 	if err := flock(f, false); err != nil {
 		f.Close()
 		if isHeld(err) {
@@ -58,33 +58,4 @@ func (s *Store) LockHeld(id string) bool {
 	}
 	defer f.Close()
 	return lockedElsewhere(f)
-}
-
-// holdFileLock opens (creating it, mode 0600) the lock file name in the checked directory
-// and takes its lock.
-func (s *Store) holdFileLock(name string) (*Lock, error) {
-	f, err := s.openLockFile(name)
-	if err != nil {
-		return nil, err
-	}
-	if err := flock(f, true); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("results: cannot lock %s: %w", name, err)
-	}
-	return &Lock{f}, nil
-}
-
-// openLockFile opens (creating it, mode 0600) the lock file name in the checked directory,
-// which it creates if needed.
-func (s *Store) openLockFile(name string) (*os.File, error) {
-	root, err := s.openDir(true)
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	f, _, err := openIn(root, name, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("results: %s: %w", s.dir, err)
-	}
-	return f, nil
 }

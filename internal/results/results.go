@@ -38,7 +38,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -246,9 +245,6 @@ func (s *Store) Dir() string { return s.dir }
 // TTL is how long a record is kept after it was last written.
 func (s *Store) TTL() time.Duration { return s.ttl }
 
-// path is the file of the record with this (valid) id.
-func (s *Store) path(id string) string { return filepath.Join(s.dir, recordName(id)) }
-
 // recordName is the name of the record file of this (valid) id in the directory.
 func recordName(id string) string { return id + recordExt }
 
@@ -361,13 +357,8 @@ func (s *Store) read(root *os.Root, id string) (Record, fs.FileInfo, error) {
 		return Record{}, nil, err
 	}
 	defer f.Close()
-	// A record is never larger than maxRecord (Save refuses it), so a larger file is not
-	// one of ours: it is refused from its size, since reading it would only cost memory.
-	limit := s.maxRecord()
-	if size := consult.Bytes(fi.Size()); size > limit {
-		return Record{}, nil, fmt.Errorf("%w: %s: the file is %v, more than any record consult writes (%v); it was not read, and may be removed", ErrCorrupt, id, size, limit)
-	}
 	// The file may grow after fstat; what is read stays within the bound.
+	limit := s.maxRecord()
 	data, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
 	if err != nil {
 		return Record{}, nil, fmt.Errorf("results: %w", err)
@@ -388,7 +379,9 @@ func (s *Store) read(root *os.Root, id string) (Record, fs.FileInfo, error) {
 // open opens the record file of this (valid) id in root for reading, without blocking and
 // without following a symbolic link, and returns it with its information once fstat shows
 // a regular file. A missing file is ErrNotFound; a symbolic link, FIFO, device or
-// directory in its place is ErrCorrupt.
+// directory in its place is ErrCorrupt, and so is a file larger than any record: a record
+// is never larger than maxRecord (Save refuses it), so such a file is not one of ours, and
+// it is refused from its size, since reading it would only cost memory.
 func (s *Store) open(root *os.Root, id string) (*os.File, fs.FileInfo, error) {
 	f, fi, err := openIn(root, recordName(id), os.O_RDONLY, 0)
 	switch {
@@ -398,6 +391,10 @@ func (s *Store) open(root *os.Root, id string) (*os.File, fs.FileInfo, error) {
 		return nil, nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	case err != nil:
 		return nil, nil, fmt.Errorf("results: %w", err)
+	}
+	if size, limit := consult.Bytes(fi.Size()), s.maxRecord(); size > limit {
+		f.Close()
+		return nil, nil, fmt.Errorf("%w: %s: the file is %v, more than any record consult writes (%v); it was not read, and may be removed", ErrCorrupt, id, size, limit)
 	}
 	return f, fi, nil
 }
@@ -419,17 +416,14 @@ func check(r Record, id string) error {
 
 // readHead decodes a record's fields up to its first large one (text, answer, summary)
 // and stops there: a listing of thousands of results must not read every answer. It reads
-// at most maxHeadBytes of the file, and refuses a file larger than any record from its
-// size: a listing costs the same whatever is planted in the directory.
+// at most maxHeadBytes of the file, and open refuses a file larger than any record from
+// its size: a listing costs the same whatever is planted in the directory.
 func (s *Store) readHead(root *os.Root, id string) (Record, error) {
-	f, fi, err := s.open(root, id)
+	f, _, err := s.open(root, id)
 	if err != nil {
 		return Record{}, err
 	}
 	defer f.Close()
-	if size, limit := consult.Bytes(fi.Size()), s.maxRecord(); size > limit {
-		return Record{}, fmt.Errorf("%w: %s: the file is %v, more than any record consult writes (%v)", ErrCorrupt, id, size, limit)
-	}
 	dec := json.NewDecoder(io.LimitReader(f, maxHeadBytes))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return Record{}, fmt.Errorf("%w: %s: not a JSON object", ErrCorrupt, id)
@@ -475,7 +469,7 @@ func (s *Store) List(limit int) ([]Record, error) {
 		return nil, err
 	}
 	defer root.Close()
-	entries, err := readDir(root)
+	entries, err := fs.ReadDir(root.FS(), ".")
 	if err != nil {
 		return nil, fmt.Errorf("results: %w", err)
 	}
@@ -524,9 +518,10 @@ func isTemp(name string) bool {
 
 // Prune removes the expired records (each by its own expiry time), then the ones that
 // expire soonest until the records take at most maxBytes and number at most maxFiles, the
-// temporary files that crashed writers left more than an hour ago, and the job, lock and
-// log files of workers whose record is gone, untouched for an hour. Files that are not ours are left alone, a
-// missing directory is fine, and a file another process removed first is no error.
+// temporary files that crashed writers left more than an hour ago, and the cancel, lock and
+// log files of workers whose record is gone, untouched for an hour. Files that are not ours
+// are left alone, a missing directory is fine, and a file another process removed first is
+// no error.
 func (s *Store) Prune() error {
 	root, err := s.openDir(false)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -539,22 +534,10 @@ func (s *Store) Prune() error {
 	return s.prune(root, "")
 }
 
-// readDir lists the directory root is open on.
-func readDir(root *os.Root) ([]fs.DirEntry, error) {
-	d, err := root.Open(".")
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	entries, err := d.ReadDir(-1)
-	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	return entries, err
-}
-
 // prune is Prune in root, sparing the record with id keep (the one Save just wrote) from
 // removal.
 func (s *Store) prune(root *os.Root, keep string) error {
-	entries, err := readDir(root)
+	entries, err := fs.ReadDir(root.FS(), ".")
 	if err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
@@ -584,8 +567,8 @@ func (s *Store) prune(root *os.Root, keep string) error {
 			}
 			continue
 		}
-		if _, ok := auxID(e.Name()); ok {
-			if info, err := e.Info(); err == nil && s.staleAux(root, e.Name(), info, now) {
+		if id, ok := auxID(e.Name()); ok {
+			if info, err := e.Info(); err == nil && staleAux(root, id, info, now) {
 				remove(e.Name(), info)
 			}
 			continue

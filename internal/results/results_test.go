@@ -96,6 +96,12 @@ func names(t *testing.T, dir string) []string {
 	return out
 }
 
+// path is the file of the record with this id.
+func (s *Store) path(id string) string { return filepath.Join(s.dir, recordName(id)) }
+
+// auxPath is the file with ext beside the record of this id.
+func (s *Store) auxPath(id, ext string) string { return filepath.Join(s.dir, auxName(id, ext)) }
+
 // recordNames turns ids into the file names of their records, sorted.
 func recordNames(ids ...string) []string {
 	out := make([]string, 0, len(ids))

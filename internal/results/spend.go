@@ -9,7 +9,6 @@ import (
 	"maps"
 	"math"
 	"os"
-	"slices"
 	"time"
 )
 
@@ -44,16 +43,19 @@ func (s *Store) AddSpend(day time.Time, usd float64) (float64, error) {
 	if math.IsNaN(usd) || math.IsInf(usd, 0) || usd < 0 {
 		return 0, fmt.Errorf("results: %w: got %v", errSpend, usd)
 	}
-	lock, err := s.holdFileLock(spendLock)
-	if err != nil {
-		return 0, err
-	}
-	defer lock.Close()
 	root, err := s.openDir(true)
 	if err != nil {
 		return 0, err
 	}
 	defer root.Close()
+	lock, _, err := openIn(root, spendLock, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return 0, fmt.Errorf("results: %s: %w", s.dir, err)
+	}
+	defer lock.Close()
+	if err := flock(lock, true); err != nil {
+		return 0, fmt.Errorf("results: cannot lock %s: %w", spendLock, err)
+	}
 	l, err := readLedger(root)
 	if err != nil {
 		return 0, err
@@ -62,11 +64,7 @@ func (s *Store) AddSpend(day time.Time, usd float64) (float64, error) {
 	l.Days[key] += usd
 	total := l.Days[key]
 	oldest := day.UTC().AddDate(0, 0, -spendKeepDays).Format(spendDayForm)
-	for _, k := range slices.Collect(maps.Keys(l.Days)) {
-		if k < oldest {
-			delete(l.Days, k)
-		}
-	}
+	maps.DeleteFunc(l.Days, func(k string, _ float64) bool { return k < oldest })
 	data, err := json.Marshal(l)
 	if err != nil {
 		return 0, err

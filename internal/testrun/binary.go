@@ -12,8 +12,8 @@ import (
 // BuildConsult builds the consult command, whose package is in cmdDir, for the tests that
 // drive it as a process, with the race detector when race is set. It builds into a
 // directory of the user's cache named after cmdDir and race, so that a run whose sources
-// have not changed finds the binary up to date (go build then links nothing: 0.15 s rather
-// than 2-3 s), and the packages whose tests run at once share it. A lock keeps two runs
+// have not changed finds the binary up to date (go build then has nothing to do),
+// and the packages whose tests run at once share it. A lock keeps two runs
 // from building it at once. Without a cache directory it builds into a temporary one,
 // which cleanup removes.
 func BuildConsult(cmdDir string, race bool) (bin string, cleanup func(), err error) {

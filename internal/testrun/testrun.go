@@ -36,7 +36,7 @@ func Run(m *testing.M) int {
 }
 
 // Large skips t under -short and under the race detector: a test that streams tens of MiB
-// through one client takes twelve times longer with the detector and proves nothing more
+// through one client takes many times longer with the detector and proves nothing more
 // there (`make test` runs these once more without it). what says what makes it large.
 func Large(t testing.TB, what string) {
 	t.Helper()
