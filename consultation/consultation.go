@@ -478,20 +478,20 @@ func gatherClass(err error) ErrorClass {
 	return ClassInternal
 }
 
-// Names are what the caller calls the request's fields, for the messages that tell it what
-// to change: the tools' argument names (ToolNames) unless a caller such as the command line
-// sets its own (its flags).
-type Names struct{ Path, Pattern, Exclude string }
+// Names map the tools' argument names to what the caller calls them, for the words that
+// tell it what to change: a caller such as the command line names its flags; an argument
+// it does not map keeps the tool's name.
+type Names map[string]string
 
-// ToolNames are the consultation tool's argument names.
-var ToolNames = Names{Path: ArgPath, Pattern: ArgPattern, Exclude: ArgExclude}
+// ToolNames are the tools' own argument names.
+var ToolNames Names
 
-// or is n, or ToolNames when n is unset.
-func (n Names) or() Names {
-	if n.Pattern == "" {
-		return ToolNames
+// of is what the caller calls argument arg.
+func (n Names) of(arg string) string {
+	if name, ok := n[arg]; ok {
+		return name
 	}
-	return n
+	return arg
 }
 
 // headersOnly returns the files without their contents, so the prompt layout of it is the

@@ -116,7 +116,11 @@ func errorInfo(err error) ErrorInfo {
 // FailureOf is the error result for err alone (an argument refused, a store that failed).
 func FailureOf(err error) Result {
 	info := errorInfo(err)
-	return Result{IsError: true, Summary: &Summary{Kind: KindError, Error: &info}, Facts: &Facts{Reason: ReasonSaid, Detail: err.Error()}}
+	f := &Facts{Reason: ReasonSaid, Detail: err.Error()}
+	if ae := (*ArgError)(nil); errors.As(err, &ae) {
+		f.Arg = ae.Arg
+	}
+	return Result{IsError: true, Summary: &Summary{Kind: KindError, Error: &info}, Facts: f}
 }
 
 // Failure is an error result of a class, worded where it arose, with no report: the Summary

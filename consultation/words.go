@@ -92,6 +92,8 @@ type Facts struct {
 	Reason Reason `json:"reason,omitempty"`
 	// Detail is the underlying error in its own words, or the whole message (ReasonSaid).
 	Detail string `json:"detail,omitempty"`
+	// Arg is the argument a refusal is about (its message names it).
+	Arg string `json:"arg,omitempty"`
 	// Lead is said before the outcome (e.g. that a consultation was cancelled).
 	Lead string `json:"lead,omitempty"`
 	// Path is the directory a gathering failed on.
@@ -165,7 +167,6 @@ func (r Result) Text() string {
 // Message (the text without any partial answer, for every kind but answer and dry run)
 // filled in. A result without a Summary gets none.
 func Render(r Result, n Names) (string, *Summary) {
-	n = n.or()
 	var f Facts
 	if r.Facts != nil {
 		f = *r.Facts
@@ -178,6 +179,8 @@ func Render(r Result, n Names) (string, *Summary) {
 	var b strings.Builder
 	b.WriteString(f.Lead)
 	switch {
+	case f.Reason == ReasonSaid && f.Arg != "":
+		b.WriteString(namedAs(f.Detail, f.Arg, n))
 	case f.Reason == ReasonSaid:
 		b.WriteString(f.Detail)
 	case sum.Kind == KindAnswer:
@@ -210,6 +213,23 @@ func Render(r Result, n Names) (string, *Summary) {
 		}
 	}
 	return b.String(), &out
+}
+
+// namedAs is a refused argument's message with the argument named in the caller's words:
+// where the message names it with its value or rule (`pattern "/x" is absolute`, `timeout
+// must be`), the first time.
+func namedAs(msg, arg string, n Names) string {
+	name := n.of(arg)
+	if name == arg {
+		return msg
+	}
+	for _, after := range []string{` "`, " must ", " is "} {
+		i := strings.Index(msg, arg+after)
+		if i >= 0 && (i == 0 || msg[i-1] == ' ') {
+			return msg[:i] + name + msg[i+len(arg):]
+		}
+	}
+	return msg
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -267,7 +287,7 @@ func writeFailure(b *strings.Builder, sum *Summary, f Facts, n Names) {
 		fmt.Fprintf(b, "Could not gather files from %s: %s", f.Path, f.Detail)
 	case ReasonOverInflight:
 		fmt.Fprintf(b, "This request gathered %s, which takes about %s of memory while in flight: more than the server's whole bound on bytes in flight (--max-inflight %s), so it could never run. Narrow %s or exclude files to gather less than %s, or raise --max-inflight where the server is started. Collected: ",
-			rep.Bytes, f.Need, f.Limit, n.Pattern, f.Limit/memoryPerByte)
+			rep.Bytes, f.Need, f.Limit, n.of(ArgPattern), f.Limit/memoryPerByte)
 		rep.write(b, n)
 	case ReasonCountFailed:
 		b.WriteString("Could not count tokens: " + f.Detail)
@@ -277,7 +297,7 @@ func writeFailure(b *strings.Builder, sum *Summary, f Facts, n Names) {
 	case ReasonNoMatch:
 		b.WriteString("No files matched. ")
 		rep.write(b, n)
-		fmt.Fprintf(b, "Check that %s %q is relative to %s (e.g. \"**/*.go\" for every Go file, \"src/**/*.{ts,tsx}\"), and that the files are not listed in .gitignore.", n.Pattern, rep.Pattern, n.Path)
+		fmt.Fprintf(b, "Check that %s %q is relative to %s (e.g. \"**/*.go\" for every Go file, \"src/**/*.{ts,tsx}\"), and that the files are not listed in .gitignore.", n.of(ArgPattern), rep.Pattern, n.of(ArgPath))
 	case ReasonModelUnavailable:
 		fmt.Fprintf(b, "Model %q is not available: %s. Check the model id (the provider's own name for it, e.g. \"google/gemini-2.5-pro\" on OpenRouter).", sum.Model, f.Detail)
 	case ReasonNoProvider:
@@ -294,7 +314,7 @@ func writeFailure(b *strings.Builder, sum *Summary, f Facts, n Names) {
 		rep.write(b, n)
 	case ReasonOverMaxCost:
 		fmt.Fprintf(b, "Not sent: the estimated price is %s, over max_cost_usd %s (%s). Narrow %s or exclude files (the largest are listed below), use a cheaper model, or raise max_cost_usd.\n",
-			FormatUSD(*est.USD), FormatUSD(info.MaxCostUSD), est.Prices, n.Pattern)
+			FormatUSD(*est.USD), FormatUSD(info.MaxCostUSD), est.Prices, n.of(ArgPattern))
 		rep.write(b, n)
 	case ReasonLedgerUnreadable:
 		fmt.Fprintf(b, "Not sent: the server has a daily budget of %s (--budget-usd), but today's spend cannot be read: %s", FormatUSD(info.BudgetUSD), f.Detail)
@@ -338,7 +358,7 @@ func writeFailure(b *strings.Builder, sum *Summary, f Facts, n Names) {
 		fmt.Fprintf(b, "The model reached its output limit before it finished (%s).\n", f.Detail)
 		fmt.Fprintf(b, "With a thinking model, give it a smaller reasoning budget (model %q) or ask a narrower question.", sum.Model+"|thinking=8000")
 	case ReasonFiltered:
-		fmt.Fprintf(b, "The provider's content filter stopped the request (%s).\nLeave out the files that may set it off (%s), rephrase the question, or try another model.", f.Detail, n.Exclude)
+		fmt.Fprintf(b, "The provider's content filter stopped the request (%s).\nLeave out the files that may set it off (%s), rephrase the question, or try another model.", f.Detail, n.of(ArgExclude))
 	case ReasonDailyQuota:
 		fmt.Fprintf(b, "The model call failed: %s\nRetrying today will not help: use another model, or a key on a paid tier.", f.Detail)
 	case ReasonAuth:
@@ -356,7 +376,7 @@ func writeFailure(b *strings.Builder, sum *Summary, f Facts, n Names) {
 		if f.StopDetail != "" {
 			fmt.Fprintf(b, "; %s", consult.Printable(f.StopDetail))
 		}
-		fmt.Fprintf(b, ").\nRephrase the question, leave out the files that may set the filter off (%s), or try another model.", n.Exclude)
+		fmt.Fprintf(b, ").\nRephrase the question, leave out the files that may set the filter off (%s), or try another model.", n.of(ArgExclude))
 	case ReasonNoAnswer:
 		var u UsageSummary
 		if sum.Usage != nil {
@@ -454,9 +474,9 @@ func timeoutAdvice(sum *Summary, f Facts, n Names) string {
 func sizeTips(rep *Report, n Names) string {
 	var tips []string
 	if len(rep.LargestDirs) > 0 {
-		tips = append(tips, fmt.Sprintf("exclude the largest directories (e.g. %s %q)", n.Exclude, rep.LargestDirs[0].Path+"**"))
+		tips = append(tips, fmt.Sprintf("exclude the largest directories (e.g. %s %q)", n.of(ArgExclude), rep.LargestDirs[0].Path+"**"))
 	}
-	return strings.Join(append(tips, "narrow "+n.Pattern+" to the files the question is about"), ", ")
+	return strings.Join(append(tips, "narrow "+n.of(ArgPattern)+" to the files the question is about"), ", ")
 }
 
 // writeOverCap explains a gathering that kept no file although files matched, because every
@@ -464,7 +484,7 @@ func sizeTips(rep *Report, n Names) string {
 func writeOverCap(b *strings.Builder, rep *Report, n Names) {
 	over, example := overCap(rep)
 	fmt.Fprintf(b, "Files matched, but none could be sent: %s %s over the per-file cap of %s (e.g. %s), which no option raises: such files are generated code, data or bundles. Narrow %s to the source files the question is about.\n",
-		consult.Thousands(int64(over)), plural(over, "was", "were"), consult.MaxFileBytes, consult.Printable(example), n.Pattern)
+		consult.Thousands(int64(over)), plural(over, "was", "were"), consult.MaxFileBytes, consult.Printable(example), n.of(ArgPattern))
 }
 
 // overCap counts the files a report left out for being over a size cap, with an example.
@@ -586,7 +606,7 @@ func (r *Report) write(b *strings.Builder, n Names) {
 	}
 	writeSecrets(b, r.Withheld, r.Redacted)
 	if r.Shrink != "" {
-		fmt.Fprintf(b, "To fit, pass %s %q, or narrow %s to the directories the question is about.\n", n.Exclude, r.Shrink, n.Pattern)
+		fmt.Fprintf(b, "To fit, pass %s %q, or narrow %s to the directories the question is about.\n", n.of(ArgExclude), r.Shrink, n.of(ArgPattern))
 	}
 }
 

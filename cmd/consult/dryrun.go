@@ -16,7 +16,10 @@ import (
 // runDryRun gathers and counts like a consultation with dry_run: true and prints the report.
 // It needs no key and no network. Exit status 1 means the report is a failure (e.g. nothing
 // flagNames are the dry run's flags, in the words that tell its user what to change.
-var flagNames = consultation.Names{Path: "--path", Pattern: "--pattern", Exclude: "--exclude"}
+var flagNames = consultation.Names{
+	consultation.ArgPath: "--path", consultation.ArgPattern: "--pattern", consultation.ArgExclude: "--exclude",
+	consultation.ArgQuery: "--query", consultation.ArgModel: "--model", consultation.ArgTimeout: "--timeout",
+}
 
 // matched), 2 a usage mistake.
 func runDryRun(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
