@@ -299,7 +299,7 @@ type call struct {
 	hb       *heartbeat              // poked when there is news; nil before it starts
 	reporter Reporter                // dropped (nil) when a background call's caller leaves
 	cancel   context.CancelCauseFunc // set by cancellable only
-	queuedOn atomic.Pointer[waiter]  // its place in line for admission while it waits
+	queued   atomic.Bool             // waiting for room under the bound on bytes in flight
 	idle     time.Duration
 	interval time.Duration
 	alive    liveness

@@ -9,7 +9,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/files"
 	"github.com/consultmcp/consult/internal/fake"
 )
@@ -45,24 +44,19 @@ func TestInflightFirstComeFirstServed(t *testing.T) {
 		if admitted(big) || admitted(small) {
 			t.Fatalf("admitted with 60 of 100 held: big %v, small %v; want both waiting, small behind big", admitted(big), admitted(small))
 		}
-		if got, want := f.Waiting(), 2; got != want {
-			t.Errorf("waiting = %d, want %d", got, want)
-		}
 		a.shrink(40) // 40 + 50 fits: big goes; 40 + 50 + 10 fits: small too
 		synctest.Wait()
 		if !admitted(big) || !admitted(small) {
 			t.Fatalf("after shrinking to 40: big %v, small %v; want both admitted", admitted(big), admitted(small))
 		}
-		if got, want := f.InUse(), consult.Bytes(100); got != want {
-			t.Errorf("in use = %d, want %d", got, want)
+		if f.sem.TryAcquire(1) {
+			t.Error("a byte was free with 40 + 50 + 10 of 100 reserved")
 		}
 		a.release()
 		(<-big).release()
 		(<-small).release()
 		a.release() // twice is harmless
-		if got := f.InUse(); got != 0 {
-			t.Errorf("in use after every release = %d, want 0", got)
-		}
+		allReleased(t, f, "every release")
 	})
 }
 
@@ -94,9 +88,7 @@ func TestInflightWaiterLeavesLine(t *testing.T) {
 		}
 		(<-behind).release()
 		a.release()
-		if got := f.InUse(); got != 0 || f.Waiting() != 0 {
-			t.Errorf("in use %d, waiting %d; want 0, 0", got, f.Waiting())
-		}
+		allReleased(t, f, "the calls")
 	})
 }
 
@@ -121,7 +113,8 @@ func holdAll(t *testing.T, f *Inflight) *reservation {
 
 // TestTimeoutWhileQueued: a call that waits for room under the bound until its deadline
 // ends with a timeout in phase "queued" at the deadline, says it waited behind the bytes in
-// flight in its progress, gathers nothing, sends nothing upstream, and leaves the line.
+// under --max-inflight in its progress, gathers nothing, sends nothing upstream, and leaves
+// the line.
 func TestTimeoutWhileQueued(t *testing.T) {
 	t.Parallel()
 	srv, svc := upstream(t, 0)
@@ -132,7 +125,6 @@ func TestTimeoutWhileQueued(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		svc.Inflight = NewInflight(64 << 20)
 		held := holdAll(t, svc.Inflight)
-		defer held.release()
 		rec := &recorder{}
 		start := time.Now()
 		res := svc.Consult(context.Background(), goReq(Request{Path: dir, Timeout: 3 * time.Second}), rec)
@@ -152,12 +144,11 @@ func TestTimeoutWhileQueued(t *testing.T) {
 			}
 		}
 		_, msgs, _ := rec.snapshot()
-		if len(msgs) == 0 || !strings.HasPrefix(msgs[len(msgs)-1], "queued behind 64.0 MiB in flight, ") {
-			t.Errorf("progress = %q, want \"queued behind 64.0 MiB in flight, ...\"", msgs)
+		if len(msgs) == 0 || !strings.HasPrefix(msgs[len(msgs)-1], "queued for room under --max-inflight (64.0 MiB), ") {
+			t.Errorf("progress = %q, want \"queued for room under --max-inflight (64.0 MiB), ...\"", msgs)
 		}
-		if got := svc.Inflight.Waiting(); got != 0 {
-			t.Errorf("%d calls still waiting after the timeout", got)
-		}
+		held.release() // were the call still in line, it would take the room now
+		allReleased(t, svc.Inflight, "the timeout")
 	})
 	if n := gathers.Load(); n != 0 {
 		t.Errorf("gathered %d times while queued, want 0", n)
@@ -291,13 +282,14 @@ func TestArrivalIsStart(t *testing.T) {
 	})
 }
 
-// allReleased checks that nothing is reserved in in and nobody waits for it, after what.
+// allReleased checks that nothing is reserved in in and nobody waits for it, after what:
+// the whole bound can be taken at once, which it cannot while a byte is held or a call
+// waits in line.
 func allReleased(t *testing.T, in *Inflight, after string) {
 	t.Helper()
-	if got := in.InUse(); got != 0 {
-		t.Errorf("in use after %s = %s, want 0", after, got)
+	if !in.sem.TryAcquire(in.limit) {
+		t.Errorf("after %s, something is still reserved or waiting", after)
+		return
 	}
-	if got := in.Waiting(); got != 0 {
-		t.Errorf("waiting after %s = %d, want 0", after, got)
-	}
+	in.sem.Release(in.limit)
 }

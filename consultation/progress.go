@@ -235,7 +235,7 @@ func (c *call) phaseNow() string {
 }
 
 // progressMessage says what the call is doing, e.g.
-// "model thinking, 40s, 1,200 reasoning tokens" or "queued behind 1.2 GiB in flight, 3s" — at most consult.MaxProgressMessage chars.
+// "model thinking, 40s, 1,200 reasoning tokens" or "queued for room under --max-inflight (2.0 GiB), 3s" — at most consult.MaxProgressMessage chars.
 func (c *call) progressMessage(now time.Time) string {
 	elapsed := consult.FormatDuration(now.Sub(c.start).Truncate(time.Second))
 	phase := c.currentPhase()
@@ -243,8 +243,8 @@ func (c *call) progressMessage(now time.Time) string {
 	live := c.liveStream()
 	switch {
 	case live == nil && phase == PhaseQueued:
-		if ahead, ok := c.queuedBehind(); ok {
-			fmt.Fprintf(&b, "queued behind %s in flight, %s", ahead, elapsed)
+		if c.queued.Load() {
+			fmt.Fprintf(&b, "queued for room under --max-inflight (%s), %s", c.svc.Inflight.Limit(), elapsed)
 		} else {
 			fmt.Fprintf(&b, "%s, %s", phase, elapsed)
 		}
