@@ -63,25 +63,6 @@ func newConnGate(max int, grace time.Duration) *connGate {
 	return &connGate{max: max, grace: grace, order: list.New(), pending: make(map[net.Conn]*list.Element), freed: make(chan struct{})}
 }
 
-// install hooks g into srv: every accepted connection is counted as untrusted (waiting for
-// room first), each request carries its connection in its context (for trust), and closed
-// connections are forgotten. It keeps any ConnState hook srv already has.
-func (g *connGate) install(srv *http.Server) {
-	srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
-		g.arrive(c)
-		return context.WithValue(ctx, connKey{}, c)
-	}
-	prev := srv.ConnState
-	srv.ConnState = func(c net.Conn, s http.ConnState) {
-		if s == http.StateClosed || s == http.StateHijacked {
-			g.forget(c)
-		}
-		if prev != nil {
-			prev(c, s)
-		}
-	}
-}
-
 // arrive counts c as untrusted once there is room: at once under the cap, else when a
 // connection leaves the set or the oldest has had its grace (it is closed). It runs in the
 // server's accept loop, before c is served, and waits at most g.grace.
@@ -144,13 +125,6 @@ func (g *connGate) forget(c net.Conn) {
 	g.mu.Unlock()
 }
 
-// untrusted is how many connections are counted as untrusted now.
-func (g *connGate) untrusted() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return len(g.pending)
-}
-
 // boundConns sets srv's connection limits for the guard's server: idle keep-alive
 // connections end after idleTimeout, and connections that have not shown the token are
 // capped by a connGate, which the guard tells about each request it admits. Headers must
@@ -158,6 +132,17 @@ func (g *connGate) untrusted() int {
 // close their connection.
 func (g *httpGuard) boundConns(srv *http.Server) {
 	srv.IdleTimeout = idleTimeout
-	g.conns = newConnGate(g.maxConns, untrustedGrace)
-	g.conns.install(srv)
+	gate := newConnGate(g.maxConns, untrustedGrace)
+	g.conns = gate
+	// Every accepted connection is counted as untrusted (waiting for room first), each
+	// request carries its connection in its context (for trust), closed ones are forgotten.
+	srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+		gate.arrive(c)
+		return context.WithValue(ctx, connKey{}, c)
+	}
+	srv.ConnState = func(c net.Conn, s http.ConnState) {
+		if s == http.StateClosed || s == http.StateHijacked {
+			gate.forget(c)
+		}
+	}
 }

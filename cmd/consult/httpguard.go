@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -331,12 +330,6 @@ func (g *httpGuard) readBody(w http.ResponseWriter, r *http.Request) error {
 	r.Body = io.NopCloser(bytes.NewReader(buf.Bytes()))
 	r.ContentLength = int64(buf.Len())
 	return nil
-}
-
-// ownerContext is the streamable HTTP server's context function: it carries the owner the
-// guard put in the request's context into the context tool handlers get.
-func ownerContext(ctx context.Context, r *http.Request) context.Context {
-	return background.WithOwner(ctx, background.OwnerFrom(r.Context()))
 }
 
 // loopbackHost reports whether a Host header names this machine: localhost, 127.0.0.0/8 or

@@ -187,11 +187,14 @@ func announceReady(s *server.MCPServer, rec results.Record) {
 	_ = s.SendNotificationToSpecificClient(rec.Session, "notifications/message", params)
 }
 
-// sessionContext is a request's context carrying its owner (see ownerContext) and its MCP
-// session (the Mcp-Session-Id header the server gave the client at initialization). Protocol
-// versions without sessions send none: all their calls under one token are one session.
+// sessionContext is the streamable HTTP server's context function: the context tool
+// handlers get carries the request's owner (which the guard put in the request's context)
+// and its MCP session (the Mcp-Session-Id header the server gave the client at
+// initialization). Protocol versions without sessions send none: all their calls under one
+// token are one session.
 func sessionContext(ctx context.Context, r *http.Request) context.Context {
-	return background.WithSession(ownerContext(ctx, r), r.Header.Get(server.HeaderKeySessionID))
+	ctx = background.WithOwner(ctx, background.OwnerFrom(r.Context()))
+	return background.WithSession(ctx, r.Header.Get(server.HeaderKeySessionID))
 }
 
 func transportName(cfg config) string {
