@@ -156,10 +156,7 @@ func runServe(ctx context.Context, provider string, args []string, getenv func(s
 		"max_inflight", cfg.MaxInflight)
 	if srv.engine != nil {
 		addResultResources(s, srv.engine)
-		go srv.engine.WatchFinished(ctx, readyPoll, func(rec results.Record) {
-			announceResource(s, srv.engine, rec)
-			announceReady(s, rec)
-		})
+		go srv.engine.WatchFinished(ctx, readyPoll, func(rec results.Record) { announce(s, srv.engine, rec) })
 	}
 	if cfg.HTTPAddr != "" {
 		err = serveHTTP(ctx, s, cfg, tok, logger, stderr)
@@ -175,17 +172,6 @@ func runServe(ctx context.Context, provider string, args []string, getenv func(s
 // readyPoll is how often the server looks for background consultations that finished, to
 // tell their session.
 const readyPoll = time.Second
-
-// announceReady sends notifications/message to the session that started rec (over stdio,
-// the one client) saying that its result is ready. A session no longer connected misses it.
-func announceReady(s *server.MCPServer, rec results.Record) {
-	params := map[string]any{"level": "info", "logger": "consult", "data": background.ReadyNotice(rec)}
-	if rec.Session == "" {
-		s.SendNotificationToAllClients("notifications/message", params)
-		return
-	}
-	_ = s.SendNotificationToSpecificClient(rec.Session, "notifications/message", params)
-}
 
 // sessionContext is the streamable HTTP server's context function: the context tool
 // handlers get carries the request's owner (which the guard put in the request's context)
