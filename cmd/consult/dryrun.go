@@ -28,7 +28,7 @@ func runDryRun(ctx context.Context, args []string, getenv func(string) string, s
 	model := fs.String("model", getenv("CONSULT_MODEL"), "model whose context window to check against")
 	query := fs.String("query", "What does this code do?", "the question, counted as part of the prompt")
 	timeout := consult.DefaultTimeout
-	fs.Var(durationValue{&timeout}, "timeout", "deadline for gathering and counting")
+	fs.Var(newValue(&timeout, parseDuration), "timeout", "deadline for gathering and counting")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	if _, err := parseInterspersed(fs, args); err != nil {
 		return exitCode(2)
