@@ -2,22 +2,20 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/consultation"
 	"github.com/consultmcp/consult/internal/tokens"
 )
 
-// runDryRun gathers and counts like a consultation with dry_run: true and prints the report.
-// It needs no key and no network. Exit status 1 means the report is a failure (e.g. nothing
 // flagNames are the dry run's flags, in the words that tell its user what to change.
 var flagNames = consultation.Names{Path: "--path", Pattern: "--pattern", Exclude: "--exclude"}
 
+// runDryRun gathers and counts like a consultation with dry_run: true and prints the report.
+// It needs no key and no network. Exit status 1 means the report is a failure (e.g. nothing
 // matched), 2 a usage mistake.
 func runDryRun(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("consult dry-run", flag.ContinueOnError)
@@ -45,18 +43,9 @@ func runDryRun(ctx context.Context, args []string, getenv func(string) string, s
 	}, nil)
 	text, sum := consultation.Render(res, flagNames)
 	if *asJSON && sum != nil {
-		out, err := json.MarshalIndent(sum, "", "  ")
-		if err != nil {
+		if err := printJSON(stdout, sum); err != nil {
 			return err
 		}
-		// encoding/json escapes C0 controls and invalid UTF-8 but writes C1 and bidi controls
-		// raw; line by line (a line of indented JSON holds no newline) Printable turns those
-		// into \uXXXX, which inside a JSON string is the same character.
-		lines := strings.Split(string(out), "\n")
-		for i, l := range lines {
-			lines[i] = consult.Printable(l)
-		}
-		fmt.Fprintln(stdout, strings.Join(lines, "\n"))
 	} else if res.IsError {
 		fmt.Fprintln(stderr, text)
 	} else {
