@@ -316,19 +316,15 @@ func (g *httpGuard) readBody(w http.ResponseWriter, r *http.Request) error {
 	if err := rc.SetReadDeadline(time.Now().Add(g.bodyTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		return err
 	}
-	var buf bytes.Buffer
-	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength))
-	}
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, g.maxBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.maxBody))
 	if err != nil {
 		return err
 	}
 	if err := rc.SetReadDeadline(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		return err
 	}
-	r.Body = io.NopCloser(bytes.NewReader(buf.Bytes()))
-	r.ContentLength = int64(buf.Len())
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
 	return nil
 }
 
