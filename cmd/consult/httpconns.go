@@ -1,10 +1,10 @@
 package main
 
 import (
-	"container/list"
 	"context"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 )
@@ -45,8 +45,7 @@ type connGate struct {
 	grace time.Duration
 
 	mu      sync.Mutex
-	order   *list.List // of *pendingConn, oldest first
-	pending map[net.Conn]*list.Element
+	pending []pendingConn // oldest first; at most max, so a scan of it is short
 	freed   chan struct{} // closed (and replaced) when a connection leaves the set
 }
 
@@ -60,7 +59,7 @@ type pendingConn struct {
 type connKey struct{}
 
 func newConnGate(max int, grace time.Duration) *connGate {
-	return &connGate{max: max, grace: grace, order: list.New(), pending: make(map[net.Conn]*list.Element), freed: make(chan struct{})}
+	return &connGate{max: max, grace: grace, freed: make(chan struct{})}
 }
 
 // arrive counts c as untrusted once there is room: at once under the cap, else when a
@@ -72,12 +71,9 @@ func (g *connGate) arrive(c net.Conn) {
 		var evict net.Conn
 		wait := time.Duration(0)
 		if g.max > 0 && len(g.pending) >= g.max {
-			oldest := g.order.Front()
-			p := oldest.Value.(*pendingConn)
-			if wait = g.grace - time.Since(p.since); wait <= 0 {
-				evict = p.c
-				g.order.Remove(oldest)
-				delete(g.pending, evict)
+			if wait = g.grace - time.Since(g.pending[0].since); wait <= 0 {
+				evict = g.pending[0].c
+				g.pending = slices.Delete(g.pending, 0, 1)
 			}
 		}
 		if wait > 0 {
@@ -91,7 +87,7 @@ func (g *connGate) arrive(c net.Conn) {
 			t.Stop()
 			continue
 		}
-		g.pending[c] = g.order.PushBack(&pendingConn{c: c, since: time.Now()})
+		g.pending = append(g.pending, pendingConn{c: c, since: time.Now()})
 		g.mu.Unlock()
 		if evict != nil {
 			evict.Close() // its serving goroutine sees the error and ends
@@ -116,9 +112,8 @@ func (g *connGate) trust(ctx context.Context) {
 // for room.
 func (g *connGate) forget(c net.Conn) {
 	g.mu.Lock()
-	if e, ok := g.pending[c]; ok {
-		g.order.Remove(e)
-		delete(g.pending, c)
+	if i := slices.IndexFunc(g.pending, func(p pendingConn) bool { return p.c == c }); i >= 0 {
+		g.pending = slices.Delete(g.pending, i, i+1)
 		close(g.freed)
 		g.freed = make(chan struct{})
 	}
