@@ -22,10 +22,14 @@ import (
 	"github.com/consultmcp/consult/providers"
 )
 
-// Server limits only the command line sets.
+// The smallest values the server's flags take.
 const (
 	// minHeartbeat bounds the heartbeat from below so a typo cannot flood the client.
 	minHeartbeat = 100 * time.Millisecond
+	// minPageBytes is the smallest page: smaller ones make a long answer take too many calls.
+	minPageBytes = 4096
+	// minInflight is the smallest --max-inflight: below it even a small tree would be refused.
+	minInflight consult.Bytes = 16 << 20
 )
 
 // usage is the help text, with the paragraph on providers filled in from the registry.
@@ -228,12 +232,6 @@ func bind(fs *flag.FlagSet, getenv func(string) string, settings []setting) erro
 	return nil
 }
 
-// minPageBytes is the smallest page: smaller ones make a long answer take too many calls.
-const minPageBytes = 4096
-
-// minInflight is the smallest --max-inflight: below it even a small tree would be refused.
-const minInflight consult.Bytes = 16 << 20
-
 // errUsage marks a command-line mistake; the message was printed with the usage.
 var errUsage = errors.New("usage")
 
@@ -403,19 +401,13 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// versionString is what `consult version` prints after "consult ": the release, the commit
-// it was built from and the Go toolchain, as the build info records them.
-func versionString() string {
-	bi, _ := debug.ReadBuildInfo()
-	return formatVersion(consult.Version, bi)
-}
-
 // pseudoVersion matches the version Go gives a build of an untagged commit
 // (v0.0.0-20261123173802-97940bde786e, +dirty when modified): the commit says more.
 var pseudoVersion = regexp.MustCompile(`-(\d+\.)?\d{14}-[0-9a-f]{12}(\+dirty)?$`)
 
-// formatVersion is versionString for release and bi (nil when the binary has no build
-// info): "0.1.0-dev, commit 0123456789ab (modified), go1.26.8 linux/amd64". A tagged
+// formatVersion is what `consult version` prints after "consult ": the release, the commit
+// it was built from and the Go toolchain, as bi (nil when the binary has no build info)
+// records them: "0.1.0-dev, commit 0123456789ab (modified), go1.26.8 linux/amd64". A tagged
 // module version wins over release; the commit is "unknown" when the
 // binary was built outside a git checkout or with -buildvcs=false.
 func formatVersion(release string, bi *debug.BuildInfo) string {
