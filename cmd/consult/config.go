@@ -227,6 +227,8 @@ func bind(fs *flag.FlagSet, getenv func(string) string, settings []setting) erro
 				}
 			}
 			fs.Var(p, s.name, s.help)
+		default:
+			panic(fmt.Sprintf("setting %s: a %T is not a flag", s.name, s.value))
 		}
 	}
 	return nil
