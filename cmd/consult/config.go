@@ -22,10 +22,14 @@ import (
 	"github.com/consultmcp/consult/providers"
 )
 
-// Server limits only the command line sets.
+// The smallest values the server's flags take.
 const (
 	// minHeartbeat bounds the heartbeat from below so a typo cannot flood the client.
 	minHeartbeat = 100 * time.Millisecond
+	// minPageBytes is the smallest page: smaller ones make a long answer take too many calls.
+	minPageBytes = 4096
+	// minInflight is the smallest --max-inflight: below it even a small tree would be refused.
+	minInflight consult.Bytes = 16 << 20
 )
 
 // usage is the help text, with the paragraph on providers filled in from the registry.
@@ -89,45 +93,42 @@ type config struct {
 	InWorker bool `json:"-"` // this process is a background worker, not a server
 }
 
-// dollarsValue is a flag.Value for a price in US dollars: a number, 0 or more ("5", "0.50",
-// "$5").
-type dollarsValue struct{ v *float64 }
-
-func (d dollarsValue) String() string {
-	if d.v == nil {
-		return ""
-	}
-	return strconv.FormatFloat(*d.v, 'f', -1, 64)
+// value is a flag.Value of type T that parse reads.
+type value[T any] struct {
+	p     *T
+	parse func(string) (T, error)
 }
 
-func (d dollarsValue) Set(s string) error {
+func newValue[T any](p *T, parse func(string) (T, error)) value[T] { return value[T]{p, parse} }
+
+func (v value[T]) String() string {
+	if v.p == nil {
+		return ""
+	}
+	if f, ok := any(*v.p).(float64); ok {
+		return strconv.FormatFloat(f, 'f', -1, 64) // a price: 0.50, never 5e-01
+	}
+	return fmt.Sprint(*v.p)
+}
+
+func (v value[T]) Set(s string) error {
+	x, err := v.parse(s)
+	if err == nil {
+		*v.p = x
+	}
+	return err
+}
+
+// parseDollars reads a price in US dollars: a number, 0 or more ("5", "0.50", "$5").
+func parseDollars(s string) (float64, error) {
 	f, err := strconv.ParseFloat(strings.TrimPrefix(strings.TrimSpace(s), "$"), 64)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
-		return fmt.Errorf("%q is not a price: write US dollars as a number, 0 or more, e.g. 5 or 0.50", s)
+		return 0, fmt.Errorf("%q is not a price: write US dollars as a number, 0 or more, e.g. 5 or 0.50", s)
 	}
-	*d.v = f
-	return nil
+	return f, nil
 }
 
-// durationValue is a flag.Value for durations written as Go durations or plain seconds.
-type durationValue struct{ d *time.Duration }
-
-func (v durationValue) String() string {
-	if v.d == nil {
-		return ""
-	}
-	return v.d.String()
-}
-
-func (v durationValue) Set(s string) error {
-	d, err := parseDuration(s)
-	if err != nil {
-		return err
-	}
-	*v.d = d
-	return nil
-}
-
+// parseDuration reads a Go duration or a plain number of seconds.
 func parseDuration(s string) (time.Duration, error) {
 	s = strings.TrimSpace(s)
 	if f, err := strconv.ParseFloat(s, 64); err == nil {
@@ -138,26 +139,6 @@ func parseDuration(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("%q is not a duration: write 30s, 2m or a number of seconds", s)
 	}
 	return d, nil
-}
-
-// bytesValue is a flag.Value for sizes: a number of bytes, or a number with a unit, binary
-// (KiB, MiB, GiB, TiB; K, M, G, T the same) or decimal (KB, MB, GB, TB): 2GiB, 512M, 1.5GB.
-type bytesValue struct{ b *consult.Bytes }
-
-func (v bytesValue) String() string {
-	if v.b == nil {
-		return ""
-	}
-	return v.b.String()
-}
-
-func (v bytesValue) Set(s string) error {
-	b, err := parseBytes(s)
-	if err != nil {
-		return err
-	}
-	*v.b = b
-	return nil
 }
 
 // byteUnits are the units parseBytes takes, longest first within each letter.
@@ -171,6 +152,8 @@ var byteUnits = []struct {
 	{"B", 1},
 }
 
+// parseBytes reads a size: a number of bytes, or a number with a unit, binary (KiB, MiB,
+// GiB, TiB; K, M, G, T the same) or decimal (KB, MB, GB, TB): 2GiB, 512M, 1.5GB.
 func parseBytes(s string) (consult.Bytes, error) {
 	t := strings.ToUpper(strings.TrimSpace(s))
 	unit := 1.0
@@ -187,23 +170,69 @@ func parseBytes(s string) (consult.Bytes, error) {
 	return consult.Bytes(f * unit), nil
 }
 
-// intSetter sets *n from a decimal integer.
-func intSetter(n *int) func(string) error {
-	return func(s string) error {
-		v, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil {
-			return fmt.Errorf("%q is not a whole number", s)
-		}
-		*n = v
-		return nil
-	}
+// listValue is a repeatable flag: its first use replaces the list its variable gave.
+type listValue struct {
+	list    *[]string
+	split   func(string) []string // splits the variable's value into items
+	flagged bool
 }
 
-// minPageBytes is the smallest page: smaller ones make a long answer take too many calls.
-const minPageBytes = 4096
+func (l *listValue) String() string { return "" }
 
-// minInflight is the smallest --max-inflight: below it even a small tree would be refused.
-const minInflight consult.Bytes = 16 << 20
+func (l *listValue) Set(s string) error {
+	if !l.flagged {
+		*l.list, l.flagged = nil, true
+	}
+	*l.list = append(*l.list, s)
+	return nil
+}
+
+// setting is a flag, and the variable CONSULT_<NAME> that sets it when the flag is not
+// given; value is a *string, an *int, a *listValue or another flag.Value.
+type setting struct {
+	name, help string
+	value      any
+}
+
+// bind sets each setting from its variable, when that is set, and then defines its flag in
+// fs: flags take precedence over variables, which take precedence over defaults.
+func bind(fs *flag.FlagSet, getenv func(string) string, settings []setting) error {
+	for _, s := range settings {
+		env := "CONSULT_" + strings.ToUpper(strings.ReplaceAll(s.name, "-", "_"))
+		v := getenv(env)
+		switch p := s.value.(type) {
+		case *string:
+			if v != "" {
+				*p = v
+			}
+			fs.StringVar(p, s.name, *p, s.help)
+		case *int:
+			if v != "" {
+				n, err := strconv.Atoi(strings.TrimSpace(v))
+				if err != nil {
+					return fmt.Errorf("%s: %q is not a whole number", env, v)
+				}
+				*p = n
+			}
+			fs.IntVar(p, s.name, *p, s.help)
+		case *listValue:
+			if v != "" {
+				*p.list = p.split(v)
+			}
+			fs.Var(p, s.name, s.help)
+		case flag.Value:
+			if v != "" {
+				if err := p.Set(v); err != nil {
+					return fmt.Errorf("%s: %w", env, err)
+				}
+			}
+			fs.Var(p, s.name, s.help)
+		default:
+			panic(fmt.Sprintf("setting %s: a %T is not a flag", s.name, s.value))
+		}
+	}
+	return nil
+}
 
 // errUsage marks a command-line mistake; the message was printed with the usage.
 var errUsage = errors.New("usage")
@@ -231,75 +260,36 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 	// server as an error, so normal operation (start-up, each call's summary, at info)
 	// writes nothing there; --log-level info shows it.
 	level := "warn"
-	// Environment first, so flags override it.
-	envs := []struct {
-		name string
-		set  func(string) error
-	}{
-		{"CONSULT_BASE_URL", func(s string) error { cfg.BaseURL = s; return nil }},
-		{"CONSULT_MODEL", func(s string) error { cfg.Model = s; return nil }},
-		{"CONSULT_DEFAULT_TIMEOUT", durationValue{&cfg.DefaultTimeout}.Set},
-		{"CONSULT_HEARTBEAT", durationValue{&cfg.Heartbeat}.Set},
-		{"CONSULT_IDLE_TIMEOUT", durationValue{&cfg.IdleTimeout}.Set},
-		{"CONSULT_LOG_LEVEL", func(s string) error { level = s; return nil }},
-		{"CONSULT_HTTP", func(s string) error { cfg.HTTPAddr = s; return nil }},
-		{"CONSULT_HTTP_TOKEN_FILE", func(s string) error { cfg.HTTPTokenFile = s; return nil }},
-		{"CONSULT_HTTP_TOKEN", func(s string) error { cfg.HTTPToken = s; return nil }},
-		{"CONSULT_HTTP_ALLOW_ORIGIN", func(s string) error { cfg.HTTPAllowOrigins = strings.Split(s, ","); return nil }},
-		{"CONSULT_ALLOW_ROOT", func(s string) error { cfg.AllowRoots = filepath.SplitList(s); return nil }},
-		{"CONSULT_RESULTS_DIR", func(s string) error { cfg.ResultsDir = s; return nil }},
-		{"CONSULT_RESULTS_TTL", durationValue{&cfg.ResultsTTL}.Set},
-		{"CONSULT_BACKGROUND_LIMIT", durationValue{&cfg.BackgroundLimit}.Set},
-		{"CONSULT_BACKGROUND_WORKERS", intSetter(&cfg.BackgroundWorkers)},
-		{"CONSULT_MAX_INFLIGHT", bytesValue{&cfg.MaxInflight}.Set},
-		{"CONSULT_PAGE_BYTES", intSetter(&cfg.PageBytes)},
-		{"CONSULT_BUDGET_USD", dollarsValue{&cfg.BudgetUSD}.Set},
-	}
-	for _, e := range envs {
-		if v := getenv(e.name); v != "" {
-			if err := e.set(v); err != nil {
-				return cfg, fmt.Errorf("%s: %w", e.name, err)
-			}
-		}
-	}
-
 	fs := flag.NewFlagSet("consult "+provider, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&cfg.BaseURL, "base-url", cfg.BaseURL, "provider endpoint URL")
-	fs.StringVar(&cfg.Model, "model", cfg.Model, "default model when a call names none")
-	fs.Var(durationValue{&cfg.DefaultTimeout}, "default-timeout", "deadline of a call that sets none")
-	fs.Var(durationValue{&cfg.Heartbeat}, "heartbeat", "interval between progress notifications")
-	fs.Var(durationValue{&cfg.IdleTimeout}, "idle-timeout", "cancel a call whose upstream is silent this long (0 = off)")
-	fs.StringVar(&level, "log-level", level, "debug, info, warn or error")
-	fs.StringVar(&cfg.HTTPAddr, "http", cfg.HTTPAddr, "serve streamable HTTP at this address")
-	fs.StringVar(&cfg.HTTPTokenFile, "http-token-file", cfg.HTTPTokenFile, "read the HTTP bearer token from the first line of this file (mode 0600)")
-	var flagOrigins []string
-	fs.Func("http-allow-origin", "accept HTTP requests whose Origin header is this scheme://host[:port] (repeatable)", func(s string) error {
-		flagOrigins = append(flagOrigins, s)
-		return nil
+	cfg.HTTPToken = getenv("CONSULT_HTTP_TOKEN") // no flag: a token in the arguments is visible in ps
+	err := bind(fs, getenv, []setting{
+		{"base-url", "provider endpoint URL", &cfg.BaseURL},
+		{"model", "default model when a call names none", &cfg.Model},
+		{"default-timeout", "deadline of a call that sets none", newValue(&cfg.DefaultTimeout, parseDuration)},
+		{"heartbeat", "interval between progress notifications", newValue(&cfg.Heartbeat, parseDuration)},
+		{"idle-timeout", "cancel a call whose upstream is silent this long (0 = off)", newValue(&cfg.IdleTimeout, parseDuration)},
+		{"log-level", "debug, info, warn or error", &level},
+		{"http", "serve streamable HTTP at this address", &cfg.HTTPAddr},
+		{"http-token-file", "read the HTTP bearer token from the first line of this file (mode 0600)", &cfg.HTTPTokenFile},
+		{"http-allow-origin", "accept HTTP requests whose Origin header is this scheme://host[:port] (repeatable)",
+			&listValue{list: &cfg.HTTPAllowOrigins, split: func(s string) []string { return strings.Split(s, ",") }}},
+		{"allow-root", "confine consultations to this directory (repeatable)", &listValue{list: &cfg.AllowRoots, split: filepath.SplitList}},
+		{"results-dir", "directory for background consultations' results", &cfg.ResultsDir},
+		{"results-ttl", "how long a background result is kept", newValue(&cfg.ResultsTTL, parseDuration)},
+		{"background-limit", "how long a consultation may run in all with on_timeout continue", newValue(&cfg.BackgroundLimit, parseDuration)},
+		{"background-workers", "how many background consultations may run at once", &cfg.BackgroundWorkers},
+		{"max-inflight", "bound on the memory calls in flight hold, server-wide (2GiB, 512MiB); a call that would pass it waits", newValue(&cfg.MaxInflight, parseBytes)},
+		{"page-bytes", "answers longer than this many bytes are returned in pages (0: never)", &cfg.PageBytes},
+		{"budget-usd", "cap on what consultations cost per UTC day, in US dollars, across servers sharing the results directory (0: none)", newValue(&cfg.BudgetUSD, parseDollars)},
 	})
-	fs.StringVar(&cfg.ResultsDir, "results-dir", cfg.ResultsDir, "directory for background consultations' results")
-	fs.Var(durationValue{&cfg.ResultsTTL}, "results-ttl", "how long a background result is kept")
-	fs.Var(durationValue{&cfg.BackgroundLimit}, "background-limit", "how long a consultation may run in all with on_timeout continue")
-	fs.IntVar(&cfg.BackgroundWorkers, "background-workers", cfg.BackgroundWorkers, "how many background consultations may run at once")
-	fs.Var(bytesValue{&cfg.MaxInflight}, "max-inflight", "bound on the memory calls in flight hold, server-wide (2GiB, 512MiB); a call that would pass it waits")
-	fs.IntVar(&cfg.PageBytes, "page-bytes", cfg.PageBytes, "answers longer than this many bytes are returned in pages (0: never)")
-	fs.Var(dollarsValue{&cfg.BudgetUSD}, "budget-usd", "cap on what consultations cost per UTC day, in US dollars, across servers sharing the results directory (0: none)")
+	if err != nil {
+		return cfg, err
+	}
 	fs.BoolVar(&cfg.Test, "test", false, "send a one-line query, print the answer, model and timing, and exit")
-	var flagRoots []string
-	fs.Func("allow-root", "confine consultations to this directory (repeatable)", func(s string) error {
-		flagRoots = append(flagRoots, s)
-		return nil
-	})
 	positional, err := parseInterspersed(fs, args)
 	if err != nil {
 		return cfg, errUsage
-	}
-	if len(flagRoots) > 0 {
-		cfg.AllowRoots = flagRoots
-	}
-	if len(flagOrigins) > 0 {
-		cfg.HTTPAllowOrigins = flagOrigins
 	}
 	if cfg.HTTPAllowOrigins, err = parseOrigins(cfg.HTTPAllowOrigins); err != nil {
 		return cfg, err
@@ -413,19 +403,13 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// versionString is what `consult version` prints after "consult ": the release, the commit
-// it was built from and the Go toolchain, as the build info records them.
-func versionString() string {
-	bi, _ := debug.ReadBuildInfo()
-	return formatVersion(consult.Version, bi)
-}
-
 // pseudoVersion matches the version Go gives a build of an untagged commit
 // (v0.0.0-20261123173802-97940bde786e, +dirty when modified): the commit says more.
 var pseudoVersion = regexp.MustCompile(`-(\d+\.)?\d{14}-[0-9a-f]{12}(\+dirty)?$`)
 
-// formatVersion is versionString for release and bi (nil when the binary has no build
-// info): "0.1.0-dev, commit 0123456789ab (modified), go1.26.8 linux/amd64". A tagged
+// formatVersion is what `consult version` prints after "consult ": the release, the commit
+// it was built from and the Go toolchain, as bi (nil when the binary has no build info)
+// records them: "0.1.0-dev, commit 0123456789ab (modified), go1.26.8 linux/amd64". A tagged
 // module version wins over release; the commit is "unknown" when the
 // binary was built outside a git checkout or with -buildvcs=false.
 func formatVersion(release string, bi *debug.BuildInfo) string {

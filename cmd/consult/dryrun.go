@@ -2,25 +2,23 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/consultation"
 	"github.com/consultmcp/consult/internal/tokens"
 )
 
-// runDryRun gathers and counts like a consultation with dry_run: true and prints the report.
-// It needs no key and no network. Exit status 1 means the report is a failure (e.g. nothing
 // flagNames are the dry run's flags, in the words that tell its user what to change.
 var flagNames = consultation.Names{
 	consultation.ArgPath: "--path", consultation.ArgPattern: "--pattern", consultation.ArgExclude: "--exclude",
 	consultation.ArgQuery: "--query", consultation.ArgModel: "--model", consultation.ArgTimeout: "--timeout",
 }
 
+// runDryRun gathers and counts like a consultation with dry_run: true and prints the report.
+// It needs no key and no network. Exit status 1 means the report is a failure (e.g. nothing
 // matched), 2 a usage mistake.
 func runDryRun(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("consult dry-run", flag.ContinueOnError)
@@ -31,7 +29,7 @@ func runDryRun(ctx context.Context, args []string, getenv func(string) string, s
 	model := fs.String("model", getenv("CONSULT_MODEL"), "model whose context window to check against")
 	query := fs.String("query", "What does this code do?", "the question, counted as part of the prompt")
 	timeout := consult.DefaultTimeout
-	fs.Var(durationValue{&timeout}, "timeout", "deadline for gathering and counting")
+	fs.Var(newValue(&timeout, parseDuration), "timeout", "deadline for gathering and counting")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	if _, err := parseInterspersed(fs, args); err != nil {
 		return exitCode(2)
@@ -48,18 +46,9 @@ func runDryRun(ctx context.Context, args []string, getenv func(string) string, s
 	}, nil)
 	text, sum := consultation.Render(res, flagNames)
 	if *asJSON && sum != nil {
-		out, err := json.MarshalIndent(sum, "", "  ")
-		if err != nil {
+		if err := printJSON(stdout, sum); err != nil {
 			return err
 		}
-		// encoding/json escapes C0 controls and invalid UTF-8 but writes C1 and bidi controls
-		// raw; line by line (a line of indented JSON holds no newline) Printable turns those
-		// into \uXXXX, which inside a JSON string is the same character.
-		lines := strings.Split(string(out), "\n")
-		for i, l := range lines {
-			lines[i] = consult.Printable(l)
-		}
-		fmt.Fprintln(stdout, strings.Join(lines, "\n"))
 	} else if res.IsError {
 		fmt.Fprintln(stderr, text)
 	} else {

@@ -1,10 +1,10 @@
 package main
 
 import (
-	"container/list"
 	"context"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 )
@@ -45,8 +45,7 @@ type connGate struct {
 	grace time.Duration
 
 	mu      sync.Mutex
-	order   *list.List // of *pendingConn, oldest first
-	pending map[net.Conn]*list.Element
+	pending []pendingConn // oldest first; at most max, so a scan of it is short
 	freed   chan struct{} // closed (and replaced) when a connection leaves the set
 }
 
@@ -60,26 +59,7 @@ type pendingConn struct {
 type connKey struct{}
 
 func newConnGate(max int, grace time.Duration) *connGate {
-	return &connGate{max: max, grace: grace, order: list.New(), pending: make(map[net.Conn]*list.Element), freed: make(chan struct{})}
-}
-
-// install hooks g into srv: every accepted connection is counted as untrusted (waiting for
-// room first), each request carries its connection in its context (for trust), and closed
-// connections are forgotten. It keeps any ConnState hook srv already has.
-func (g *connGate) install(srv *http.Server) {
-	srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
-		g.arrive(c)
-		return context.WithValue(ctx, connKey{}, c)
-	}
-	prev := srv.ConnState
-	srv.ConnState = func(c net.Conn, s http.ConnState) {
-		if s == http.StateClosed || s == http.StateHijacked {
-			g.forget(c)
-		}
-		if prev != nil {
-			prev(c, s)
-		}
-	}
+	return &connGate{max: max, grace: grace, freed: make(chan struct{})}
 }
 
 // arrive counts c as untrusted once there is room: at once under the cap, else when a
@@ -91,12 +71,9 @@ func (g *connGate) arrive(c net.Conn) {
 		var evict net.Conn
 		wait := time.Duration(0)
 		if g.max > 0 && len(g.pending) >= g.max {
-			oldest := g.order.Front()
-			p := oldest.Value.(*pendingConn)
-			if wait = g.grace - time.Since(p.since); wait <= 0 {
-				evict = p.c
-				g.order.Remove(oldest)
-				delete(g.pending, evict)
+			if wait = g.grace - time.Since(g.pending[0].since); wait <= 0 {
+				evict = g.pending[0].c
+				g.pending = slices.Delete(g.pending, 0, 1)
 			}
 		}
 		if wait > 0 {
@@ -110,7 +87,7 @@ func (g *connGate) arrive(c net.Conn) {
 			t.Stop()
 			continue
 		}
-		g.pending[c] = g.order.PushBack(&pendingConn{c: c, since: time.Now()})
+		g.pending = append(g.pending, pendingConn{c: c, since: time.Now()})
 		g.mu.Unlock()
 		if evict != nil {
 			evict.Close() // its serving goroutine sees the error and ends
@@ -135,20 +112,12 @@ func (g *connGate) trust(ctx context.Context) {
 // for room.
 func (g *connGate) forget(c net.Conn) {
 	g.mu.Lock()
-	if e, ok := g.pending[c]; ok {
-		g.order.Remove(e)
-		delete(g.pending, c)
+	if i := slices.IndexFunc(g.pending, func(p pendingConn) bool { return p.c == c }); i >= 0 {
+		g.pending = slices.Delete(g.pending, i, i+1)
 		close(g.freed)
 		g.freed = make(chan struct{})
 	}
 	g.mu.Unlock()
-}
-
-// untrusted is how many connections are counted as untrusted now.
-func (g *connGate) untrusted() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return len(g.pending)
 }
 
 // boundConns sets srv's connection limits for the guard's server: idle keep-alive
@@ -158,6 +127,17 @@ func (g *connGate) untrusted() int {
 // close their connection.
 func (g *httpGuard) boundConns(srv *http.Server) {
 	srv.IdleTimeout = idleTimeout
-	g.conns = newConnGate(g.maxConns, untrustedGrace)
-	g.conns.install(srv)
+	gate := newConnGate(g.maxConns, untrustedGrace)
+	g.conns = gate
+	// Every accepted connection is counted as untrusted (waiting for room first), each
+	// request carries its connection in its context (for trust), closed ones are forgotten.
+	srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+		gate.arrive(c)
+		return context.WithValue(ctx, connKey{}, c)
+	}
+	srv.ConnState = func(c net.Conn, s http.ConnState) {
+		if s == http.StateClosed || s == http.StateHijacked {
+			gate.forget(c)
+		}
+	}
 }

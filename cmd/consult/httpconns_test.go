@@ -340,3 +340,10 @@ func TestConnGateTrustOutsideServer(t *testing.T) {
 		t.Error("trust without a connection changed the count")
 	}
 }
+
+// untrusted is how many connections g counts as untrusted now.
+func (g *connGate) untrusted() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.pending)
+}

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -317,26 +316,16 @@ func (g *httpGuard) readBody(w http.ResponseWriter, r *http.Request) error {
 	if err := rc.SetReadDeadline(time.Now().Add(g.bodyTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		return err
 	}
-	var buf bytes.Buffer
-	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength))
-	}
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, g.maxBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.maxBody))
 	if err != nil {
 		return err
 	}
 	if err := rc.SetReadDeadline(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		return err
 	}
-	r.Body = io.NopCloser(bytes.NewReader(buf.Bytes()))
-	r.ContentLength = int64(buf.Len())
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
 	return nil
-}
-
-// ownerContext is the streamable HTTP server's context function: it carries the owner the
-// guard put in the request's context into the context tool handlers get.
-func ownerContext(ctx context.Context, r *http.Request) context.Context {
-	return background.WithOwner(ctx, background.OwnerFrom(r.Context()))
 }
 
 // loopbackHost reports whether a Host header names this machine: localhost, 127.0.0.0/8 or

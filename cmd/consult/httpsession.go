@@ -24,12 +24,6 @@ type sessionIDs struct {
 	order []string // ended ids, oldest first
 }
 
-var _ server.SessionIdManager = (*sessionIDs)(nil)
-
-func newSessionIDs() *sessionIDs {
-	return &sessionIDs{ended: make(map[string]bool)}
-}
-
 // Validate refuses a malformed id (err) and reports an ended one as terminated.
 func (s *sessionIDs) Validate(id string) (isTerminated bool, err error) {
 	if _, err := s.StatelessGeneratingSessionIdManager.Validate(id); err != nil {
@@ -51,7 +45,7 @@ func (s *sessionIDs) isEnded(id string) bool {
 // sessionManager returns the session id manager for the server behind g, and makes g refuse
 // requests in the sessions it ends.
 func (g *httpGuard) sessionManager() server.SessionIdManager {
-	g.sessions = newSessionIDs()
+	g.sessions = &sessionIDs{ended: make(map[string]bool)}
 	return g.sessions
 }
 

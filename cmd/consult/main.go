@@ -14,7 +14,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
+
+	consult "github.com/consultmcp/consult"
 )
 
 func main() {
@@ -43,7 +46,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	switch args[0] {
 	case "version", "--version", "-version":
-		fmt.Fprintf(stdout, "consult %s\n", versionString())
+		bi, _ := debug.ReadBuildInfo()
+		fmt.Fprintf(stdout, "consult %s\n", formatVersion(consult.Version, bi))
 		return nil
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)

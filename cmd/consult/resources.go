@@ -28,32 +28,42 @@ func addResultResources(s *server.MCPServer, eng *background.Engine) {
 		if !ok {
 			return nil, errors.New("not a consult result: " + req.Params.URI)
 		}
-		res, found := eng.Peek(ctx, id)
-		if !found {
-			return nil, errors.New(res.Text())
-		}
-		return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/plain", Text: res.Text()}}, nil
+		return readResult(ctx, eng, req.Params.URI, id)
 	})
 }
 
-// announceResource lists a finished consultation's result as a resource of the session
-// that started it (over stdio, of the server) and tells that session it was updated.
-func announceResource(s *server.MCPServer, eng *background.Engine, rec results.Record) {
+// readResult is the content of the resource uri: consultation id's result as its caller's
+// owner sees it.
+func readResult(ctx context.Context, eng *background.Engine, uri, id string) ([]mcp.ResourceContents, error) {
+	res, found := eng.Peek(ctx, id)
+	if !found {
+		return nil, errors.New(res.Text())
+	}
+	return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: "text/plain", Text: res.Text()}}, nil
+}
+
+// announce tells the session that started a finished consultation (over stdio, the one
+// client) that its result is ready: it lists the result as a resource of that session and
+// says it was updated, then sends a notifications/message. A session no longer connected
+// misses both.
+func announce(s *server.MCPServer, eng *background.Engine, rec results.Record) {
 	uri := resultsURI + rec.ID
 	res := mcp.NewResource(uri, "consultation "+rec.ID, mcp.WithResourceDescription(rec.Query), mcp.WithMIMEType("text/plain"))
-	read := func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-		out, found := eng.Peek(ctx, rec.ID)
-		if !found {
-			return nil, errors.New(out.Text())
-		}
-		return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: "text/plain", Text: out.Text()}}, nil
+	read := func(ctx context.Context, _ mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		return readResult(ctx, eng, uri, rec.ID)
 	}
-	params := map[string]any{"uri": uri}
+	notify := func(method string, params map[string]any) {
+		if rec.Session == "" {
+			s.SendNotificationToAllClients(method, params)
+		} else {
+			_ = s.SendNotificationToSpecificClient(rec.Session, method, params)
+		}
+	}
 	if rec.Session == "" {
 		s.AddResource(res, read)
-		s.SendNotificationToAllClients("notifications/resources/updated", params)
-		return
+	} else {
+		_ = s.AddSessionResource(rec.Session, res, read)
 	}
-	_ = s.AddSessionResource(rec.Session, res, read)
-	_ = s.SendNotificationToSpecificClient(rec.Session, "notifications/resources/updated", params)
+	notify("notifications/resources/updated", map[string]any{"uri": uri})
+	notify("notifications/message", map[string]any{"level": "info", "logger": "consult", "data": background.ReadyNotice(rec)})
 }

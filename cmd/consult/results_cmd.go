@@ -43,21 +43,16 @@ func (e printableError) Unwrap() error { return e.err }
 func resultsCommand(_ context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("consult results", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dir := defaultResultsDir(getenv)
-	if d := getenv("CONSULT_RESULTS_DIR"); d != "" {
-		dir = d
+	dir, budget := defaultResultsDir(getenv), 0.0
+	if err := bind(fs, getenv, []setting{
+		{"results-dir", "the results directory", &dir},
+		{"budget-usd", "the servers' daily budget, to show what is left of it", newValue(&budget, parseDollars)},
+	}); err != nil {
+		fmt.Fprintf(stderr, "consult results: %v\n", err)
+		return exitCode(2)
 	}
-	fs.StringVar(&dir, "results-dir", dir, "the results directory")
 	asJSON := fs.Bool("json", false, "print records as JSON")
 	cancel := fs.String("cancel", "", "stop the consultation with this id")
-	var budget float64
-	if v := getenv("CONSULT_BUDGET_USD"); v != "" {
-		if err := (dollarsValue{&budget}).Set(v); err != nil {
-			fmt.Fprintf(stderr, "consult results: CONSULT_BUDGET_USD: %v\n", err)
-			return exitCode(2)
-		}
-	}
-	fs.Var(dollarsValue{&budget}, "budget-usd", "the servers' daily budget, to show what is left of it")
 	positional, err := parseInterspersed(fs, args)
 	if err != nil {
 		return exitCode(2)

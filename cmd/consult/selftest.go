@@ -34,13 +34,10 @@ func runSelfTest(ctx context.Context, cfg config, svc *consultation.Service, std
 		fmt.Fprintf(stderr, "consult %s --test failed after %s:\n%s\n", cfg.Provider, consult.FormatDuration(elapsed), res.Text())
 		return exitCode(1)
 	}
-	fmt.Fprintf(stdout, "consult %s --test: OK in %s (provider %s, endpoint %s)\n%s\n", cfg.Provider, consult.FormatDuration(elapsed), cfg.Provider, endpoint(cfg), res.Text())
-	return nil
-}
-
-func endpoint(cfg config) string {
-	if cfg.BaseURL != "" {
-		return cfg.BaseURL
+	endpoint := cfg.BaseURL
+	if endpoint == "" {
+		endpoint = "default"
 	}
-	return "default"
+	fmt.Fprintf(stdout, "consult %s --test: OK in %s (provider %s, endpoint %s)\n%s\n", cfg.Provider, consult.FormatDuration(elapsed), cfg.Provider, endpoint, res.Text())
+	return nil
 }

@@ -64,23 +64,19 @@ func newServer(cfg config, logger *slog.Logger) (*serving, error) {
 			debug.SetMemoryLimit(int64(cfg.MaxInflight) + runtimeOverhead)
 		}
 	}
-	srv := &serving{svc: svc}
+	srv := &serving{svc: svc, store: results.Open(cfg.ResultsDir, cfg.ResultsTTL, 0, 0)}
 	if cfg.ResultsDir != "" && !cfg.InWorker {
-		if err := results.Open(cfg.ResultsDir, cfg.ResultsTTL, 0, 0).Check(); err != nil {
+		if err := srv.store.Check(); err != nil {
 			logger.Warn("the results directory cannot be used: on_timeout \"continue\" is refused until it is fixed", "error", err)
 			cfg.ResultsDir = ""
+		} else if err := srv.store.Prune(); err != nil {
+			logger.Warn("cannot tidy the results directory", "dir", cfg.ResultsDir, "error", err)
 		}
 	}
 	if cfg.ResultsDir != "" {
-		srv.store = results.Open(cfg.ResultsDir, cfg.ResultsTTL, 0, 0)
 		// Every consultation's cost is recorded, in the server and its workers alike, so the
 		// daily budget and `consult results` see all of it.
 		svc.Ledger, svc.DailyBudgetUSD = srv.store, cfg.BudgetUSD
-		if !cfg.InWorker {
-			if err := srv.store.Prune(); err != nil {
-				logger.Warn("cannot tidy the results directory", "dir", cfg.ResultsDir, "error", err)
-			}
-		}
 		ecfg := background.Config{Service: svc, Store: srv.store, Limit: cfg.BackgroundLimit, MaxWorkers: cfg.BackgroundWorkers,
 			Heartbeat: cfg.Heartbeat, Logger: logger}
 		if !cfg.InWorker {
@@ -90,6 +86,7 @@ func newServer(cfg config, logger *slog.Logger) (*serving, error) {
 		}
 		srv.engine = background.New(ecfg)
 	} else {
+		srv.store = nil
 		logger.Warn("no results directory (no HOME or XDG_STATE_HOME): on_timeout \"continue\" is refused; set --results-dir")
 	}
 	if cfg.APIKey == "" {
@@ -97,27 +94,23 @@ func newServer(cfg config, logger *slog.Logger) (*serving, error) {
 		logger.Warn("no API key: dry runs work, model calls will be refused", "provider", cfg.Provider, "set", spec.KeyEnv[0])
 		return srv, nil
 	}
-	p, err := spec.New(providers.Config{
-		APIKey:  cfg.APIKey,
-		BaseURL: cfg.BaseURL,
-		Logger:  logger,
-	})
-	if err != nil {
+	if svc.Model, err = spec.New(providers.Config{APIKey: cfg.APIKey, BaseURL: cfg.BaseURL, Logger: logger}); err != nil {
 		return nil, err
 	}
-	svc.Model = p
 	return srv, nil
 }
 
 // runServe serves MCP for one provider over stdio, or over streamable HTTP with --http.
 func runServe(ctx context.Context, provider string, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
-	cfg, err := parseServe(provider, args, getenv, stderr)
-	if errors.Is(err, errUsage) {
+	fail := func(err error) error { // a mistake in the configuration: exit status 2
+		if !errors.Is(err, errUsage) { // the flag package has said what it is
+			fmt.Fprintf(stderr, "consult %s: %v\n", provider, err)
+		}
 		return exitCode(2)
 	}
+	cfg, err := parseServe(provider, args, getenv, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "consult %s: %v\n", provider, err)
-		return exitCode(2)
+		return fail(err)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	slog.SetDefault(logger) // libraries that use the standard logger write to stderr too, never stdout
@@ -127,8 +120,7 @@ func runServe(ctx context.Context, provider string, args []string, getenv func(s
 	}
 	srv, err := newServer(cfg, logger)
 	if err != nil {
-		fmt.Fprintf(stderr, "consult %s: %v\n", provider, err)
-		return exitCode(2)
+		return fail(err)
 	}
 	if cfg.Test {
 		return runSelfTest(ctx, cfg, srv.svc, stdout, stderr)
@@ -136,8 +128,7 @@ func runServe(ctx context.Context, provider string, args []string, getenv func(s
 	var tok httpToken
 	if cfg.HTTPAddr != "" {
 		if tok, err = resolveHTTPToken(cfg.HTTPTokenFile, cfg.HTTPToken); err != nil {
-			fmt.Fprintf(stderr, "consult %s: %v\n", provider, err)
-			return exitCode(2)
+			return fail(err)
 		}
 	}
 	page := cfg.PageBytes
@@ -150,16 +141,17 @@ func runServe(ctx context.Context, provider string, args []string, getenv func(s
 		logger.Warn("the default timeout is long enough for many MCP clients to give up on a call first (they wait about 25-60 seconds unless progress resets their clock); calls that need longer can pass on_timeout \"continue\"",
 			"default_timeout", cfg.DefaultTimeout)
 	}
-	logger.Info("consult serving", "provider", provider, "model", cfg.Model, "transport", transportName(cfg),
+	transport := "stdio"
+	if cfg.HTTPAddr != "" {
+		transport = "http " + cfg.HTTPAddr
+	}
+	logger.Info("consult serving", "provider", provider, "model", cfg.Model, "transport", transport,
 		"default_timeout", cfg.DefaultTimeout, "heartbeat", cfg.Heartbeat, "idle_timeout", cfg.IdleTimeout,
 		"results_dir", cfg.ResultsDir, "results_ttl", cfg.ResultsTTL, "background_limit", cfg.BackgroundLimit,
 		"max_inflight", cfg.MaxInflight)
 	if srv.engine != nil {
 		addResultResources(s, srv.engine)
-		go srv.engine.WatchFinished(ctx, readyPoll, func(rec results.Record) {
-			announceResource(s, srv.engine, rec)
-			announceReady(s, rec)
-		})
+		go srv.engine.WatchFinished(ctx, readyPoll, func(rec results.Record) { announce(s, srv.engine, rec) })
 	}
 	if cfg.HTTPAddr != "" {
 		err = serveHTTP(ctx, s, cfg, tok, logger, stderr)
@@ -176,29 +168,14 @@ func runServe(ctx context.Context, provider string, args []string, getenv func(s
 // tell their session.
 const readyPoll = time.Second
 
-// announceReady sends notifications/message to the session that started rec (over stdio,
-// the one client) saying that its result is ready. A session no longer connected misses it.
-func announceReady(s *server.MCPServer, rec results.Record) {
-	params := map[string]any{"level": "info", "logger": "consult", "data": background.ReadyNotice(rec)}
-	if rec.Session == "" {
-		s.SendNotificationToAllClients("notifications/message", params)
-		return
-	}
-	_ = s.SendNotificationToSpecificClient(rec.Session, "notifications/message", params)
-}
-
-// sessionContext is a request's context carrying its owner (see ownerContext) and its MCP
-// session (the Mcp-Session-Id header the server gave the client at initialization). Protocol
-// versions without sessions send none: all their calls under one token are one session.
+// sessionContext is the streamable HTTP server's context function: the context tool
+// handlers get carries the request's owner (which the guard put in the request's context)
+// and its MCP session (the Mcp-Session-Id header the server gave the client at
+// initialization). Protocol versions without sessions send none: all their calls under one
+// token are one session.
 func sessionContext(ctx context.Context, r *http.Request) context.Context {
-	return background.WithSession(ownerContext(ctx, r), r.Header.Get(server.HeaderKeySessionID))
-}
-
-func transportName(cfg config) string {
-	if cfg.HTTPAddr != "" {
-		return "http " + cfg.HTTPAddr
-	}
-	return "stdio"
+	ctx = background.WithOwner(ctx, background.OwnerFrom(r.Context()))
+	return background.WithSession(ctx, r.Header.Get(server.HeaderKeySessionID))
 }
 
 // serveHTTP serves streamable HTTP at addr under /mcp until ctx ends, admitting only

@@ -59,7 +59,6 @@ func newRunner(cfg config, store *results.Store) (background.Runner, error) {
 		}
 		defer in.Close()
 		cmd := exec.Command(exe, workerCommand)
-		cmd.Env = os.Environ()
 		cmd.Stdin = in
 		cmd.Stderr = logf // stdout: /dev/null
 		cmd.ExtraFiles = append([]*os.File{out}, held...)
