@@ -68,7 +68,7 @@ func TestAllowRootSlashRefused(t *testing.T) {
 func TestDryRunEscapesNames(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	names := []string{"a\nForged: ok.go", "osc\x1b]52;c;ZXZpbA==\x07.go", "evil\u202eog.go", "c1\u009b2J.go"}
+	names := []string{"a\nForged: ok.go", "osc\x1b]52;c;ZXZpbA==\x07.go", "evil\u202eog.go", "c1\u009b2J.go", "del\x7f.go"}
 	for _, n := range names {
 		if err := os.WriteFile(filepath.Join(dir, n), []byte("package x\n"), 0o644); err != nil {
 			t.Fatal(err)
