@@ -193,63 +193,42 @@ func (d *decoder) value(name string) (any, bool) {
 	return v, ok && v != nil
 }
 
+// typed reads the argument name into dst when it is a T, and refuses it, saying it must be
+// must, when it is not; it reports whether dst was set.
+func typed[T any](d *decoder, name, must string, dst *T) bool {
+	v, ok := d.value(name)
+	if !ok {
+		return false
+	}
+	t, ok := v.(T)
+	if !ok {
+		d.refuse(name, "argument %q must be %s; got %s", name, must, describe(v))
+		return false
+	}
+	*dst = t
+	return true
+}
+
 // required reads a string the tool cannot do without. An empty one is the consultation
 // package's to refuse, with what the argument is for.
 func (d *decoder) required(name string, dst *string) {
-	if d.err != nil {
-		return
-	}
-	v, ok := d.value(name)
-	if !ok {
+	if _, ok := d.value(name); !ok && d.err == nil {
 		d.refuse(name, "missing required argument %q: give %s", name, consultation.Wanted(name))
-		return
 	}
-	s, ok := v.(string)
-	if !ok {
-		d.refuse(name, "argument %q must be a string (%s); got %s", name, consultation.Wanted(name), describe(v))
-		return
-	}
-	*dst = s
+	typed(d, name, "a string ("+consultation.Wanted(name)+")", dst)
 }
 
 // optional reads a string that may be absent.
-func (d *decoder) optional(name string, dst *string) {
-	v, ok := d.value(name)
-	if !ok {
-		return
-	}
-	s, ok := v.(string)
-	if !ok {
-		d.refuse(name, "argument %q must be a string; got %s", name, describe(v))
-		return
-	}
-	*dst = s
-}
+func (d *decoder) optional(name string, dst *string) { typed(d, name, "a string", dst) }
 
 // flag reads a boolean that may be absent.
-func (d *decoder) flag(name string, dst *bool) {
-	v, ok := d.value(name)
-	if !ok {
-		return
-	}
-	b, ok := v.(bool)
-	if !ok {
-		d.refuse(name, "argument %q must be true or false; got %s", name, describe(v))
-		return
-	}
-	*dst = b
-}
+func (d *decoder) flag(name string, dst *bool) { typed(d, name, "true or false", dst) }
 
 // dollars reads a price in US dollars that may be absent; one given is checked by
 // consultation.CheckMaxCost (so 0, which would mean no cap, is refused when given).
 func (d *decoder) dollars(name string, dst *float64) {
-	v, ok := d.value(name)
-	if !ok {
-		return
-	}
-	f, isNum := v.(float64)
-	if !isNum {
-		d.refuse(name, "argument %q must be a number of US dollars, e.g. 0.50; got %s", name, describe(v))
+	var f float64
+	if !typed(d, name, "a number of US dollars, e.g. 0.50", &f) {
 		return
 	}
 	if err := consultation.CheckMaxCost(f); err != nil {

@@ -23,12 +23,12 @@ package mcpserver
 //  3. mcp-go consumes notifications/cancelled itself (MCPServer.handleNotification cancels
 //     the request's context with context.Canceled and never calls a notification handler),
 //     so a handler cannot learn the reason. The shim records each reason on the way in;
-//     watchCancel gives the tool handler a context whose cause says why the client
+//     callContext gives the tool handler a context whose cause says why the client
 //     cancelled (consultation.ErrClientGaveUp or consultation.ErrUserCancelled). The
 //     handler finds its JSON-RPC id through a BeforeCallTool hook (rememberRequestID).
 //  4. A tool call may wait in mcp-go's queue for a worker (stdio) before its handler runs,
 //     and a call's deadline runs from its arrival. The shim records when each request
-//     arrived, as it reads it; arrivalOf hands that moment to the handler, which gives it
+//     arrived, as it reads it; callContext hands that moment to the handler, which gives it
 //     to the consultation (consultation.WithArrival).
 
 import (
@@ -184,32 +184,20 @@ func (c *cancels) anyCancelled(session string) bool {
 	return false
 }
 
-// arrival is when request k arrived; false when it is not in flight.
-func (c *cancels) arrival(k cancelKey) (time.Time, bool) {
+// state is what the shim knows of request k now; false when it is not in flight.
+func (c *cancels) state(k cancelKey) (cancelState, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if st, ok := c.inflight[k]; ok {
-		return st.arrived, true
-	}
-	return time.Time{}, false
-}
-
-// lookup reports whether k was cancelled and why.
-func (c *cancels) lookup(k cancelKey) (reason string, cancelled bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if st, ok := c.inflight[k]; ok && st.cancelled {
-		return st.reason, true
-	}
-	return "", false
-}
-
-// await is lookup after waiting up to grace for k's cancellation to arrive.
-func (c *cancels) await(k cancelKey, grace time.Duration) (reason string, cancelled bool) {
-	c.mu.Lock()
 	st, ok := c.inflight[k]
-	c.mu.Unlock()
-	if ok && grace > 0 {
+	if !ok {
+		return cancelState{}, false
+	}
+	return *st, true
+}
+
+// await is k's state after waiting up to grace for its cancellation to arrive.
+func (c *cancels) await(k cancelKey, grace time.Duration) cancelState {
+	if st, ok := c.state(k); ok && grace > 0 {
 		t := time.NewTimer(grace)
 		defer t.Stop()
 		select {
@@ -217,7 +205,8 @@ func (c *cancels) await(k cancelKey, grace time.Duration) (reason string, cancel
 		case <-t.C:
 		}
 	}
-	return c.lookup(k)
+	st, _ := c.state(k)
+	return st
 }
 
 // reasonGrace is how long a call whose HTTP request ended waits for the client's
@@ -289,28 +278,22 @@ func requestKey(ctx context.Context, req mcp.CallToolRequest) (cancelScope, canc
 	return sc, cancelKey{sc.session, id}, true
 }
 
-// arrivalOf is when the shim read the tool call req; false when it did not see it (no
-// shim, or a line too long to read).
-func arrivalOf(ctx context.Context, req mcp.CallToolRequest) (time.Time, bool) {
-	sc, k, ok := requestKey(ctx, req)
-	if !ok {
-		return time.Time{}, false
-	}
-	return sc.c.arrival(k)
-}
-
-// watchCancel returns the context a tool handler runs in: it ends when ctx ends, with
-// CancelCause of the client's reason when the client cancelled the call, else with ctx's
-// cause. stop releases it.
-func watchCancel(ctx context.Context, req mcp.CallToolRequest) (_ context.Context, stop func()) {
+// callContext returns the context a tool handler runs in: it carries the moment the shim
+// read the call (consultation.WithArrival), and ends when ctx ends, with CancelCause of the
+// client's reason when the client cancelled the call, else with ctx's cause. stop releases
+// it. Without a shim, or for a line too long to read, it is ctx.
+func callContext(ctx context.Context, req mcp.CallToolRequest) (_ context.Context, stop func()) {
 	sc, k, ok := requestKey(ctx, req)
 	if !ok {
 		return ctx, func() {}
 	}
+	if st, ok := sc.c.state(k); ok {
+		ctx = consultation.WithArrival(ctx, st.arrived)
+	}
 	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	stopAfter := context.AfterFunc(ctx, func() {
-		if reason, cancelled := sc.c.await(k, sc.grace); cancelled {
-			cancel(CancelCause(reason))
+		if st := sc.c.await(k, sc.grace); st.cancelled {
+			cancel(CancelCause(st.reason))
 			return
 		}
 		cancel(context.Cause(ctx))
@@ -567,7 +550,7 @@ func (h *httpShim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rw := &httpResponse{ResponseWriter: w, c: h.c, session: session}
 	if r.Method != http.MethodPost || r.Body == nil {
 		h.next.ServeHTTP(rw, r)
-		rw.finish()
+		rw.release()
 		return
 	}
 	body, err := io.ReadAll(r.Body)
@@ -590,7 +573,7 @@ func (h *httpShim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer h.c.end(rw.k)
 	}
 	h.next.ServeHTTP(rw, r)
-	rw.finish()
+	rw.release()
 }
 
 // withProtocolVersionMeta returns a notification's body with params._meta carrying
@@ -683,8 +666,8 @@ func (rw *httpResponse) dropped(p []byte) bool {
 		return false
 	}
 	if m.isResponse() && rw.k.id != "" && canonicalID(m.ID) == rw.k.id {
-		_, cancelled := rw.c.lookup(rw.k)
-		return cancelled
+		st, _ := rw.c.state(rw.k)
+		return st.cancelled
 	}
 	return rw.c.notifiesCancelled(rw.session, &m)
 }
@@ -715,7 +698,7 @@ func sseData(event []byte) []byte {
 	return data
 }
 
-// release sends a held status.
+// release sends a held status: before a body, and when the handler returns.
 func (rw *httpResponse) release() {
 	if rw.heldStatus != 0 && !rw.wroteHeader {
 		rw.wroteHeader = true
@@ -723,9 +706,6 @@ func (rw *httpResponse) release() {
 	}
 	rw.heldStatus = 0
 }
-
-// finish sends a status still held when the handler returns.
-func (rw *httpResponse) finish() { rw.release() }
 
 // Flush sends what was written; mcp-go streams SSE only through a writer that can flush.
 func (rw *httpResponse) Flush() {
