@@ -333,16 +333,13 @@ func (e *Engine) follow(ctx context.Context, id string, quietFrom time.Time, rel
 		if next, err := e.store.Load(id); err == nil {
 			rec = next
 		}
-		switch {
-		case rec.Status == results.Done:
-			return e.fromRecord(rec), true
-		case rec.ID != "" && !e.alive(rec):
+		if rec.ID != "" && !e.alive(rec) { // done, or its worker is gone
 			select { // the worker may have sent its result just before it ended
 			case res := <-inBand:
 				return res, true
 			default:
 			}
-			return e.fromRecord(e.finishDead(id)), true
+			return e.fromRecord(e.settled(rec)), true
 		}
 		select {
 		case <-ctx.Done():
