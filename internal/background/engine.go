@@ -203,11 +203,11 @@ func (e *Engine) Start(ctx context.Context, in consultation.Request, r consultat
 		return consultation.Failure(consultation.ClassOverloaded, fmt.Sprintf("Too many background consultations are running: %d, the most the server allows (--background-workers). Wait for one to finish (consultation_result), cancel one (consultation_cancel), or call without on_timeout \"continue\".", e.maxWorkers))
 	}
 	lock, ok, err := e.store.TryLock(id)
-	if err != nil || !ok {
+	if err == nil && !ok {
+		err = errors.New("its lock is held")
+	}
+	if err != nil {
 		slot.Close()
-		if err == nil {
-			err = errors.New("its lock is held")
-		}
 		return consultation.Failure(consultation.ClassInternal, fmt.Sprintf("Cannot start a background consultation: %v", err))
 	}
 	rec := jobRecord(job)
@@ -219,16 +219,13 @@ func (e *Engine) Start(ctx context.Context, in consultation.Request, r consultat
 		return consultation.Failure(consultation.ClassInternal, fmt.Sprintf("Cannot start a background consultation: its record cannot be written in the results directory %s (%v). Free some space there, or call again without on_timeout \"continue\".", e.store.Dir(), err))
 	}
 	pr, pw, err := os.Pipe()
-	if err == nil {
-		err = e.run(job, []*os.File{lock.File(), slot.File()}, pw)
-	} else {
+	if err != nil {
 		lock.Close()
 		slot.Close()
+	} else if err = e.run(job, []*os.File{lock.File(), slot.File()}, pw); err != nil {
+		pr.Close()
 	}
 	if err != nil {
-		if pr != nil {
-			pr.Close()
-		}
 		res := consultation.Failure(consultation.ClassInternal, fmt.Sprintf("Could not start the background worker: %v", err))
 		rec.Note = ""
 		if rec, err := doneRecord(rec, res, nil); err == nil {
@@ -423,18 +420,15 @@ func (e *Engine) finishDead(id string) results.Record {
 	if err != nil || rec.Status == results.Done {
 		return rec
 	}
-	text := fmt.Sprintf("Consultation %s stopped before finishing: the process running it ended without saving a result (it was killed or crashed, the machine restarted, or its record could not be written).", id)
-	if p := rec.Progress; p != nil {
-		text += fmt.Sprintf(" It had run %s, %s%s.", consult.FormatDuration(time.Duration(p.ElapsedSeconds*float64(time.Second))), p.Phase, sizes(p))
-	}
-	text += " Run the consultation again."
 	sum := &consultation.Summary{Kind: consultation.KindError, ID: id, Model: rec.Model, Answer: rec.Answer,
 		Error: &consultation.ErrorInfo{Class: consultation.ClassInternal, Message: "the worker ended without saving a result"}}
+	text := fmt.Sprintf("Consultation %s stopped before finishing: the process running it ended without saving a result (it was killed or crashed, the machine restarted, or its record could not be written).", id)
 	if p := rec.Progress; p != nil {
 		sum.Phase, sum.Files, sum.Bytes, sum.PromptTokens, sum.Attempts = p.Phase, p.Files, p.Bytes, p.PromptTokens, p.Attempts
 		sum.ElapsedSeconds = p.ElapsedSeconds
+		text += fmt.Sprintf(" It had run %s, %s%s.", consult.FormatDuration(time.Duration(p.ElapsedSeconds*float64(time.Second))), p.Phase, sizes(p))
 	}
-	res := consultation.Said(sum, text)
+	res := consultation.Said(sum, text+" Run the consultation again.")
 	res.IsError, res.Answer, res.Digests = true, rec.Answer, rec.Digests
 	res.Facts.PartialWhy = "cut off when the worker stopped"
 	rec.Note = "stopped before finishing"
