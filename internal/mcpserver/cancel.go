@@ -411,18 +411,54 @@ func peekOutgoing(data []byte) (m message, ok bool) {
 // through unread (a cancellation is a few hundred bytes).
 const maxObservedLine = 4 << 20
 
-// stdioIn passes the client's stdio through unchanged, reading each line first.
+// stdioIn passes the client's stdio through unchanged. It reads it as soon as it arrives,
+// stamping each message as it reads it (observe), and holds up to readAheadChunks reads
+// until mcp-go takes them: mcp-go reads one line at a time and handles it before it reads
+// the next, so on a busy server a message would otherwise be stamped only when the messages
+// before it had been handled.
 type stdioIn struct {
-	r       io.Reader
 	c       *cancels
 	line    []byte
-	skipped bool // the current line outgrew maxObservedLine
+	skipped bool          // the current line outgrew maxObservedLine
+	chunks  chan []byte   // reads mcp-go has not taken yet
+	done    chan struct{} // closed by stop: the reading goroutine ends
+	err     error         // the input's error, once chunks is closed
+	rest    []byte        // what mcp-go has not taken of the current chunk
 }
 
-func (s *stdioIn) Read(p []byte) (int, error) {
-	n, err := s.r.Read(p)
-	now := time.Now() // every line read here arrived by now
-	data := p[:n]
+// readAheadChunks bounds what stdioIn holds: 64 reads of 32 KiB, 2 MiB at most.
+const (
+	readAheadChunks = 64
+	readAheadSize   = 32 << 10
+)
+
+// newStdioIn starts reading r.
+func newStdioIn(r io.Reader, c *cancels) *stdioIn {
+	s := &stdioIn{c: c, chunks: make(chan []byte, readAheadChunks), done: make(chan struct{})}
+	go func() {
+		defer close(s.chunks)
+		for {
+			buf := make([]byte, readAheadSize)
+			n, err := r.Read(buf)
+			if n > 0 {
+				s.observe(buf[:n], time.Now()) // every line read here arrived by now
+				select {
+				case s.chunks <- buf[:n]:
+				case <-s.done:
+					return
+				}
+			}
+			if err != nil {
+				s.err = err
+				return
+			}
+		}
+	}()
+	return s
+}
+
+// observe records what each line that ends in data means for cancellation.
+func (s *stdioIn) observe(data []byte, now time.Time) {
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
 		chunk := data
@@ -435,7 +471,7 @@ func (s *stdioIn) Read(p []byte) (int, error) {
 			s.skipped, s.line = true, s.line[:0]
 		}
 		if i < 0 {
-			break
+			return
 		}
 		if !s.skipped {
 			var m message
@@ -446,66 +482,23 @@ func (s *stdioIn) Read(p []byte) (int, error) {
 		s.line, s.skipped = s.line[:0], false
 		data = data[i+1:]
 	}
-	return n, err
 }
 
-// readAhead reads the client's input as soon as it arrives, stamping each message on the
-// way (stdioIn), and holds up to readAheadChunks reads of it until mcp-go takes them: mcp-go
-// reads one line at a time and handles it before it reads the next, so on a busy server a
-// message would otherwise be stamped only when the messages before it had been handled.
-type readAhead struct {
-	chunks chan []byte
-	done   chan struct{} // closed by stop: the reading goroutine ends
-	err    error         // the input's error, once chunks is closed
-	rest   []byte        // what mcp-go has not taken of the current chunk
-	once   sync.Once
-}
-
-// readAheadChunks bounds what readAhead holds: 64 reads of 32 KiB, 2 MiB at most.
-const (
-	readAheadChunks = 64
-	readAheadSize   = 32 << 10
-)
-
-// newReadAhead starts reading r.
-func newReadAhead(r io.Reader) *readAhead {
-	ra := &readAhead{chunks: make(chan []byte, readAheadChunks), done: make(chan struct{})}
-	go func() {
-		defer close(ra.chunks)
-		for {
-			buf := make([]byte, readAheadSize)
-			n, err := r.Read(buf)
-			if n > 0 {
-				select {
-				case ra.chunks <- buf[:n]:
-				case <-ra.done:
-					return
-				}
-			}
-			if err != nil {
-				ra.err = err
-				return
-			}
-		}
-	}()
-	return ra
-}
-
-func (ra *readAhead) Read(p []byte) (int, error) {
-	if len(ra.rest) == 0 {
-		chunk, ok := <-ra.chunks
+func (s *stdioIn) Read(p []byte) (int, error) {
+	if len(s.rest) == 0 {
+		chunk, ok := <-s.chunks
 		if !ok {
-			return 0, ra.err
+			return 0, s.err
 		}
-		ra.rest = chunk
+		s.rest = chunk
 	}
-	n := copy(p, ra.rest)
-	ra.rest = ra.rest[n:]
+	n := copy(p, s.rest)
+	s.rest = s.rest[n:]
 	return n, nil
 }
 
-// stop ends the reading goroutine once its read returns; it may be called more than once.
-func (ra *readAhead) stop() { ra.once.Do(func() { close(ra.done) }) }
+// stop ends the reading goroutine once its read returns.
+func (s *stdioIn) stop() { close(s.done) }
 
 // stdioOut writes mcp-go's stdio output, each Write one message and its newline
 // (StdioServer.writeResponse), and drops the response to a cancelled request and its

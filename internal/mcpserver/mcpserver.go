@@ -305,9 +305,9 @@ func toMCP(r consultation.Result) *mcp.CallToolResult {
 func ServeStdio(ctx context.Context, s *server.MCPServer, in io.Reader, out io.Writer, errLog io.Writer) error {
 	c := newCancels()
 	ctx = context.WithValue(ctx, cancelScopeKey{}, cancelScope{c: c})
-	ra := newReadAhead(&stdioIn{r: in, c: c})
-	defer ra.stop()
-	in, out = ra, &stdioOut{w: out, c: c}
+	stdin := newStdioIn(in, c)
+	defer stdin.stop()
+	in, out = stdin, &stdioOut{w: out, c: c}
 	ss := server.NewStdioServer(s)
 	ss.SetErrorLogger(log.New(errLog, "mcp: ", log.LstdFlags))
 	server.WithWorkerPoolSize(WorkerPoolSize)(ss)
