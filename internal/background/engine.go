@@ -134,13 +134,11 @@ func New(cfg Config) *Engine {
 
 // runInProcess is the Runner of an engine configured without one.
 func (e *Engine) runInProcess(job Job, held []*os.File, out *os.File) error {
-	e.inProcess.Add(1)
-	go func() {
-		defer e.inProcess.Done()
+	e.inProcess.Go(func() {
 		if err := e.Work(context.Background(), job, held, out); err != nil {
 			e.logger.Error("background worker failed", "id", job.ID, "error", err)
 		}
-	}()
+	})
 	return nil
 }
 

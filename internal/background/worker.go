@@ -97,9 +97,7 @@ func (e *Engine) Work(ctx context.Context, job Job, held []*os.File, out io.Writ
 		cancel(cause) // cancelled before it started: nothing is read or sent
 	}
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { // a cancel reaches the worker through its marker
-		defer wg.Done()
+	wg.Go(func() { // a cancel reaches the worker through its marker
 		t := time.NewTicker(poll)
 		defer t.Stop()
 		for {
@@ -113,7 +111,7 @@ func (e *Engine) Work(ctx context.Context, job Job, held []*os.File, out io.Writ
 				}
 			}
 		}
-	}()
+	})
 	rep := recorder(func(st consultation.State) {
 		rec := base
 		rec.Progress = &results.Progress{Phase: string(st.Phase), Message: st.Message,
