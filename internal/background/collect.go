@@ -129,19 +129,16 @@ func (e *Engine) expired(id string) consultation.Result {
 // before finishing" for a running record whose worker is gone.
 func (e *Engine) State(rec results.Record) string {
 	switch {
-	case rec.Status == results.Done && rec.Note == "cancelled":
-		return "cancelled"
-	case rec.Status == results.Done && rec.Note == "stopped before finishing":
-		return "stopped before finishing"
-	case rec.Status == results.Done && rec.IsError:
-		return "failed"
-	case rec.Status == results.Done:
-		return "finished"
-	case e.alive(rec):
+	case rec.Status != results.Done && e.alive(rec):
 		return "running"
-	default:
+	case rec.Status != results.Done:
 		return "stopped before finishing"
+	case rec.Note == "cancelled", rec.Note == "stopped before finishing":
+		return rec.Note
+	case rec.IsError:
+		return "failed"
 	}
+	return "finished"
 }
 
 // list is consultation_result without an id: owner's consultations. The calling session's
