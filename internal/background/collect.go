@@ -69,11 +69,8 @@ func (e *Engine) Collect(ctx context.Context, id string, wait time.Duration, r c
 
 func (e *Engine) collect(ctx context.Context, id, owner string, wait time.Duration, r consultation.Reporter) consultation.Result {
 	rec, failed := e.load(id, owner)
-	switch {
-	case failed != nil:
+	if failed != nil {
 		return *failed
-	case rec.Status == results.Done:
-		return e.fromRecord(rec)
 	}
 	end := time.Now().Add(wait)
 	wctx, cancel := context.WithDeadline(ctx, end)
