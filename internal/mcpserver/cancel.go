@@ -588,17 +588,10 @@ func withProtocolVersionMeta(body []byte, version string) []byte {
 		return body
 	}
 	meta[mcp.MetaKeyProtocolVersion] = version
-	var err error
-	if params["_meta"], err = json.Marshal(meta); err != nil {
-		return body
-	}
-	if n["params"], err = json.Marshal(params); err != nil {
-		return body
-	}
-	out, err := json.Marshal(n)
-	if err != nil {
-		return body
-	}
+	// Values decoded from JSON encode again without error.
+	params["_meta"], _ = json.Marshal(meta)
+	n["params"], _ = json.Marshal(params)
+	out, _ := json.Marshal(n)
 	return out
 }
 
