@@ -27,8 +27,8 @@ func WaitRule() consultation.SecondsRule {
 // listMax is how many consultations a listing shows: the recent ones are the ones asked for.
 const listMax = 20
 
-// CheckID refuses an id that is not of the form consultations get.
-func CheckID(id string) error {
+// checkID refuses an id that is not of the form consultations get.
+func checkID(id string) error {
 	if _, err := results.ParseID(id); err != nil {
 		return consultation.NewArgError(ArgID, `id %s is not a consultation id: ids look like %q and come from a consultation that returned "still running"; call consultation_result without id to list them`, consultation.Shown(id), results.IDExample)
 	}
@@ -43,7 +43,7 @@ func CheckID(id string) error {
 // unknown one.
 func (e *Engine) Collect(ctx context.Context, id string, wait time.Duration, r consultation.Reporter) consultation.Result {
 	if id != "" {
-		if err := CheckID(id); err != nil {
+		if err := checkID(id); err != nil {
 			return consultation.FailureOf(err)
 		}
 	}
@@ -69,16 +69,13 @@ func (e *Engine) Collect(ctx context.Context, id string, wait time.Duration, r c
 
 func (e *Engine) collect(ctx context.Context, id, owner string, wait time.Duration, r consultation.Reporter) consultation.Result {
 	rec, failed := e.load(id, owner)
-	switch {
-	case failed != nil:
+	if failed != nil {
 		return *failed
-	case rec.Status == results.Done:
-		return e.fromRecord(rec)
 	}
 	end := time.Now().Add(wait)
 	wctx, cancel := context.WithDeadline(ctx, end)
 	defer cancel()
-	res, done := e.follow(wctx, id, e.quietFrom(end), &relay{r: r, id: id}, nil)
+	res, done := e.follow(wctx, id, end.Add(-quiet), &relay{r: r, id: id}, nil)
 	switch {
 	case done:
 		return res
@@ -129,19 +126,16 @@ func (e *Engine) expired(id string) consultation.Result {
 // before finishing" for a running record whose worker is gone.
 func (e *Engine) State(rec results.Record) string {
 	switch {
-	case rec.Status == results.Done && rec.Note == "cancelled":
-		return "cancelled"
-	case rec.Status == results.Done && rec.Note == "stopped before finishing":
-		return "stopped before finishing"
-	case rec.Status == results.Done && rec.IsError:
-		return "failed"
-	case rec.Status == results.Done:
-		return "finished"
-	case e.alive(rec):
+	case rec.Status != results.Done && e.alive(rec):
 		return "running"
-	default:
+	case rec.Status != results.Done:
 		return "stopped before finishing"
+	case rec.Note == "cancelled", rec.Note == "stopped before finishing":
+		return rec.Note
+	case rec.IsError:
+		return "failed"
 	}
+	return "finished"
 }
 
 // list is consultation_result without an id: owner's consultations. The calling session's
@@ -150,21 +144,16 @@ func (e *Engine) State(rec results.Record) string {
 // of its own.
 func (e *Engine) list(owner, session string) consultation.Result {
 	recs, listErr := e.store.List(0)
-	type listed struct {
-		consultation.ListEntry
-		own bool
-	}
-	var entries []listed
+	var entries []consultation.ListEntry
 	for _, rec := range recs {
-		if rec.Owner != owner {
-			continue
+		if rec.Owner == owner {
+			entries = append(entries, consultation.ListEntry{ID: rec.ID, Status: e.State(rec), Created: rec.Created,
+				Query: shortQuery(rec.Query), OtherSession: rec.Instance != e.instance || rec.Session != session})
 		}
-		own := rec.Instance == e.instance && rec.Session == session
-		entries = append(entries, listed{consultation.ListEntry{ID: rec.ID, Status: e.State(rec), Created: rec.Created, Query: rec.Query}, own})
 	}
 	sort.Slice(entries, func(i, k int) bool {
-		if entries[i].own != entries[k].own {
-			return entries[i].own
+		if entries[i].OtherSession != entries[k].OtherSession {
+			return !entries[i].OtherSession
 		}
 		return entries[i].Created.After(entries[k].Created)
 	})
@@ -177,22 +166,17 @@ func (e *Engine) list(owner, session string) consultation.Result {
 	if len(entries) > listMax {
 		entries = entries[:listMax]
 	}
-	out := make([]consultation.ListEntry, len(entries))
-	for i := range entries {
-		le := &entries[i].ListEntry
-		le.Query = shortQuery(le.Query)
-		le.OtherSession = !entries[i].own
+	for _, le := range entries {
 		other := ""
 		if le.OtherSession {
 			other = " · started by another session"
 		}
 		fmt.Fprintf(&b, "- %s · %s%s · started %s ago · %s\n", le.ID, le.Status, other, consult.FormatDuration(time.Since(le.Created)), consult.Printable(le.Query))
-		out[i] = *le
 	}
 	if listErr != nil {
 		fmt.Fprintf(&b, "\n(The results directory could not be read: %s)", consult.Printable(listErr.Error()))
 	}
-	return consultation.Said(&consultation.Summary{Kind: consultation.KindList, Consultations: out}, strings.TrimRight(b.String(), "\n"))
+	return consultation.Said(&consultation.Summary{Kind: consultation.KindList, Consultations: entries}, strings.TrimRight(b.String(), "\n"))
 }
 
 // shortQuery is the head of a query for a listing line.
@@ -218,7 +202,7 @@ func (e *Engine) Cancel(ctx context.Context, id string) consultation.Result {
 	if strings.TrimSpace(id) == "" {
 		return consultation.FailureOf(consultation.NewArgError(ArgID, "argument %q is empty: give %s", ArgID, consultation.Wanted(ArgID)))
 	}
-	if err := CheckID(id); err != nil {
+	if err := checkID(id); err != nil {
 		return consultation.FailureOf(err)
 	}
 	e.logger.Info("consultation_cancel", "id", id)
@@ -229,7 +213,7 @@ func (e *Engine) Cancel(ctx context.Context, id string) consultation.Result {
 	case rec.Status == results.Done:
 		return alreadyFinished(id)
 	}
-	e.forgetAnnounce(id)
+	e.announce.Delete(id)
 	res := e.stop(id, causeTool)
 	if res.IsError && res.Summary != nil && res.Summary.Error != nil && res.Summary.Error.Class == consultation.ClassCancelled {
 		return cancelled(id, res)
@@ -275,19 +259,14 @@ func (e *Engine) stop(id string, cause *stopCause) consultation.Result {
 // (with the reason as the result) for an id unknown to the owner, expired or malformed. It
 // serves reads of the resource consult://results/{id}.
 func (e *Engine) Peek(ctx context.Context, id string) (consultation.Result, bool) {
-	if err := CheckID(id); err != nil {
+	if err := checkID(id); err != nil {
 		return consultation.FailureOf(err), false
 	}
 	rec, failed := e.load(id, OwnerFrom(ctx))
-	switch {
-	case failed != nil:
+	if failed != nil {
 		return *failed, false
-	case rec.Status == results.Done:
-		return e.fromRecord(rec), true
-	case !e.alive(rec):
-		return e.fromRecord(e.finishDead(id)), true
 	}
-	return e.running(rec, "not finished"), true
+	return e.view(e.settled(rec), "not finished"), true
 }
 
 // Lookup returns the record of id for a person reading the results directory (consult
@@ -298,20 +277,12 @@ func (e *Engine) Lookup(id string) (results.Record, error) {
 	if err != nil {
 		return rec, err
 	}
-	if rec.Status == results.Running && !e.alive(rec) {
-		rec = e.finishDead(id)
-	}
-	return rec, nil
+	return e.settled(rec), nil
 }
 
 // Describe is what a record says to a person: the result's text once done, the progress
 // while running.
-func (e *Engine) Describe(rec results.Record) string {
-	if rec.Status == results.Done {
-		return e.fromRecord(rec).Text()
-	}
-	return e.running(rec, "not finished").Text()
-}
+func (e *Engine) Describe(rec results.Record) string { return e.view(rec, "not finished").Text() }
 
 // Stop stops the consultation id, whoever started it, and returns its final state: for
 // `consult results --cancel`.
@@ -323,33 +294,16 @@ func (e *Engine) Stop(id string) (string, error) {
 	case rec.Status == results.Done:
 		return fmt.Sprintf("Consultation %s had already finished; nothing was cancelled.", id), nil
 	}
-	e.forgetAnnounce(id)
+	e.announce.Delete(id)
 	return cancelled(id, e.stop(id, causeTool)).Text(), nil
 }
 
-// markAnnounce notes that the call of id returned without its answer, so its end is to be
-// announced to its session.
-func (e *Engine) markAnnounce(id string) {
-	e.mu.Lock()
-	e.announce[id] = true
-	e.mu.Unlock()
-}
-
-// forgetAnnounce drops id from the consultations whose end is announced.
-func (e *Engine) forgetAnnounce(id string) {
-	e.mu.Lock()
-	delete(e.announce, id)
-	e.mu.Unlock()
-}
-
 // toAnnounce lists the consultations whose end is to be announced.
-func (e *Engine) toAnnounce() []string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	ids := make([]string, 0, len(e.announce))
-	for id := range e.announce {
-		ids = append(ids, id)
-	}
+func (e *Engine) toAnnounce() (ids []string) {
+	e.announce.Range(func(id, _ any) bool {
+		ids = append(ids, id.(string))
+		return true
+	})
 	return ids
 }
 
@@ -368,15 +322,12 @@ func (e *Engine) WatchFinished(ctx context.Context, every time.Duration, notify 
 		}
 		for _, id := range e.toAnnounce() {
 			rec, err := e.store.Load(id)
-			switch {
-			case err != nil:
-				e.forgetAnnounce(id)
+			if err != nil {
+				e.announce.Delete(id)
 				continue
-			case rec.Status == results.Running && !e.alive(rec):
-				rec = e.finishDead(id)
 			}
-			if rec.Status == results.Done {
-				e.forgetAnnounce(id)
+			if rec = e.settled(rec); rec.Status == results.Done {
+				e.announce.Delete(id)
 				if rec.Note != "cancelled" {
 					notify(rec)
 				}

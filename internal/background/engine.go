@@ -18,6 +18,7 @@
 package background
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -104,8 +105,7 @@ type Engine struct {
 	logger     *slog.Logger
 	instance   string // this server process, in the records it starts
 
-	mu       sync.Mutex
-	announce map[string]bool // consultations whose call returned "still running"
+	announce sync.Map // ids of the consultations whose call returned "still running": their end is announced
 
 	inProcess sync.WaitGroup // workers run as goroutines (Run nil)
 }
@@ -113,7 +113,7 @@ type Engine struct {
 // New returns an engine for cfg.
 func New(cfg Config) *Engine {
 	e := &Engine{svc: cfg.Service, store: cfg.Store, run: cfg.Run, limit: cfg.Limit, maxWorkers: cfg.MaxWorkers,
-		heartbeat: cfg.Heartbeat, logger: cfg.Logger, instance: newInstance(), announce: map[string]bool{}}
+		heartbeat: cfg.Heartbeat, logger: cfg.Logger, instance: newInstance()}
 	if e.limit <= 0 {
 		e.limit = consult.DefaultBackgroundLimit
 	}
@@ -134,21 +134,16 @@ func New(cfg Config) *Engine {
 
 // runInProcess is the Runner of an engine configured without one.
 func (e *Engine) runInProcess(job Job, held []*os.File, out *os.File) error {
-	e.inProcess.Add(1)
-	go func() {
-		defer e.inProcess.Done()
+	e.inProcess.Go(func() {
 		if err := e.Work(context.Background(), job, held, out); err != nil {
 			e.logger.Error("background worker failed", "id", job.ID, "error", err)
 		}
-	}()
+	})
 	return nil
 }
 
 // Wait waits for the workers this engine runs in its own process (Config.Run nil).
 func (e *Engine) Wait() { e.inProcess.Wait() }
-
-// Limit is the longest a consultation may run, from its start.
-func (e *Engine) Limit() time.Duration { return e.limit }
 
 // Store is the results directory.
 func (e *Engine) Store() *results.Store { return e.store }
@@ -191,8 +186,8 @@ func (e *Engine) Start(ctx context.Context, in consultation.Request, r consultat
 	if timeout == 0 {
 		timeout = e.svc.TimeoutRule().Default
 	}
-	id := results.NewID(start)
-	rel := &relay{r: r, id: id}
+	job := e.job(ctx, in, start)
+	id := job.ID
 	for _, w := range warnings {
 		if r != nil {
 			r.Log(consultation.LevelWarning, w)
@@ -206,14 +201,13 @@ func (e *Engine) Start(ctx context.Context, in consultation.Request, r consultat
 		return consultation.Failure(consultation.ClassOverloaded, fmt.Sprintf("Too many background consultations are running: %d, the most the server allows (--background-workers). Wait for one to finish (consultation_result), cancel one (consultation_cancel), or call without on_timeout \"continue\".", e.maxWorkers))
 	}
 	lock, ok, err := e.store.TryLock(id)
-	if err != nil || !ok {
+	if err == nil && !ok {
+		err = errors.New("its lock is held")
+	}
+	if err != nil {
 		slot.Close()
-		if err == nil {
-			err = errors.New("its lock is held")
-		}
 		return consultation.Failure(consultation.ClassInternal, fmt.Sprintf("Cannot start a background consultation: %v", err))
 	}
-	job := Job{ID: id, Owner: OwnerFrom(ctx), Session: SessionFrom(ctx), Instance: e.instance, Created: start, Request: in}
 	rec := jobRecord(job)
 	rec.Note = "starting"
 	if err := e.store.Save(rec); err != nil {
@@ -223,19 +217,16 @@ func (e *Engine) Start(ctx context.Context, in consultation.Request, r consultat
 		return consultation.Failure(consultation.ClassInternal, fmt.Sprintf("Cannot start a background consultation: its record cannot be written in the results directory %s (%v). Free some space there, or call again without on_timeout \"continue\".", e.store.Dir(), err))
 	}
 	pr, pw, err := os.Pipe()
-	if err == nil {
-		err = e.run(job, []*os.File{lock.File(), slot.File()}, pw)
-	} else {
+	if err != nil {
 		lock.Close()
 		slot.Close()
+	} else if err = e.run(job, []*os.File{lock.File(), slot.File()}, pw); err != nil {
+		pr.Close()
 	}
 	if err != nil {
-		if pr != nil {
-			pr.Close()
-		}
 		res := consultation.Failure(consultation.ClassInternal, fmt.Sprintf("Could not start the background worker: %v", err))
-		rec.Status, rec.Note = results.Done, ""
-		if setResult(&rec, res) == nil {
+		rec.Note = ""
+		if rec, err := doneRecord(rec, res, nil); err == nil {
 			_ = e.store.Save(rec)
 		}
 		return res
@@ -244,10 +235,11 @@ func (e *Engine) Start(ctx context.Context, in consultation.Request, r consultat
 	e.logger.Info("background worker started", "id", id)
 	inBand := make(chan consultation.Result, 1)
 	go readResult(pr, inBand)
+	rel := &relay{r: r, id: id}
 	rel.send("starting a background worker")
 	fg, cancel := context.WithDeadline(ctx, start.Add(timeout))
 	defer cancel()
-	res, done := e.follow(fg, id, e.quietFrom(start.Add(timeout)), rel, inBand)
+	res, done := e.follow(fg, id, start.Add(timeout-quiet), rel, inBand)
 	switch {
 	case done:
 		return withWarnings(res, warnings)
@@ -255,7 +247,7 @@ func (e *Engine) Start(ctx context.Context, in consultation.Request, r consultat
 		// The user stopped the call: stop the worker too, and keep what it had.
 		return e.stop(id, causeUser)
 	}
-	e.markAnnounce(id)
+	e.announce.Store(id, true)
 	why := fmt.Sprintf("timeout %s reached", consult.FormatDuration(timeout))
 	if ctx.Err() != nil {
 		why = "the client stopped waiting"
@@ -267,9 +259,9 @@ func (e *Engine) Start(ctx context.Context, in consultation.Request, r consultat
 	return withWarnings(e.running(next, why), warnings)
 }
 
-// quietFrom is when progress stops before end: a notification sent just before the result
-// can reach the client after it.
-func (e *Engine) quietFrom(end time.Time) time.Time { return end.Add(-500 * time.Millisecond) }
+// quiet is how long before a wait ends no progress is relayed: a notification sent just
+// before the result can reach the client after it.
+const quiet = 500 * time.Millisecond
 
 // withWarnings adds a call's warnings to its result.
 func withWarnings(res consultation.Result, warnings []string) consultation.Result {
@@ -336,16 +328,13 @@ func (e *Engine) follow(ctx context.Context, id string, quietFrom time.Time, rel
 		if next, err := e.store.Load(id); err == nil {
 			rec = next
 		}
-		switch {
-		case rec.Status == results.Done:
-			return e.fromRecord(rec), true
-		case rec.ID != "" && !e.alive(rec):
+		if rec.ID != "" && !e.alive(rec) { // done, or its worker is gone
 			select { // the worker may have sent its result just before it ended
 			case res := <-inBand:
 				return res, true
 			default:
 			}
-			return e.fromRecord(e.finishDead(id)), true
+			return e.fromRecord(e.settled(rec)), true
 		}
 		select {
 		case <-ctx.Done():
@@ -371,6 +360,24 @@ func (e *Engine) alive(rec results.Record) bool {
 	return e.store.LockHeld(rec.ID) && time.Since(rec.Created) < e.limit+deadAfter
 }
 
+// settled is rec, finished first as stopped before finishing (finishDead) when it is
+// running and its worker is gone.
+func (e *Engine) settled(rec results.Record) results.Record {
+	if rec.Status == results.Running && !e.alive(rec) {
+		return e.finishDead(rec.ID)
+	}
+	return rec
+}
+
+// view is what a record says: its result once done, "still running" (because of why) with
+// its progress while it runs.
+func (e *Engine) view(rec results.Record, why string) consultation.Result {
+	if rec.Status == results.Done {
+		return e.fromRecord(rec)
+	}
+	return e.running(rec, why)
+}
+
 // fromRecord is the result a saved consultation returns.
 func (e *Engine) fromRecord(rec results.Record) consultation.Result {
 	res := consultation.Result{IsError: rec.IsError, Answer: rec.Answer, Digests: rec.Digests}
@@ -390,13 +397,17 @@ func (e *Engine) fromRecord(rec results.Record) consultation.Result {
 	return res
 }
 
-// setResult stores res, as data, in rec.
-func setResult(rec *results.Record, res consultation.Result) (err error) {
-	rec.IsError, rec.Answer, rec.Digests, rec.Facts = res.IsError, res.Answer, res.Digests, nil
+// doneRecord is base finished with res, as data, and a follow-up's thread.
+func doneRecord(base results.Record, res consultation.Result, th *thread) (rec results.Record, err error) {
+	rec = base
+	rec.Status, rec.IsError, rec.Answer, rec.Digests, rec.Facts = results.Done, res.IsError, res.Answer, res.Digests, nil
+	if th != nil {
+		rec.Thread = th.turns
+	}
 	if rec.Summary, err = json.Marshal(res.Summary); err == nil && res.Facts != nil {
 		rec.Facts, err = json.Marshal(res.Facts)
 	}
-	return err
+	return rec, err
 }
 
 // finishDead finishes the record of a consultation whose worker is gone without saving a
@@ -407,26 +418,20 @@ func (e *Engine) finishDead(id string) results.Record {
 	if err != nil || rec.Status == results.Done {
 		return rec
 	}
-	text := fmt.Sprintf("Consultation %s stopped before finishing: the process running it ended without saving a result (it was killed or crashed, the machine restarted, or its record could not be written).", id)
-	if p := rec.Progress; p != nil {
-		text += fmt.Sprintf(" It had run %s, %s", consult.FormatDuration(time.Duration(p.ElapsedSeconds*float64(time.Second))), p.Phase)
-		if p.Files > 0 {
-			text += fmt.Sprintf("; %s, %s, %s prompt tokens", filesWord(p.Files), p.Bytes, p.PromptTokens)
-		}
-		text += "."
-	}
-	text += " Run the consultation again."
 	sum := &consultation.Summary{Kind: consultation.KindError, ID: id, Model: rec.Model, Answer: rec.Answer,
 		Error: &consultation.ErrorInfo{Class: consultation.ClassInternal, Message: "the worker ended without saving a result"}}
+	text := fmt.Sprintf("Consultation %s stopped before finishing: the process running it ended without saving a result (it was killed or crashed, the machine restarted, or its record could not be written).", id)
 	if p := rec.Progress; p != nil {
 		sum.Phase, sum.Files, sum.Bytes, sum.PromptTokens, sum.Attempts = p.Phase, p.Files, p.Bytes, p.PromptTokens, p.Attempts
 		sum.ElapsedSeconds = p.ElapsedSeconds
+		text += fmt.Sprintf(" It had run %s, %s%s.", consult.FormatDuration(time.Duration(p.ElapsedSeconds*float64(time.Second))), p.Phase, sizes(p))
 	}
-	res := consultation.Said(sum, text)
+	res := consultation.Said(sum, text+" Run the consultation again.")
 	res.IsError, res.Answer, res.Digests = true, rec.Answer, rec.Digests
 	res.Facts.PartialWhy = "cut off when the worker stopped"
-	rec.Status, rec.Note = results.Done, "stopped before finishing"
-	if err := setResult(&rec, res); err != nil {
+	rec.Note = "stopped before finishing"
+	rec, err = doneRecord(rec, res, nil)
+	if err != nil {
 		return rec
 	}
 	if err := e.store.Save(rec); err != nil {
@@ -435,11 +440,16 @@ func (e *Engine) finishDead(id string) results.Record {
 	return rec
 }
 
-func filesWord(n int) string {
-	if n == 1 {
-		return "1 file"
+// sizes is what a worker had gathered by its progress p, as a clause: "" before it had.
+func sizes(p *results.Progress) string {
+	if p.Files == 0 {
+		return ""
 	}
-	return consult.Thousands(int64(n)) + " files"
+	files := consult.Thousands(int64(p.Files)) + " files"
+	if p.Files == 1 {
+		files = "1 file"
+	}
+	return fmt.Sprintf("; %s, %s, %s prompt tokens", files, p.Bytes, p.PromptTokens)
 }
 
 // progressLine is the progress message of a record.
@@ -448,6 +458,11 @@ func progressLine(rec results.Record) string {
 		return p.Message
 	}
 	return fmt.Sprintf("starting, %s", consult.FormatDuration(time.Since(rec.Created).Truncate(time.Second)))
+}
+
+// job is the consultation in, asked by ctx's caller at created, under a new id.
+func (e *Engine) job(ctx context.Context, in consultation.Request, created time.Time) Job {
+	return Job{ID: results.NewID(created), Owner: OwnerFrom(ctx), Session: SessionFrom(ctx), Instance: e.instance, Created: created, Request: in}
 }
 
 // jobRecord is the running record of a job, before its progress.
@@ -468,15 +483,12 @@ func (e *Engine) running(rec results.Record, why string) consultation.Result {
 	sum := &consultation.Summary{Kind: consultation.KindRunning, ID: rec.ID, Model: rec.Model,
 		ElapsedSeconds: time.Since(rec.Created).Round(time.Millisecond).Seconds(), Phase: phaseStarting,
 		Streamed: &consultation.StreamedSummary{}}
-	var sizes, streamed string
+	var gathered, streamed string
 	if p := rec.Progress; p != nil {
-		if p.Phase != "" {
-			sum.Phase = p.Phase
-		}
+		sum.Phase = cmp.Or(p.Phase, sum.Phase)
 		sum.Attempts = p.Attempts
-		if p.Files > 0 {
+		if gathered = sizes(p); gathered != "" {
 			sum.Files, sum.Bytes, sum.PromptTokens = p.Files, p.Bytes, p.PromptTokens
-			sizes = fmt.Sprintf("; %s, %s, %s prompt tokens", filesWord(p.Files), p.Bytes, p.PromptTokens)
 		}
 		if p.ReasoningTokens > 0 || p.AnswerTokens > 0 {
 			sum.Streamed = &consultation.StreamedSummary{Reasoning: p.ReasoningTokens, Answer: p.AnswerTokens}
@@ -490,7 +502,7 @@ func (e *Engine) running(rec results.Record, why string) consultation.Result {
 		Cancel: "consultation_cancel",
 	}
 	text := fmt.Sprintf("Still running in the background (%s): id %s.\n", why, rec.ID)
-	text += fmt.Sprintf("So far: %s%s%s.\n", progressLine(rec), sizes, streamed)
+	text += fmt.Sprintf("So far: %s%s%s.\n", progressLine(rec), gathered, streamed)
 	text += fmt.Sprintf(`Collect it with consultation_result {"id": %q} (waits up to %s per call; set "wait" up to %g); stop it with consultation_cancel. `,
 		rec.ID, consult.FormatDuration(consult.DefaultWait), consult.MaxWait.Seconds())
 	text += fmt.Sprintf("It may run until %s (background limit %s) in a worker process of its own; its result is kept for %s, across server restarts.",

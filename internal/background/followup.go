@@ -37,7 +37,7 @@ func (e *Engine) prepare(owner string, in consultation.Request) (consultation.Re
 	if in.FollowUpOf == "" {
 		return in, nil, nil
 	}
-	if err := CheckID(in.FollowUpOf); err != nil {
+	if err := checkID(in.FollowUpOf); err != nil {
 		res := consultation.FailureOf(consultation.NewArgError(ArgFollowUpOf, "follow_up_of %s is not a consultation id: give the id of an earlier answer (its structured result's id)", consultation.Shown(in.FollowUpOf)))
 		return in, nil, &res
 	}
@@ -128,21 +128,22 @@ func (th *thread) settle(res consultation.Result) consultation.Result {
 	return res
 }
 
-// record is the saved form of a finished consultation of owner that the engine keeps for
-// collecting, paging and follow-ups.
-func (e *Engine) record(id, owner, session string, in consultation.Request, res consultation.Result, th *thread, created time.Time) (results.Record, error) {
-	rec := results.Record{ID: id, Status: results.Done, Owner: owner, Session: session, Instance: e.instance,
-		Created: created, Path: in.Path, Pattern: in.Pattern, Exclude: in.Exclude, Model: in.Model, Query: in.Query, Question: in.Query}
-	if th != nil {
-		rec.Thread = th.turns
+// keep saves a finished result of ctx's caller that no record holds yet, for collecting,
+// paging and follow-ups, and returns its new id.
+func (e *Engine) keep(ctx context.Context, in consultation.Request, res consultation.Result, th *thread, created time.Time) (string, error) {
+	job := e.job(ctx, in, created)
+	base := jobRecord(job)
+	base.Worker = false
+	sum := *res.Summary
+	sum.ID = job.ID
+	base.Model = cmp.Or(sum.Model, base.Model)
+	res.Summary = &sum
+	rec, err := doneRecord(base, res, th)
+	if err != nil {
+		return "", err
 	}
-	if res.Summary != nil {
-		sum := *res.Summary
-		sum.ID = id
-		rec.Model = cmp.Or(sum.Model, rec.Model)
-		res.Summary = &sum
-	}
-	return rec, setResult(&rec, res)
+	rec.Answer = cmp.Or(rec.Answer, sum.Answer)
+	return job.ID, e.store.Save(rec)
 }
 
 // Consult runs a consultation in the call (on_timeout "fail") and keeps its answer in the
@@ -159,12 +160,7 @@ func (e *Engine) Consult(ctx context.Context, in consultation.Request, r consult
 	if res.IsError || res.Summary == nil || res.Summary.Kind != consultation.KindAnswer {
 		return res
 	}
-	created := consultation.Arrival(ctx)
-	id := results.NewID(created)
-	rec, err := e.record(id, OwnerFrom(ctx), SessionFrom(ctx), in, res, th, created)
-	if err == nil {
-		err = e.store.Save(rec)
-	}
+	id, err := e.keep(ctx, in, res, th, consultation.Arrival(ctx))
 	if err != nil {
 		e.logger.Warn("cannot keep an answer in the results directory: it cannot be paged or followed up", "error", err)
 		return res

@@ -33,7 +33,11 @@ func (e *Engine) Paged(ctx context.Context, res consultation.Result, size int) c
 		return res
 	}
 	if sum.ID == "" {
-		id, err := e.keep(ctx, res)
+		in := consultation.Request{Model: sum.Model}
+		if r := sum.Report; r != nil {
+			in.Path, in.Pattern, in.Exclude = r.Path, r.Pattern, r.Exclude
+		}
+		id, err := e.keep(ctx, in, res, nil, time.Now())
 		if err != nil {
 			e.logger.Warn("cannot keep a long answer for paging; it is returned whole", "error", err)
 			return res
@@ -43,28 +47,10 @@ func (e *Engine) Paged(ctx context.Context, res consultation.Result, size int) c
 	return page(res, sum.Answer, 0, size)
 }
 
-// keep saves a finished result that no record holds yet, owned by ctx's owner.
-func (e *Engine) keep(ctx context.Context, res consultation.Result) (string, error) {
-	now := time.Now()
-	id := results.NewID(now)
-	in := consultation.Request{Model: res.Summary.Model}
-	if r := res.Summary.Report; r != nil {
-		in.Path, in.Pattern, in.Exclude = r.Path, r.Pattern, r.Exclude
-	}
-	rec, err := e.record(id, OwnerFrom(ctx), SessionFrom(ctx), in, res, nil, now)
-	if err != nil {
-		return "", err
-	}
-	if rec.Answer == "" {
-		rec.Answer = res.Summary.Answer
-	}
-	return id, e.store.Save(rec)
-}
-
 // Page is consultation_result with an offset: the page of consultation id's answer that
 // starts there, for ctx's owner.
 func (e *Engine) Page(ctx context.Context, id string, offset, size int) consultation.Result {
-	if err := CheckID(id); err != nil {
+	if err := checkID(id); err != nil {
 		return consultation.FailureOf(err)
 	}
 	rec, failed := e.load(id, OwnerFrom(ctx))

@@ -16,30 +16,22 @@ import (
 )
 
 // Causes of a background consultation's end other than its answer; each says how it is
-// worded and classed (consultation.Stop).
+// worded and classed (consultation.Stop). by is what its cancel marker holds.
 var (
-	causeTool = &stopCause{by: "tool"}
-	causeUser = &stopCause{by: "user"}
+	causeTool = &stopCause{by: "tool", err: "cancelled with consultation_cancel", words: "Cancelled with consultation_cancel"}
+	causeUser = &stopCause{by: "user", err: "cancelled by the user", words: "Cancelled by the user (the client aborted the call)"}
 )
 
 // stopCause is a cancel of a background consultation: by consultation_cancel (or
 // `consult results --cancel`), or by the user aborting the call that started it.
-type stopCause struct{ by string }
+type stopCause struct{ by, err, words string }
 
-func (c *stopCause) Error() string {
-	if c.by == "user" {
-		return "cancelled by the user"
-	}
-	return "cancelled with consultation_cancel"
-}
+func (c *stopCause) Error() string { return c.err }
 
 func (c *stopCause) Class() consultation.ErrorClass { return consultation.ClassCancelled }
 
 func (c *stopCause) Words(phase, elapsed string) (string, string, string) {
-	if c.by == "user" {
-		return fmt.Sprintf("Cancelled by the user (the client aborted the call) while %s, after %s.", phase, elapsed), "cut off by the cancellation", ""
-	}
-	return fmt.Sprintf("Cancelled with consultation_cancel while %s, after %s.", phase, elapsed), "cut off by the cancellation", ""
+	return fmt.Sprintf("%s while %s, after %s.", c.words, phase, elapsed), "cut off by the cancellation", ""
 }
 
 // limitCause ends a consultation that ran past the background limit.
@@ -105,9 +97,7 @@ func (e *Engine) Work(ctx context.Context, job Job, held []*os.File, out io.Writ
 		cancel(cause) // cancelled before it started: nothing is read or sent
 	}
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { // a cancel reaches the worker through its marker
-		defer wg.Done()
+	wg.Go(func() { // a cancel reaches the worker through its marker
 		t := time.NewTicker(poll)
 		defer t.Stop()
 		for {
@@ -121,8 +111,8 @@ func (e *Engine) Work(ctx context.Context, job Job, held []*os.File, out io.Writ
 				}
 			}
 		}
-	}()
-	rep := &recorder{save: func(st consultation.State) {
+	})
+	rep := recorder(func(st consultation.State) {
 		rec := base
 		rec.Progress = &results.Progress{Phase: string(st.Phase), Message: st.Message,
 			ElapsedSeconds: st.Elapsed.Round(time.Millisecond).Seconds(), Attempts: st.Attempts,
@@ -132,7 +122,7 @@ func (e *Engine) Work(ctx context.Context, job Job, held []*os.File, out io.Writ
 		if err := save(rec); err != nil {
 			e.logger.Warn("cannot write the progress of a background consultation", "id", job.ID, "error", err)
 		}
-	}}
+	})
 	run, th, fail := e.prepare(job.Owner, job.Request)
 	switch {
 	case fail != nil:
@@ -147,16 +137,11 @@ func (e *Engine) Work(ctx context.Context, job Job, held []*os.File, out io.Writ
 	if res.Summary != nil {
 		res.Summary.ID = job.ID
 	}
-	rec := base
-	rec.Status = results.Done
-	if th != nil {
-		rec.Thread = th.turns
-	}
+	rec, err := doneRecord(base, res, th)
 	var sc *stopCause
 	if errors.As(context.Cause(ctx), &sc) && res.IsError {
 		rec.Note = "cancelled"
 	}
-	err := setResult(&rec, res)
 	if err == nil {
 		err = save(rec)
 	}
@@ -174,13 +159,11 @@ func (e *Engine) Work(ctx context.Context, job Job, held []*os.File, out io.Writ
 
 // recorder receives a worker's progress and writes it to the record at the heartbeat's pace
 // (see WorkerHeartbeat); notices go to the worker's log only.
-type recorder struct {
-	save func(consultation.State)
-}
+type recorder func(consultation.State)
 
-func (r *recorder) Progress(float64, string)       {}
-func (r *recorder) Log(consultation.Level, string) {}
-func (r *recorder) Record(st consultation.State)   { r.save(st) }
+func (recorder) Progress(float64, string)       {}
+func (recorder) Log(consultation.Level, string) {}
+func (r recorder) Record(st consultation.State) { r(st) }
 
 // WorkerHeartbeat is the heartbeat a worker's service runs with for a server heartbeat of
 // d: a worker writes its record at each, at least every writeMax.

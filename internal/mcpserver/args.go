@@ -43,47 +43,44 @@ func argNames[T any]() []string {
 // consultationRequest decodes the consultation tool's arguments into the request they ask
 // for; timeout is the rule its timeout is checked against (the server's default in it).
 func consultationRequest(raw map[string]any, timeout consultation.SecondsRule) (consultation.Request, error) {
-	var a tooldefs.ConsultationArgs
+	var in consultation.Request
+	var onTimeout string
 	d := decoder{raw: raw}
 	d.known(tooldefs.ConsultationName, consultationArgs)
-	d.required(consultation.ArgPath, &a.Path)
-	d.required(consultation.ArgPattern, &a.Pattern)
-	d.required(consultation.ArgQuery, &a.Query)
-	d.optional(consultation.ArgModel, &a.Model)
-	d.optional(consultation.ArgExclude, &a.Exclude)
-	d.optional(consultation.ArgOutputFile, &a.OutputFile)
-	d.flag(consultation.ArgDryRun, &a.DryRun)
-	limit := d.seconds(timeout, &a.Timeout)
-	d.optional(consultation.ArgOnTimeout, &a.OnTimeout)
-	d.optional(background.ArgFollowUpOf, &a.FollowUpOf)
-	d.dollars(consultation.ArgMaxCost, &a.MaxCost)
+	d.required(consultation.ArgPath, &in.Path)
+	d.required(consultation.ArgPattern, &in.Pattern)
+	d.required(consultation.ArgQuery, &in.Query)
+	d.optional(consultation.ArgModel, &in.Model)
+	d.optional(consultation.ArgExclude, &in.Exclude)
+	d.optional(consultation.ArgOutputFile, &in.OutputFile)
+	d.flag(consultation.ArgDryRun, &in.DryRun)
+	in.Timeout = d.seconds(timeout)
+	d.optional(consultation.ArgOnTimeout, &onTimeout)
+	d.optional(background.ArgFollowUpOf, &in.FollowUpOf)
+	d.dollars(consultation.ArgMaxCost, &in.MaxCostUSD)
 	if d.err != nil {
 		return consultation.Request{}, d.err
 	}
-	return consultation.Request{
-		Path: a.Path, Pattern: a.Pattern, Exclude: a.Exclude, Query: a.Query, Model: a.Model,
-		Timeout: limit, OutputFile: a.OutputFile, DryRun: a.DryRun, OnTimeout: consultation.OnTimeout(a.OnTimeout), FollowUpOf: a.FollowUpOf,
-		MaxCostUSD: a.MaxCost,
-	}, nil
+	in.OnTimeout = consultation.OnTimeout(onTimeout)
+	return in, nil
 }
 
 // resultRequest decodes consultation_result's arguments: an optional id, the wait (0 when
 // not given: the default) and the offset of a page of a long answer (-1 when not given).
 func resultRequest(raw map[string]any) (id string, wait time.Duration, offset int, err error) {
-	var a tooldefs.ResultArgs
 	d := decoder{raw: raw}
 	d.known(tooldefs.ResultName, resultArgs)
-	d.optional(background.ArgID, &a.ID)
-	wait = d.seconds(background.WaitRule(), &a.Wait)
-	offset = d.offset(background.ArgOffset, &a.Offset)
-	if d.err == nil && offset >= 0 && a.ID == "" {
+	d.optional(background.ArgID, &id)
+	wait = d.seconds(background.WaitRule())
+	offset = d.offset(background.ArgOffset)
+	if d.err == nil && offset >= 0 && id == "" {
 		d.refuse(background.ArgOffset, "offset needs id: it names where the next page of that consultation's answer starts")
 	}
-	return a.ID, wait, offset, d.err
+	return id, wait, offset, d.err
 }
 
 // offset reads a non-negative whole number of bytes; -1 when absent.
-func (d *decoder) offset(name string, dst *int) int {
+func (d *decoder) offset(name string) int {
 	v, ok := d.value(name)
 	if !ok {
 		return -1
@@ -93,17 +90,15 @@ func (d *decoder) offset(name string, dst *int) int {
 		d.refuse(name, "%s must be a whole number of bytes, 0 or more, as next.arguments.offset of the previous page gave it; got %s", name, describe(v))
 		return -1
 	}
-	*dst = int(f)
-	return *dst
+	return int(f)
 }
 
 // cancelRequest decodes consultation_cancel's argument, the id.
-func cancelRequest(raw map[string]any) (string, error) {
-	var a tooldefs.CancelArgs
+func cancelRequest(raw map[string]any) (id string, err error) {
 	d := decoder{raw: raw}
 	d.known(tooldefs.CancelName, cancelArgs)
-	d.required(background.ArgID, &a.ID)
-	return a.ID, d.err
+	d.required(background.ArgID, &id)
+	return id, d.err
 }
 
 // decoder reads a tool's arguments one by one; the first refusal is kept and the reads
@@ -193,63 +188,42 @@ func (d *decoder) value(name string) (any, bool) {
 	return v, ok && v != nil
 }
 
+// typed reads the argument name into dst when it is a T, and refuses it, saying it must be
+// must, when it is not; it reports whether dst was set.
+func typed[T any](d *decoder, name, must string, dst *T) bool {
+	v, ok := d.value(name)
+	if !ok {
+		return false
+	}
+	t, ok := v.(T)
+	if !ok {
+		d.refuse(name, "argument %q must be %s; got %s", name, must, describe(v))
+		return false
+	}
+	*dst = t
+	return true
+}
+
 // required reads a string the tool cannot do without. An empty one is the consultation
 // package's to refuse, with what the argument is for.
 func (d *decoder) required(name string, dst *string) {
-	if d.err != nil {
-		return
-	}
-	v, ok := d.value(name)
-	if !ok {
+	if _, ok := d.value(name); !ok && d.err == nil {
 		d.refuse(name, "missing required argument %q: give %s", name, consultation.Wanted(name))
-		return
 	}
-	s, ok := v.(string)
-	if !ok {
-		d.refuse(name, "argument %q must be a string (%s); got %s", name, consultation.Wanted(name), describe(v))
-		return
-	}
-	*dst = s
+	typed(d, name, "a string ("+consultation.Wanted(name)+")", dst)
 }
 
 // optional reads a string that may be absent.
-func (d *decoder) optional(name string, dst *string) {
-	v, ok := d.value(name)
-	if !ok {
-		return
-	}
-	s, ok := v.(string)
-	if !ok {
-		d.refuse(name, "argument %q must be a string; got %s", name, describe(v))
-		return
-	}
-	*dst = s
-}
+func (d *decoder) optional(name string, dst *string) { typed(d, name, "a string", dst) }
 
 // flag reads a boolean that may be absent.
-func (d *decoder) flag(name string, dst *bool) {
-	v, ok := d.value(name)
-	if !ok {
-		return
-	}
-	b, ok := v.(bool)
-	if !ok {
-		d.refuse(name, "argument %q must be true or false; got %s", name, describe(v))
-		return
-	}
-	*dst = b
-}
+func (d *decoder) flag(name string, dst *bool) { typed(d, name, "true or false", dst) }
 
 // dollars reads a price in US dollars that may be absent; one given is checked by
 // consultation.CheckMaxCost (so 0, which would mean no cap, is refused when given).
 func (d *decoder) dollars(name string, dst *float64) {
-	v, ok := d.value(name)
-	if !ok {
-		return
-	}
-	f, isNum := v.(float64)
-	if !isNum {
-		d.refuse(name, "argument %q must be a number of US dollars, e.g. 0.50; got %s", name, describe(v))
+	var f float64
+	if !typed(d, name, "a number of US dollars, e.g. 0.50", &f) {
 		return
 	}
 	if err := consultation.CheckMaxCost(f); err != nil {
@@ -261,7 +235,7 @@ func (d *decoder) dollars(name string, dst *float64) {
 
 // seconds reads a number of seconds that may be absent, and returns it as a duration
 // checked against rule (0 when absent: the default applies).
-func (d *decoder) seconds(rule consultation.SecondsRule, dst *float64) time.Duration {
+func (d *decoder) seconds(rule consultation.SecondsRule) time.Duration {
 	v, ok := d.value(rule.Arg)
 	if !ok {
 		return 0
@@ -285,7 +259,6 @@ func (d *decoder) seconds(rule consultation.SecondsRule, dst *float64) time.Dura
 		d.err = rule.Refuse(describe(v)) // the value as given, not as converted
 		return 0
 	}
-	*dst = f
 	return dur
 }
 

@@ -36,7 +36,7 @@ func TestDeadlineFromArrival(t *testing.T) {
 	})
 	s := server.NewMCPServer("consult", "test", server.WithToolCapabilities(false), server.WithHooks(hooks))
 	h := &handler{svc: svc, log: nil, levels: &levelChoices{}}
-	s.AddTool(tooldefs.Consultation(tooldefs.Server{}), h.consultation)
+	s.AddTool(tooldefs.Consultation(tooldefs.Server{}), h.tool("a JSON object with path, pattern and query", h.consultCall))
 
 	c, _ := stdioClient(t, s, false)
 	ctx := context.Background()

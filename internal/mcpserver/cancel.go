@@ -23,12 +23,12 @@ package mcpserver
 //  3. mcp-go consumes notifications/cancelled itself (MCPServer.handleNotification cancels
 //     the request's context with context.Canceled and never calls a notification handler),
 //     so a handler cannot learn the reason. The shim records each reason on the way in;
-//     watchCancel gives the tool handler a context whose cause says why the client
+//     callContext gives the tool handler a context whose cause says why the client
 //     cancelled (consultation.ErrClientGaveUp or consultation.ErrUserCancelled). The
 //     handler finds its JSON-RPC id through a BeforeCallTool hook (rememberRequestID).
 //  4. A tool call may wait in mcp-go's queue for a worker (stdio) before its handler runs,
 //     and a call's deadline runs from its arrival. The shim records when each request
-//     arrived, as it reads it; arrivalOf hands that moment to the handler, which gives it
+//     arrived, as it reads it; callContext hands that moment to the handler, which gives it
 //     to the consultation (consultation.WithArrival).
 
 import (
@@ -184,32 +184,20 @@ func (c *cancels) anyCancelled(session string) bool {
 	return false
 }
 
-// arrival is when request k arrived; false when it is not in flight.
-func (c *cancels) arrival(k cancelKey) (time.Time, bool) {
+// state is what the shim knows of request k now; false when it is not in flight.
+func (c *cancels) state(k cancelKey) (cancelState, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if st, ok := c.inflight[k]; ok {
-		return st.arrived, true
-	}
-	return time.Time{}, false
-}
-
-// lookup reports whether k was cancelled and why.
-func (c *cancels) lookup(k cancelKey) (reason string, cancelled bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if st, ok := c.inflight[k]; ok && st.cancelled {
-		return st.reason, true
-	}
-	return "", false
-}
-
-// await is lookup after waiting up to grace for k's cancellation to arrive.
-func (c *cancels) await(k cancelKey, grace time.Duration) (reason string, cancelled bool) {
-	c.mu.Lock()
 	st, ok := c.inflight[k]
-	c.mu.Unlock()
-	if ok && grace > 0 {
+	if !ok {
+		return cancelState{}, false
+	}
+	return *st, true
+}
+
+// await is k's state after waiting up to grace for its cancellation to arrive.
+func (c *cancels) await(k cancelKey, grace time.Duration) cancelState {
+	if st, ok := c.state(k); ok && grace > 0 {
 		t := time.NewTimer(grace)
 		defer t.Stop()
 		select {
@@ -217,7 +205,8 @@ func (c *cancels) await(k cancelKey, grace time.Duration) (reason string, cancel
 		case <-t.C:
 		}
 	}
-	return c.lookup(k)
+	st, _ := c.state(k)
+	return st
 }
 
 // reasonGrace is how long a call whose HTTP request ended waits for the client's
@@ -289,28 +278,22 @@ func requestKey(ctx context.Context, req mcp.CallToolRequest) (cancelScope, canc
 	return sc, cancelKey{sc.session, id}, true
 }
 
-// arrivalOf is when the shim read the tool call req; false when it did not see it (no
-// shim, or a line too long to read).
-func arrivalOf(ctx context.Context, req mcp.CallToolRequest) (time.Time, bool) {
-	sc, k, ok := requestKey(ctx, req)
-	if !ok {
-		return time.Time{}, false
-	}
-	return sc.c.arrival(k)
-}
-
-// watchCancel returns the context a tool handler runs in: it ends when ctx ends, with
-// CancelCause of the client's reason when the client cancelled the call, else with ctx's
-// cause. stop releases it.
-func watchCancel(ctx context.Context, req mcp.CallToolRequest) (_ context.Context, stop func()) {
+// callContext returns the context a tool handler runs in: it carries the moment the shim
+// read the call (consultation.WithArrival), and ends when ctx ends, with CancelCause of the
+// client's reason when the client cancelled the call, else with ctx's cause. stop releases
+// it. Without a shim, or for a line too long to read, it is ctx.
+func callContext(ctx context.Context, req mcp.CallToolRequest) (_ context.Context, stop func()) {
 	sc, k, ok := requestKey(ctx, req)
 	if !ok {
 		return ctx, func() {}
 	}
+	if st, ok := sc.c.state(k); ok {
+		ctx = consultation.WithArrival(ctx, st.arrived)
+	}
 	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	stopAfter := context.AfterFunc(ctx, func() {
-		if reason, cancelled := sc.c.await(k, sc.grace); cancelled {
-			cancel(CancelCause(reason))
+		if st := sc.c.await(k, sc.grace); st.cancelled {
+			cancel(CancelCause(st.reason))
 			return
 		}
 		cancel(context.Cause(ctx))
@@ -428,18 +411,54 @@ func peekOutgoing(data []byte) (m message, ok bool) {
 // through unread (a cancellation is a few hundred bytes).
 const maxObservedLine = 4 << 20
 
-// stdioIn passes the client's stdio through unchanged, reading each line first.
+// stdioIn passes the client's stdio through unchanged. It reads it as soon as it arrives,
+// stamping each message as it reads it (observe), and holds up to readAheadChunks reads
+// until mcp-go takes them: mcp-go reads one line at a time and handles it before it reads
+// the next, so on a busy server a message would otherwise be stamped only when the messages
+// before it had been handled.
 type stdioIn struct {
-	r       io.Reader
 	c       *cancels
 	line    []byte
-	skipped bool // the current line outgrew maxObservedLine
+	skipped bool          // the current line outgrew maxObservedLine
+	chunks  chan []byte   // reads mcp-go has not taken yet
+	done    chan struct{} // closed by stop: the reading goroutine ends
+	err     error         // the input's error, once chunks is closed
+	rest    []byte        // what mcp-go has not taken of the current chunk
 }
 
-func (s *stdioIn) Read(p []byte) (int, error) {
-	n, err := s.r.Read(p)
-	now := time.Now() // every line read here arrived by now
-	data := p[:n]
+// readAheadChunks bounds what stdioIn holds: 64 reads of 32 KiB, 2 MiB at most.
+const (
+	readAheadChunks = 64
+	readAheadSize   = 32 << 10
+)
+
+// newStdioIn starts reading r.
+func newStdioIn(r io.Reader, c *cancels) *stdioIn {
+	s := &stdioIn{c: c, chunks: make(chan []byte, readAheadChunks), done: make(chan struct{})}
+	go func() {
+		defer close(s.chunks)
+		for {
+			buf := make([]byte, readAheadSize)
+			n, err := r.Read(buf)
+			if n > 0 {
+				s.observe(buf[:n], time.Now()) // every line read here arrived by now
+				select {
+				case s.chunks <- buf[:n]:
+				case <-s.done:
+					return
+				}
+			}
+			if err != nil {
+				s.err = err
+				return
+			}
+		}
+	}()
+	return s
+}
+
+// observe records what each line that ends in data means for cancellation.
+func (s *stdioIn) observe(data []byte, now time.Time) {
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
 		chunk := data
@@ -452,7 +471,7 @@ func (s *stdioIn) Read(p []byte) (int, error) {
 			s.skipped, s.line = true, s.line[:0]
 		}
 		if i < 0 {
-			break
+			return
 		}
 		if !s.skipped {
 			var m message
@@ -463,66 +482,23 @@ func (s *stdioIn) Read(p []byte) (int, error) {
 		s.line, s.skipped = s.line[:0], false
 		data = data[i+1:]
 	}
-	return n, err
 }
 
-// readAhead reads the client's input as soon as it arrives, stamping each message on the
-// way (stdioIn), and holds up to readAheadChunks reads of it until mcp-go takes them: mcp-go
-// reads one line at a time and handles it before it reads the next, so on a busy server a
-// message would otherwise be stamped only when the messages before it had been handled.
-type readAhead struct {
-	chunks chan []byte
-	done   chan struct{} // closed by stop: the reading goroutine ends
-	err    error         // the input's error, once chunks is closed
-	rest   []byte        // what mcp-go has not taken of the current chunk
-	once   sync.Once
-}
-
-// readAheadChunks bounds what readAhead holds: 64 reads of 32 KiB, 2 MiB at most.
-const (
-	readAheadChunks = 64
-	readAheadSize   = 32 << 10
-)
-
-// newReadAhead starts reading r.
-func newReadAhead(r io.Reader) *readAhead {
-	ra := &readAhead{chunks: make(chan []byte, readAheadChunks), done: make(chan struct{})}
-	go func() {
-		defer close(ra.chunks)
-		for {
-			buf := make([]byte, readAheadSize)
-			n, err := r.Read(buf)
-			if n > 0 {
-				select {
-				case ra.chunks <- buf[:n]:
-				case <-ra.done:
-					return
-				}
-			}
-			if err != nil {
-				ra.err = err
-				return
-			}
-		}
-	}()
-	return ra
-}
-
-func (ra *readAhead) Read(p []byte) (int, error) {
-	if len(ra.rest) == 0 {
-		chunk, ok := <-ra.chunks
+func (s *stdioIn) Read(p []byte) (int, error) {
+	if len(s.rest) == 0 {
+		chunk, ok := <-s.chunks
 		if !ok {
-			return 0, ra.err
+			return 0, s.err
 		}
-		ra.rest = chunk
+		s.rest = chunk
 	}
-	n := copy(p, ra.rest)
-	ra.rest = ra.rest[n:]
+	n := copy(p, s.rest)
+	s.rest = s.rest[n:]
 	return n, nil
 }
 
-// stop ends the reading goroutine once its read returns; it may be called more than once.
-func (ra *readAhead) stop() { ra.once.Do(func() { close(ra.done) }) }
+// stop ends the reading goroutine once its read returns.
+func (s *stdioIn) stop() { close(s.done) }
 
 // stdioOut writes mcp-go's stdio output, each Write one message and its newline
 // (StdioServer.writeResponse), and drops the response to a cancelled request and its
@@ -567,7 +543,7 @@ func (h *httpShim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rw := &httpResponse{ResponseWriter: w, c: h.c, session: session}
 	if r.Method != http.MethodPost || r.Body == nil {
 		h.next.ServeHTTP(rw, r)
-		rw.finish()
+		rw.release()
 		return
 	}
 	body, err := io.ReadAll(r.Body)
@@ -590,7 +566,7 @@ func (h *httpShim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer h.c.end(rw.k)
 	}
 	h.next.ServeHTTP(rw, r)
-	rw.finish()
+	rw.release()
 }
 
 // withProtocolVersionMeta returns a notification's body with params._meta carrying
@@ -612,17 +588,10 @@ func withProtocolVersionMeta(body []byte, version string) []byte {
 		return body
 	}
 	meta[mcp.MetaKeyProtocolVersion] = version
-	var err error
-	if params["_meta"], err = json.Marshal(meta); err != nil {
-		return body
-	}
-	if n["params"], err = json.Marshal(params); err != nil {
-		return body
-	}
-	out, err := json.Marshal(n)
-	if err != nil {
-		return body
-	}
+	// Values decoded from JSON encode again without error.
+	params["_meta"], _ = json.Marshal(meta)
+	n["params"], _ = json.Marshal(params)
+	out, _ := json.Marshal(n)
 	return out
 }
 
@@ -683,8 +652,8 @@ func (rw *httpResponse) dropped(p []byte) bool {
 		return false
 	}
 	if m.isResponse() && rw.k.id != "" && canonicalID(m.ID) == rw.k.id {
-		_, cancelled := rw.c.lookup(rw.k)
-		return cancelled
+		st, _ := rw.c.state(rw.k)
+		return st.cancelled
 	}
 	return rw.c.notifiesCancelled(rw.session, &m)
 }
@@ -715,7 +684,7 @@ func sseData(event []byte) []byte {
 	return data
 }
 
-// release sends a held status.
+// release sends a held status: before a body, and when the handler returns.
 func (rw *httpResponse) release() {
 	if rw.heldStatus != 0 && !rw.wroteHeader {
 		rw.wroteHeader = true
@@ -723,9 +692,6 @@ func (rw *httpResponse) release() {
 	}
 	rw.heldStatus = 0
 }
-
-// finish sends a status still held when the handler returns.
-func (rw *httpResponse) finish() { rw.release() }
 
 // Flush sends what was written; mcp-go streams SSE only through a writer that can flush.
 func (rw *httpResponse) Flush() {

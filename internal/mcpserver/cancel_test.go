@@ -78,7 +78,7 @@ func TestReasonGrace(t *testing.T) {
 				stream, endStream := context.WithCancel(context.WithValue(context.Background(), cancelScopeKey{}, cancelScope{c, k.session, reasonGrace}))
 				req := mcp.CallToolRequest{}
 				req.Params.Meta = &mcp.Meta{AdditionalFields: map[string]any{requestIDMeta: k.id}}
-				ctx, stop := watchCancel(stream, req)
+				ctx, stop := callContext(stream, req)
 				defer stop()
 				start := time.Now()
 				endStream()
@@ -140,7 +140,7 @@ type probe struct {
 func addProbe(s *server.MCPServer) *probe {
 	p := &probe{started: make(chan string, 8), causes: make(chan error, 8)}
 	s.AddTool(mcp.NewTool("probe"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		ctx, stop := watchCancel(ctx, req)
+		ctx, stop := callContext(ctx, req)
 		defer stop()
 		id, _ := req.Params.Meta.AdditionalFields[requestIDMeta].(string)
 		p.started <- id

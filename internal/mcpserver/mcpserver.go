@@ -84,10 +84,10 @@ func New(cfg Config) *server.MCPServer {
 		page = background.DefaultPageBytes
 	}
 	h := &handler{svc: cfg.Service, bg: cfg.Background, page: page, log: logger, levels: levels}
-	s.AddTool(tooldefs.Consultation(srv), h.consultation)
+	s.AddTool(tooldefs.Consultation(srv), h.tool("a JSON object with path, pattern and query", h.consultCall))
 	if cfg.Background != nil {
-		s.AddTool(tooldefs.Result(), h.result)
-		s.AddTool(tooldefs.Cancel(), h.cancel)
+		s.AddTool(tooldefs.Result(), h.tool("a JSON object with id and wait", h.resultCall))
+		s.AddTool(tooldefs.Cancel(), h.tool("a JSON object with id", h.cancelCall))
 	}
 	return s
 }
@@ -138,18 +138,6 @@ func (l *levelChoices) chosen(ctx context.Context) bool {
 	}
 	_, ok := l.sessions.Load(s.SessionID())
 	return ok
-}
-
-func (h *handler) consultation(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	return h.run(ctx, req, "a JSON object with path, pattern and query", h.consultCall)
-}
-
-func (h *handler) result(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	return h.run(ctx, req, "a JSON object with id and wait", h.resultCall)
-}
-
-func (h *handler) cancel(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	return h.run(ctx, req, "a JSON object with id", h.cancelCall)
 }
 
 // consultCall is the consultation tool on its decoded arguments.
@@ -209,27 +197,28 @@ func (h *handler) refuse(err error) consultation.Result {
 	return consultation.FailureOf(err)
 }
 
-// run decodes a tool call's arguments, runs the use case with a reporter for the caller and
-// returns its result once the last notification has had time to arrive first.
-func (h *handler) run(ctx context.Context, req mcp.CallToolRequest, want string,
-	use func(context.Context, map[string]any, consultation.Reporter) consultation.Result) (*mcp.CallToolResult, error) {
-	args := req.GetArguments()
-	if args == nil {
-		if raw := req.GetRawArguments(); raw != nil {
-			return toMCP(consultation.Failure(consultation.ClassInvalidArgument, "arguments must be "+want)), nil
+// tool is the handler of a tool whose arguments must be want: it decodes a call's
+// arguments, runs use with a reporter for the caller and returns its result once the last
+// notification has had time to arrive first.
+func (h *handler) tool(want string, use func(context.Context, map[string]any, consultation.Reporter) consultation.Result) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args := req.GetArguments()
+		if args == nil {
+			if raw := req.GetRawArguments(); raw != nil {
+				return toMCP(consultation.Failure(consultation.ClassInvalidArgument, "arguments must be "+want)), nil
+			}
+			args = map[string]any{}
 		}
-		args = map[string]any{}
+		ctx, stop := callContext(ctx, req)
+		defer stop()
+		rep := &reporter{ctx: ctx, srv: server.ServerFromContext(ctx), levels: h.levels}
+		if req.Params.Meta != nil {
+			rep.token = req.Params.Meta.ProgressToken
+		}
+		res := use(ctx, args, rep)
+		rep.settle()
+		return toMCP(res), nil
 	}
-	if t, ok := arrivalOf(ctx, req); ok {
-		ctx = consultation.WithArrival(ctx, t)
-	}
-	ctx, stop := watchCancel(ctx, req)
-	defer stop()
-	rep := newReporter(ctx, req)
-	rep.levels = h.levels
-	res := use(ctx, args, rep)
-	rep.settle()
-	return toMCP(res), nil
 }
 
 // settleTime is how long the result waits after the last notification: notifications and
@@ -248,28 +237,15 @@ type reporter struct {
 	last time.Time
 }
 
-func newReporter(ctx context.Context, req mcp.CallToolRequest) *reporter {
-	r := &reporter{ctx: ctx, srv: server.ServerFromContext(ctx)}
-	if req.Params.Meta != nil {
-		r.token = req.Params.Meta.ProgressToken
-	}
-	return r
-}
-
 // Progress sends notifications/progress with the client's token, unchanged; nothing
 // without a token.
 func (r *reporter) Progress(progress float64, message string) {
 	if r.token == nil || r.srv == nil {
 		return
 	}
-	err := r.srv.SendNotificationToClient(r.ctx, "notifications/progress", map[string]any{
+	r.sent(r.srv.SendNotificationToClient(r.ctx, "notifications/progress", map[string]any{
 		"progressToken": r.token, "progress": progress, "message": message,
-	})
-	if err == nil {
-		r.mu.Lock()
-		r.last = time.Now()
-		r.mu.Unlock()
-	}
+	}))
 }
 
 // Log sends notifications/message at level. The client's own choice of level applies once
@@ -280,18 +256,19 @@ func (r *reporter) Log(level consultation.Level, message string) {
 	if r.srv == nil {
 		return
 	}
-	var err error
 	info := server.RequestProtocolInfoFromContext(r.ctx)
 	switch {
 	case info != nil && info.Modern, r.levels.chosen(r.ctx):
-		err = r.srv.SendLogMessageToClient(r.ctx, mcp.NewLoggingMessageNotification(mcp.LoggingLevel(level), "consult", message))
+		r.sent(r.srv.SendLogMessageToClient(r.ctx, mcp.NewLoggingMessageNotification(mcp.LoggingLevel(level), "consult", message)))
 	case level == consultation.LevelWarning || level == consultation.LevelError:
-		err = r.srv.SendNotificationToClient(r.ctx, "notifications/message", map[string]any{
+		r.sent(r.srv.SendNotificationToClient(r.ctx, "notifications/message", map[string]any{
 			"level": level, "logger": "consult", "data": message,
-		})
-	default:
-		return
+		}))
 	}
+}
+
+// sent notes when a notification went out (err nil), for settle.
+func (r *reporter) sent(err error) {
 	if err == nil {
 		r.mu.Lock()
 		r.last = time.Now()
@@ -328,9 +305,9 @@ func toMCP(r consultation.Result) *mcp.CallToolResult {
 func ServeStdio(ctx context.Context, s *server.MCPServer, in io.Reader, out io.Writer, errLog io.Writer) error {
 	c := newCancels()
 	ctx = context.WithValue(ctx, cancelScopeKey{}, cancelScope{c: c})
-	ra := newReadAhead(&stdioIn{r: in, c: c})
-	defer ra.stop()
-	in, out = ra, &stdioOut{w: out, c: c}
+	stdin := newStdioIn(in, c)
+	defer stdin.stop()
+	in, out = stdin, &stdioOut{w: out, c: c}
 	ss := server.NewStdioServer(s)
 	ss.SetErrorLogger(log.New(errLog, "mcp: ", log.LstdFlags))
 	server.WithWorkerPoolSize(WorkerPoolSize)(ss)
