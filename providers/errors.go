@@ -159,11 +159,10 @@ func (e *Error) Is(target error) bool {
 	return ok && k == e.Kind
 }
 
-// Retryable reports whether err may be sent again, per DESIGN "Retries": transport failures
-// before the answer started, upstream timeouts (408/504), rate limits (429), overload and
-// other 5xx, in-band or not. Never after part of the answer arrived, never for a cancelled
-// call, never for a daily quota, and never for 400, 401/403, 402, 404, context-length or
-// output-limit errors.
+// Retryable reports whether err may be sent again: transport failures before the answer
+// started, upstream timeouts (408/504), rate limits (429), overload and other 5xx, in-band
+// or not. Never after part of the answer arrived, never for a cancelled call, never for a
+// daily quota, and never for 400, 401/403, 402, 404, context-length or output-limit errors.
 func Retryable(err error) bool {
 	var e *Error
 	if !errors.As(err, &e) || e.Partial {

@@ -200,19 +200,20 @@ func TablePrice(provider, model string) (Price, bool) {
 
 // Price looks model up in the dated price table; see [Pricer].
 func (p *OpenAI) Price(ctx context.Context, model string) (Price, bool, error) {
-	if err := ctx.Err(); err != nil {
-		return Price{}, false, canceledError(NameOpenAI, ctx, false)
-	}
-	pr, ok := TablePrice(NameOpenAI, model)
-	return pr, ok, nil
+	return tablePrice(ctx, NameOpenAI, model)
 }
 
 // Price looks model up in the dated price table; see [Pricer].
 func (p *Gemini) Price(ctx context.Context, model string) (Price, bool, error) {
+	return tablePrice(ctx, NameGemini, model)
+}
+
+// tablePrice is [Pricer.Price] from the dated price table of provider.
+func tablePrice(ctx context.Context, provider, model string) (Price, bool, error) {
 	if err := ctx.Err(); err != nil {
-		return Price{}, false, canceledError(NameGemini, ctx, false)
+		return Price{}, false, canceledError(provider, ctx, false)
 	}
-	pr, ok := TablePrice(NameGemini, model)
+	pr, ok := TablePrice(provider, model)
 	return pr, ok, nil
 }
 
