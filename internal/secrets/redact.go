@@ -73,19 +73,13 @@ func scanContent(content []byte, keys bool, depth int) ([]byte, []string, Held) 
 func (s *scan) find() Held {
 	c := s.content
 	for k := range anchors {
-		a := &anchors[k]
 		for off := 0; off < len(c) && !s.over; {
-			i := bytes.IndexByte(c[off:], a.b)
+			i := bytes.IndexByte(c[off:], anchors[k].b)
 			if i < 0 {
 				break
 			}
 			i += off
 			off = i + 1
-			// The byte beside the anchor rules most hits out without a call; the dash
-			// anchor's hits go to at for the private key check whatever their neighbour.
-			if j := i + a.rel; k != dashAnchor && (j < 0 || j >= len(c) || !a.near[c[j]]) {
-				continue
-			}
 			if h := s.at(k, i); h != 0 {
 				return h
 			}
@@ -109,7 +103,7 @@ func (s *scan) at(k, i int) Held {
 		bytes.HasPrefix(c[i:], pemBegin) && !s.spend(keyDataWindow) && privateKeyAt(c, i) {
 		return HeldPrivateKey
 	}
-	// The byte beside the anchor rules most bytes out without a call.
+	// The byte beside the anchor rules most hits out.
 	if j := i + a.rel; j < 0 || j >= len(c) || !a.near[c[j]] || i < s.next[k] {
 		return 0
 	}
