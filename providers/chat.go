@@ -369,12 +369,8 @@ func (b chatErrorBody) text() string {
 
 // convert turns whatever the SDK returned into an *Error.
 func (c *chatClient) convert(ctx context.Context, err error, httpResp *http.Response, partial bool) *Error {
-	var e *Error
-	if errors.As(err, &e) {
+	if e := known(ctx, c.name, err, partial); e != nil {
 		return e
-	}
-	if ctx.Err() != nil {
-		return canceledError(c.name, ctx, partial)
 	}
 	now := time.Now()
 
@@ -409,7 +405,7 @@ func (c *chatClient) convert(ctx context.Context, err error, httpResp *http.Resp
 		if len(choices.Choices) > 0 && choices.Choices[0].Native != "" {
 			detail += " (" + choices.Choices[0].Native + ")"
 		}
-		return withOverflow(&Error{Provider: c.name, Kind: refine(kind, code, detail), Code: code,
+		return finished(&Error{Provider: c.name, Kind: refine(kind, code, detail), Code: code,
 			Message: c.redact.clean(env.Error.text()), InBand: true, Partial: partial,
 			RetryAfter: retryInText(env.Error.text())}, detail)
 	}
@@ -449,11 +445,8 @@ func (c *chatClient) convert(ctx context.Context, err error, httpResp *http.Resp
 			Partial: partial} // no Err: the SDK's error holds the request and the raw body
 		if e.Kind == RateLimited {
 			e.Quota = body.quota()
-			if e.Quota != nil && e.Quota.Period == PerDay {
-				e.RetryAfter = 0 // waiting seconds does not lift a daily quota
-			}
 		}
-		return withOverflow(e, msg)
+		return finished(e, msg)
 	}
 	return &Error{Provider: c.name, Kind: Transport, Message: c.redact.clean(err.Error()), Partial: partial, Err: err}
 }

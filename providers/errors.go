@@ -249,12 +249,29 @@ func refine(kind Kind, code, message string) Kind {
 	return kind
 }
 
-// withOverflow adds to a context-length error the figures its provider's message states.
-func withOverflow(e *Error, message string) *Error {
+// finished completes a converted error: the figures a context-length refusal's message
+// states, and no retry delay for a daily quota (waiting seconds does not lift it).
+func finished(e *Error, message string) *Error {
 	if e.Kind == ContextLength {
 		e.Overflow = parseOverflow(message)
 	}
+	if e.Quota != nil && e.Quota.Period == PerDay {
+		e.RetryAfter = 0
+	}
 	return e
+}
+
+// known is err when it is an [*Error] already, or the [Canceled] error when ctx has ended
+// (whatever err says); nil otherwise, for the provider to convert err itself.
+func known(ctx context.Context, provider string, err error, partial bool) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	if ctx.Err() != nil {
+		return canceledError(provider, ctx, partial)
+	}
+	return nil
 }
 
 // canceledError reports that ctx ended during a call.

@@ -266,12 +266,8 @@ func (p *Gemini) ContextWindow(ctx context.Context, model string) (consult.Token
 
 // convert turns a genai error into an *Error.
 func (p *Gemini) convert(ctx context.Context, err error, capture *geminiCapture, partial bool) *Error {
-	var e *Error
-	if errors.As(err, &e) {
+	if e := known(ctx, NameGemini, err, partial); e != nil {
 		return e
-	}
-	if ctx.Err() != nil {
-		return canceledError(NameGemini, ctx, partial)
 	}
 	status, header := capture.response()
 	var ae genai.APIError
@@ -316,12 +312,8 @@ func (p *Gemini) convert(ctx context.Context, err error, capture *geminiCapture,
 	}
 	if out.Kind == RateLimited {
 		out.Quota = parseQuota(ae.Details)
-		if out.Quota != nil && out.Quota.Period == PerDay {
-			// The retryDelay sent with a daily quota (seconds) does not lift it.
-			out.RetryAfter = 0
-		}
 	}
-	return withOverflow(out, ae.Message)
+	return finished(out, ae.Message)
 }
 
 // Encode builds req's body once; see [Encoder]. It is the body genai encodes for
