@@ -177,7 +177,8 @@ func (c *chatClient) stream(ctx context.Context, req Request, obs Observer) (*Re
 			}
 			if ch.FinishReason != "" {
 				resp.Finish = normaliseFinish(ch.FinishReason)
-				resp.StopReason = stopReason(ch.FinishReason, nativeFinish(ch))
+				// OpenRouter's native_finish_reason: the upstream model's own ("SAFETY").
+				resp.StopReason = stopReason(ch.FinishReason, extraString(ch.JSON.ExtraFields, "native_finish_reason"))
 				run.finished = true
 			}
 		}
@@ -220,17 +221,6 @@ func (c *chatClient) stream(ctx context.Context, req Request, obs Observer) (*Re
 	})
 }
 
-// nativeFinish is OpenRouter's native_finish_reason of a choice: the upstream model's own
-// reason ("SAFETY", "MAX_TOKENS"), or "".
-func nativeFinish(ch openai.ChatCompletionChunkChoice) string {
-	raw := extraRaw(ch.JSON.ExtraFields, "native_finish_reason")
-	var s string
-	if raw == "" || json.Unmarshal([]byte(raw), &s) != nil {
-		return ""
-	}
-	return s
-}
-
 // stopReason names a stop as the provider did: its reason, and the native one behind it
 // when that says more ("content_filter (SAFETY)").
 func stopReason(reason, native string) string {
@@ -244,16 +234,20 @@ func stopReason(reason, native string) string {
 // "reasoning_content" as DeepSeek-style compatible servers send it.
 func reasoningDelta(d openai.ChatCompletionChunkChoiceDelta) string {
 	for _, name := range []string{"reasoning", "reasoning_content"} {
-		raw := extraRaw(d.JSON.ExtraFields, name)
-		if raw == "" {
-			continue
-		}
-		var s string
-		if json.Unmarshal([]byte(raw), &s) == nil && s != "" {
+		if s := extraString(d.JSON.ExtraFields, name); s != "" {
 			return s
 		}
 	}
 	return ""
+}
+
+// extraString is a string field the SDK does not know, "" when absent, null or not a string.
+func extraString(fields map[string]respjson.Field, name string) string {
+	var s string
+	if raw := extraRaw(fields, name); raw == "" || json.Unmarshal([]byte(raw), &s) != nil {
+		return ""
+	}
+	return s
 }
 
 // extraRaw returns the raw JSON of a field the SDK does not know ("" when absent or null).
