@@ -269,21 +269,7 @@ func containsFold(s, w []byte) bool {
 }
 
 // hasPrefixFold reports whether s starts with lower-case ASCII w, ignoring the case of s.
-func hasPrefixFold(s, w []byte) bool {
-	if len(s) < len(w) {
-		return false
-	}
-	for i, c := range w {
-		d := s[i]
-		if d >= 'A' && d <= 'Z' {
-			d += 'a' - 'A'
-		}
-		if d != c {
-			return false
-		}
-	}
-	return true
-}
+func hasPrefixFold(s, w []byte) bool { return len(s) >= len(w) && bytes.EqualFold(s[:len(w)], w) }
 
 func bytesOf(ss ...string) [][]byte {
 	out := make([][]byte, len(ss))
