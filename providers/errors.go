@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/consultmcp/consult"
 )
@@ -636,7 +637,7 @@ func (r redactor) clean(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > maxMessage {
 		cut := maxMessage
-		for cut > 0 && !utf8RuneStart(s[cut]) {
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
 			cut--
 		}
 		s = s[:cut] + "…"
@@ -689,8 +690,6 @@ func redactPieces(s, key string) string {
 	b.WriteString(s[wrote:])
 	return b.String()
 }
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // codeString renders a JSON error code that may be a string or a number.
 func codeString(raw json.RawMessage) string {
