@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
@@ -106,17 +107,8 @@ func parseVocab(data []byte, size int) (*bpe, error) {
 
 // parseRank parses a rank: decimal digits, below noRank.
 func parseRank(num []byte) (uint32, bool) {
-	if len(num) == 0 || len(num) > 9 {
-		return 0, false
-	}
-	var r uint32
-	for _, c := range num {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		r = r*10 + uint32(c-'0')
-	}
-	return r, true
+	r, err := strconv.ParseUint(string(num), 10, 32)
+	return uint32(r), err == nil && r < noRank
 }
 
 // count returns the number of tokens in s, which must be valid UTF-8.
