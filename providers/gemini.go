@@ -30,7 +30,7 @@ type Gemini struct {
 var _ Provider = (*Gemini)(nil)
 
 // NewGemini returns a Gemini provider. cfg.APIKey is required; cfg.BaseURL defaults to
-// [DefaultGeminiBaseURL] (genai adds the API version, v1beta).
+// the Gemini API's public endpoint ([Spec.DefaultBaseURL]; genai adds the API version).
 //
 // The HTTP client is copied and its transport wrapped so that SSE comment lines (which
 // genai cannot parse, and which proxies may add) are removed before genai reads the

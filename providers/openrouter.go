@@ -53,7 +53,7 @@ type modelsFetch struct {
 var _ Provider = (*OpenRouter)(nil)
 
 // NewOpenRouter returns an OpenRouter provider. cfg.APIKey is required; cfg.BaseURL
-// defaults to [DefaultOpenRouterBaseURL].
+// defaults to OpenRouter's public endpoint ([Spec.DefaultBaseURL]).
 func NewOpenRouter(cfg Config) (*OpenRouter, error) {
 	c, err := newChatClient(NameOpenRouter, cfg, openRouterParams,
 		option.WithHeader("HTTP-Referer", "https://github.com/consultmcp/consult"),
