@@ -197,15 +197,6 @@ func lazyRegexp(expr string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
 
-// allRules lists every rule, for the documentation test and the reference scan in tests.
-var allRules = []*rule{
-	ruleAWS, ruleGitHubPAT, ruleGitHubOAuth, ruleGitHubApp, ruleGitHubRefresh, ruleGitHubFine,
-	ruleGitLabPAT, ruleGitLabRoutable, ruleOpenAI, ruleAnthropic, ruleAnthropicAdmin, ruleGoogle,
-	ruleNpm, ruleStripe, ruleSlackBot, ruleSlackLegacyBot, ruleSlackUser, ruleSlackApp,
-	ruleSlackConfig, ruleSlackRefresh, ruleSlackWorkspace, ruleSlackLegacy, ruleSlackWebhook,
-	ruleOpenRouter, ruleAWSSecret, rulePasswordXML, rulePassword,
-}
-
 // stopwords is gitleaks' global allowlist: a secret holding one (in lower case) is not one.
 var stopwords = bytesOf("014df517-39d1-4453-b7b3-9930c563627c", "abcdefghijklmnopqrstuvwxyz")
 
