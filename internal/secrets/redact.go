@@ -32,11 +32,6 @@ const (
 // for the rules) replaced by "[REDACTED <kind>]", and the distinct kinds found, sorted.
 // With nothing found it returns content itself, without copying or allocating, and nil.
 // Content with more candidates than a scan checks (HeldUnchecked) gives nil and nil.
-//
-// The scan looks for a few anchor bytes (see find), each rare in source code or checked in
-// a few comparisons; only where the bytes around an anchor spell a rule's
-// fixed prefix or name does a rule's regular expression run, over that token or window
-// alone. A second pass decodes the base64 values that may hold a token (see encoded).
 func Redact(content []byte) ([]byte, []string) {
 	out, kinds, _ := scanContent(content, false, 0)
 	return out, kinds
