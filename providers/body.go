@@ -17,9 +17,6 @@ type Body struct {
 	prompt   int // the user message's length in bytes, before escaping
 }
 
-// Len is the body's length in bytes.
-func (b *Body) Len() int { return len(b.data) }
-
 // Encoder is implemented by the providers of this package: Encode builds req's body once,
 // so that a caller that sends it again (a retry) re-sends the same bytes, and can drop the
 // files the message was written from as soon as Encode returns. Pass the result as
