@@ -165,18 +165,17 @@ type gatherer struct {
 	walkSkips skipCounter
 	withheld  []Withheld
 	ir        ignoreReader
-	seq       int
 	jobs      chan job
-	tokens    chan struct{} // one per file in flight; the consumer releases them in order
+	order     chan chan result // each file's result to come, in walk order; window of them at most
 
 	capped atomic.Bool // set by the consumer once a cap is reached: readers stop reading
 }
 
 type job struct {
-	seq  int
-	rel  string     // path relative to Root, for reports
-	dir  *dirHandle // the directory to read name in; nil for Root
-	name string     // the file's name in dir, or its path relative to Root in the system's form
+	rel  string        // path relative to Root, for reports
+	dir  *dirHandle    // the directory to read name in; nil for Root
+	name string        // the file's name in dir, or its path relative to Root in the system's form
+	out  chan<- result // buffered: the reader never waits on it
 }
 
 // dirHandle is a directory of the walk opened as an *os.Root, shared by the walk and the
@@ -209,7 +208,6 @@ func (h *dirHandle) release() {
 }
 
 type result struct {
-	seq      int
 	rel      string
 	content  []byte
 	redacted []string
@@ -220,74 +218,57 @@ type result struct {
 
 func (g *gatherer) run() (*Gathered, error) {
 	g.jobs = make(chan job, window)
-	g.tokens = make(chan struct{}, window)
-	results := make(chan result, window)
+	g.order = make(chan chan result, window-1) // and the one the consumer waits on
 
 	var walkErr error
 	walked := make(chan struct{})
 	go func() {
 		defer close(walked)
+		defer close(g.order)
 		defer close(g.jobs)
 		walkErr = g.walk()
 	}()
-
 	var wg sync.WaitGroup
 	for range readers() {
-		wg.Go(func() { g.read(results) })
+		wg.Go(g.read)
 	}
-	go func() {
-		wg.Wait()
-		close(results)
-	}()
 
 	// Take the results in walk order, which is path order. The end of ctx ends the wait at
 	// once, whatever the readers and the walk are doing: they stop at their next step.
 	var (
 		out     Gathered
 		skips   skipCounter
-		ring    [window]result
-		ready   [window]bool
-		next    int
 		reached bool
 	)
 	for {
-		var r result
-		var ok bool
-		select {
-		case r, ok = <-results:
-		case <-g.ctx.Done():
+		r, more, stopped := g.next()
+		if stopped {
 			// What was kept so far, for the report of a call that ran out of time.
 			return &Gathered{Files: out.Files, Bytes: out.Bytes, Skipped: skips.list(), Withheld: out.Withheld},
 				fmt.Errorf("gathering files: %w", g.ctx.Err())
 		}
-		if !ok {
+		if !more {
 			break
 		}
-		ring[r.seq%window], ready[r.seq%window] = r, true
-		for ready[next%window] {
-			r := ring[next%window]
-			ring[next%window], ready[next%window] = result{}, false
-			next++
-			<-g.tokens
-			switch {
-			case reached || r.dropped:
-				// Past a cap (or cancelled: the result is discarded below).
-				skips.add(OverTotal, r.rel)
-			case r.reason != 0:
-				skips.add(r.reason, r.rel)
-				if r.reason == Secret {
-					out.Withheld = append(out.Withheld, Withheld{Path: r.rel, Why: r.why})
-				}
-			case len(out.Files) >= g.maxFiles || int64(out.Bytes)+int64(len(r.content)) > g.maxTotal:
-				reached = true
-				g.capped.Store(true)
-				skips.add(OverTotal, r.rel)
-			default:
-				out.Files = append(out.Files, File{Path: r.rel, Size: consult.Bytes(len(r.content)), Content: r.content, Redacted: r.redacted})
-				out.Bytes += consult.Bytes(len(r.content))
+		switch {
+		case reached || r.dropped:
+			// Past a cap (or cancelled: the result is discarded below).
+			skips.add(OverTotal, r.rel)
+		case r.reason != 0:
+			skips.add(r.reason, r.rel)
+			if r.reason == Secret {
+				out.Withheld = append(out.Withheld, Withheld{Path: r.rel, Why: r.why})
 			}
+		case len(out.Files) >= g.maxFiles || int64(out.Bytes)+int64(len(r.content)) > g.maxTotal:
+			reached = true
+			g.capped.Store(true)
+			skips.add(OverTotal, r.rel)
+		default:
+			out.Files = append(out.Files, File{Path: r.rel, Size: consult.Bytes(len(r.content)), Content: r.content, Redacted: r.redacted})
+			out.Bytes += consult.Bytes(len(r.content))
 		}
 	}
+	wg.Wait()
 	<-walked
 	if walkErr != nil && g.ctx.Err() == nil {
 		return nil, fmt.Errorf("gathering files: %w", walkErr)
@@ -305,15 +286,33 @@ func (g *gatherer) run() (*Gathered, error) {
 	return &out, nil
 }
 
+// next waits for the next result in walk order: more is false when there is none left,
+// stopped true when ctx ended first.
+func (g *gatherer) next() (r result, more, stopped bool) {
+	select {
+	case out, ok := <-g.order:
+		if !ok {
+			return result{}, false, false
+		}
+		select {
+		case r = <-out:
+			return r, true, false
+		case <-g.ctx.Done():
+		}
+	case <-g.ctx.Done():
+	}
+	return result{}, false, true
+}
+
 // readers is the size of the reading pool: reads from the page cache are CPU-bound, reads
 // from a disk wait, so a few more readers than CPUs.
 func readers() int { return min(max(2*runtime.GOMAXPROCS(0), 4), 16) }
 
 // read reads and classifies the files of the jobs until they run out.
-func (g *gatherer) read(results chan<- result) {
+func (g *gatherer) read() {
 	scratch := make([]byte, SniffBytes)
 	for j := range g.jobs {
-		r := result{seq: j.seq, rel: j.rel}
+		r := result{rel: j.rel}
 		dir := g.tree.root
 		if j.dir != nil {
 			dir = j.dir.root
@@ -329,11 +328,7 @@ func (g *gatherer) read(results chan<- result) {
 		if j.dir != nil {
 			j.dir.release()
 		}
-		select {
-		case results <- r:
-		case <-g.ctx.Done(): // the consumer has gone
-			return
-		}
+		j.out <- r
 	}
 }
 
@@ -630,16 +625,16 @@ func osRel(rel string) string {
 // emit hands the file name in dir (nil for Root) to the readers, waiting while the window
 // is full.
 func (g *gatherer) emit(rel string, dir *dirHandle, name string) error {
+	out := make(chan result, 1)
 	select {
-	case g.tokens <- struct{}{}:
+	case g.order <- out:
 	case <-g.ctx.Done():
 		return errStop
 	}
 	if dir != nil {
 		dir.hold()
 	}
-	g.jobs <- job{seq: g.seq, rel: rel, dir: dir, name: name} // never blocks: as many slots as tokens
-	g.seq++
+	g.jobs <- job{rel: rel, dir: dir, name: name, out: out} // never blocks: as many slots as order
 	return nil
 }
 

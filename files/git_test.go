@@ -2,6 +2,7 @@ package files
 
 import (
 	"bytes"
+	"cmp"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,7 +25,7 @@ func TestMatchesGit(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, root := range []string{"", "sub", "sub/deeper", "nested/sub", "wl"} {
-		t.Run("root="+cmpOr(root, "."), func(t *testing.T) {
+		t.Run("root="+cmp.Or(root, "."), func(t *testing.T) {
 			top := extract(t, a)
 			runGit(t, top, "init", "-q")
 			if err := os.Rename(filepath.Join(top, "git-info-exclude"), filepath.Join(top, ".git", "info", "exclude")); err != nil {

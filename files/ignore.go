@@ -16,14 +16,9 @@ import (
 
 // ignorePattern is one line of an ignore file, with git's semantics. It is matched against
 // the exact path only: that a file inside an excluded directory is excluded too follows from
-// the walk never entering excluded directories.
-//
-// (go-git's plumbing/format/gitignore was the first choice, but its patterns also match every
-// prefix of a path, so "*" + "!*/" + "!*.go" keeps a/b.txt and "*.txt" + "!docs/" keeps
-// docs/a.txt, where git ignores both; its "**" does not backtrack ("a/**/b/c" misses
-// a/b/x/b/c) and "foo/**" matches foo itself. Globs here are matched by doublestar, whose
-// "*", "?", "[…]", "**" and escapes mean what git's wildmatch means; braces, which git takes
-// literally, are escaped.)
+// the walk never entering excluded directories. Globs are matched by doublestar, whose "*",
+// "?", "[…]", "**" and escapes mean what git's wildmatch means; braces, which git takes
+// literally, are escaped. (The package documentation says why not go-git's gitignore.)
 type ignorePattern struct {
 	domain   string // the ignore file's directory, relative to the work tree top ("" = top)
 	glob     string // doublestar pattern, braces escaped

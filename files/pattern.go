@@ -1,6 +1,7 @@
 package files
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"path"
@@ -113,14 +114,7 @@ func normalize(p string) string {
 	if strings.HasSuffix(p, "/") && !strings.HasSuffix(p, `\/`) {
 		p += "**"
 	}
-	return cmpOr(p, "**")
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
+	return cmp.Or(p, "**")
 }
 
 // glob is a validated doublestar pattern with the facts the walk needs precomputed.

@@ -260,16 +260,6 @@ func secretNormalName(name string) string {
 // byte-order mark, the soft hyphen), other spaces (no-break, ideographic) made ' ', lower
 // case, and white space and dots at the ends trimmed (Windows drops trailing ones).
 func normalName(name string) string {
-	clean := true
-	for i := 0; i < len(name); i++ {
-		if c := name[i]; c >= 0x80 || c < 0x20 || c >= 'A' && c <= 'Z' || c == ' ' && (i == 0 || i == len(name)-1) {
-			clean = false
-			break
-		}
-	}
-	if clean && !strings.HasSuffix(name, ".") {
-		return name
-	}
 	var b strings.Builder
 	b.Grow(len(name))
 	for _, r := range name {

@@ -2,9 +2,7 @@ package providers
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
-	"math/bits"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -18,9 +16,6 @@ type Body struct {
 	data     []byte
 	prompt   int // the user message's length in bytes, before escaping
 }
-
-// Len is the body's length in bytes.
-func (b *Body) Len() int { return len(b.data) }
 
 // Encoder is implemented by the providers of this package: Encode builds req's body once,
 // so that a caller that sends it again (a retry) re-sends the same bytes, and can drop the
@@ -113,43 +108,27 @@ var asciiLen = func() (t [utf8.RuneSelf]byte) {
 // shortEscape is the letter of the two-byte escapes ("\n"); 0 for the others.
 var shortEscape = [utf8.RuneSelf]byte{'"': '"', '\\': '\\', '\n': 'n', '\r': 'r', '\t': 't', '\b': 'b', '\f': 'f'}
 
-const (
-	lsb = 0x0101010101010101
-	msb = 0x8080808080808080
-)
-
-// specialBytes returns w, 8 bytes read little-endian, with the top bit set of the first byte
-// a JSON string cannot hold as it is (a control character, '"', '\\' or a byte above 0x7f),
-// and 0 when there is none: bits.TrailingZeros64 of it, over 8, is that byte's index. Bits
-// above the first set one may be wrong (a borrow runs upward), the first is exact: (x-lsb)&^x
-// sets the top bit of a zero byte of x, and of no byte below the first zero; so does
-// (w-0x20*lsb)&^w for a byte under 0x20 when no byte below it is above 0x7f, which w's own
-// top bits mark.
-func specialBytes(w uint64) uint64 {
-	q := w ^ ('"' * lsb)
-	b := w ^ ('\\' * lsb)
-	return (w | (w-0x20*lsb)&^w | (q-lsb)&^q | (b-lsb)&^b) & msb
+// plainRun is the length of the run at the start of s of ASCII bytes a JSON string holds
+// as they are.
+func plainRun(s []byte) int {
+	for i, c := range s {
+		if c >= utf8.RuneSelf || asciiLen[c] != 1 {
+			return i
+		}
+	}
+	return len(s)
 }
 
-// escapedLen is the length of s as a JSON string's content: what escapeTo writes. It takes
-// 8 bytes at a time up to the first that needs escaping.
+// escapedLen is the length of s as a JSON string's content: what escapeTo writes.
 func escapedLen(s []byte) int {
 	n := 0
 	for i := 0; i < len(s); {
-		if i+8 <= len(s) {
-			m := specialBytes(binary.LittleEndian.Uint64(s[i:]))
-			if m == 0 {
-				n += 8
-				i += 8
-				continue
-			}
-			k := bits.TrailingZeros64(m) >> 3
+		if k := plainRun(s[i:]); k > 0 {
 			n += k
 			i += k
+			continue
 		}
-		// The byte or rune at i, which may run past the word.
-		c := s[i]
-		if c < utf8.RuneSelf {
+		if c := s[i]; c < utf8.RuneSelf {
 			n += int(asciiLen[c])
 			i++
 			continue
@@ -175,33 +154,12 @@ func runeLen(r rune, size int) int {
 // backslash and control characters escaped, invalid UTF-8 replaced by U+FFFD, U+2028 and
 // U+2029 escaped. dst must have room for escapedLen(s) bytes; it returns that length, and
 // writes nothing past it.
-//
-// It copies 8 bytes at a time and then escapes the first byte of them that needs it. The
-// word is stored whole even when only its first bytes are plain: at least 8 bytes of s are
-// left and each is written as one byte or more, so the store stays within escapedLen(s) of
-// n, and what follows overwrites the bytes past the plain ones.
 func escapeTo(dst, s []byte) int {
 	n := 0
 	for i := 0; i < len(s); {
-		if i+8 <= len(s) {
-			w := binary.LittleEndian.Uint64(s[i:])
-			binary.LittleEndian.PutUint64(dst[n:], w)
-			m := specialBytes(w)
-			if m == 0 {
-				n += 8
-				i += 8
-				continue
-			}
-			k := bits.TrailingZeros64(m) >> 3
-			n += k
+		if k := plainRun(s[i:]); k > 0 {
+			n += copy(dst[n:], s[i:i+k])
 			i += k
-		}
-		// A tab, a newline or a quote, most of what source code escapes, at once; the rest
-		// one by one.
-		if c := s[i]; c < utf8.RuneSelf && asciiLen[c] == 2 {
-			dst[n], dst[n+1] = '\\', shortEscape[c]
-			n += 2
-			i++
 			continue
 		}
 		n, i = escapeOne(dst, n, s, i)
@@ -209,18 +167,15 @@ func escapeTo(dst, s []byte) int {
 	return n
 }
 
-// escapeOne escapes the byte or rune of s at i into dst at n, and returns both advanced.
+// escapeOne escapes the byte or rune of s at i, which is not plain ASCII, into dst at n,
+// and returns both advanced.
 func escapeOne(dst []byte, n int, s []byte, i int) (int, int) {
 	const hex = "0123456789abcdef"
 	if c := s[i]; c < utf8.RuneSelf {
-		switch asciiLen[c] {
-		case 1:
-			dst[n] = c
-			n++
-		case 2:
+		if asciiLen[c] == 2 {
 			dst[n], dst[n+1] = '\\', shortEscape[c]
 			n += 2
-		default:
+		} else {
 			n += copy(dst[n:], []byte{'\\', 'u', '0', '0', hex[c>>4], hex[c&0xf]})
 		}
 		return n, i + 1

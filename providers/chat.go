@@ -25,20 +25,21 @@ import (
 type chatClient struct {
 	name   string
 	client openai.Client
+	params func(Request) openai.ChatCompletionNewParams // the provider's request
 	redact redactor
 	log    *slog.Logger
 }
 
-func newChatClient(name string, cfg Config, extra ...option.RequestOption) (chatClient, error) {
-	if strings.TrimSpace(cfg.APIKey) == "" {
-		return chatClient{}, fmt.Errorf("%s: no API key: pass it as an argument or set %s", name, keyEnv(name))
+func newChatClient(name string, cfg Config, params func(Request) openai.ChatCompletionNewParams,
+	extra ...option.RequestOption) (chatClient, error) {
+	if err := cfg.checkKey(name); err != nil {
+		return chatClient{}, err
 	}
-	base := baseURL(name, cfg)
 	hc := *cfg.httpClient()
 	hc.Transport = &chatTransport{base: hc.Transport}
 	opts := []option.RequestOption{
 		option.WithAPIKey(cfg.APIKey),
-		option.WithBaseURL(base),
+		option.WithBaseURL(baseURL(name, cfg)),
 		option.WithHTTPClient(&hc),
 		// The retry loop is ours: only the caller knows the deadline.
 		option.WithMaxRetries(0),
@@ -47,6 +48,7 @@ func newChatClient(name string, cfg Config, extra ...option.RequestOption) (chat
 	return chatClient{
 		name:   name,
 		client: openai.NewClient(opts...),
+		params: params,
 		redact: redactor{key: cfg.APIKey},
 		log:    cfg.logger(),
 	}, nil
@@ -96,11 +98,11 @@ func validate(name string, req Request) error {
 	return nil
 }
 
-// encode builds req's body: the SDK encodes the request build makes of it, with
+// encode builds req's body: the SDK encodes the provider's request (c.params), with
 // [promptMark] as the user message, and the message is escaped in its place. The SDK's
 // streaming call adds "stream": true to the object's end (option.WithJSONSet); so does
 // encode, since the body is sent as it is (see stream).
-func (c *chatClient) encode(req Request, build func(Request) openai.ChatCompletionNewParams) (*Body, error) {
+func (c *chatClient) encode(req Request) (*Body, error) {
 	if err := validate(c.name, req); err != nil {
 		return nil, err
 	}
@@ -111,7 +113,7 @@ func (c *chatClient) encode(req Request, build func(Request) openai.ChatCompleti
 	} else {
 		req.Question = "" // a content part of its own, which the SDK encodes
 	}
-	envelope, err := build(r).MarshalJSON()
+	envelope, err := c.params(r).MarshalJSON()
 	if err != nil || len(envelope) < 2 || envelope[len(envelope)-1] != '}' {
 		return nil, &Error{Provider: c.name, Kind: BadRequest, Message: fmt.Sprintf("cannot encode the request: %v", err), Err: err}
 	}
@@ -119,11 +121,16 @@ func (c *chatClient) encode(req Request, build func(Request) openai.ChatCompleti
 	return spliceMessage(c.name, envelope, req)
 }
 
-// stream sends body once and reads the stream to its end. The body goes out through the
-// SDK's raw-body option as it is: NewStreaming would marshal its params again (each nested
-// MarshalJSON layer copying the whole prompt) and then rewrite the body to add "stream",
-// so this makes the same POST and reads the same SSE stream with the SDK's decoder.
-func (c *chatClient) stream(ctx context.Context, body *Body, obs Observer) (*Response, error) {
+// stream sends req's body (req.Body, else req encoded now) once and reads the stream to
+// its end. The body goes out through the SDK's raw-body option as it is: NewStreaming
+// would marshal its params again (each nested MarshalJSON layer copying the whole prompt)
+// and then rewrite the body to add "stream", so this makes the same POST and reads the
+// same SSE stream with the SDK's decoder.
+func (c *chatClient) stream(ctx context.Context, req Request, obs Observer) (*Response, error) {
+	body, err := prepare(c.name, req, c.encode)
+	if err != nil {
+		return &Response{}, err
+	}
 	obs = observer(obs)
 	resp := &Response{}
 	run := startRun(c.name, body, c.log)
@@ -170,7 +177,8 @@ func (c *chatClient) stream(ctx context.Context, body *Body, obs Observer) (*Res
 			}
 			if ch.FinishReason != "" {
 				resp.Finish = normaliseFinish(ch.FinishReason)
-				resp.StopReason = stopReason(ch.FinishReason, nativeFinish(ch))
+				// OpenRouter's native_finish_reason: the upstream model's own ("SAFETY").
+				resp.StopReason = stopReason(ch.FinishReason, extraString(ch.JSON.ExtraFields, "native_finish_reason"))
 				run.finished = true
 			}
 		}
@@ -191,7 +199,7 @@ func (c *chatClient) stream(ctx context.Context, body *Body, obs Observer) (*Res
 	partial := run.settle(resp, reported)
 	resp.Refusal = refusal.String()
 
-	err := stream.Err()
+	err = stream.Err()
 	var se *ssestream.StreamError
 	if errors.As(err, &se) && usage == nil {
 		// An error event may carry the usage so far (OpenRouter sends it when a reasoning
@@ -213,17 +221,6 @@ func (c *chatClient) stream(ctx context.Context, body *Body, obs Observer) (*Res
 	})
 }
 
-// nativeFinish is OpenRouter's native_finish_reason of a choice: the upstream model's own
-// reason ("SAFETY", "MAX_TOKENS"), or "".
-func nativeFinish(ch openai.ChatCompletionChunkChoice) string {
-	raw := extraRaw(ch.JSON.ExtraFields, "native_finish_reason")
-	var s string
-	if raw == "" || json.Unmarshal([]byte(raw), &s) != nil {
-		return ""
-	}
-	return s
-}
-
 // stopReason names a stop as the provider did: its reason, and the native one behind it
 // when that says more ("content_filter (SAFETY)").
 func stopReason(reason, native string) string {
@@ -237,16 +234,20 @@ func stopReason(reason, native string) string {
 // "reasoning_content" as DeepSeek-style compatible servers send it.
 func reasoningDelta(d openai.ChatCompletionChunkChoiceDelta) string {
 	for _, name := range []string{"reasoning", "reasoning_content"} {
-		raw := extraRaw(d.JSON.ExtraFields, name)
-		if raw == "" {
-			continue
-		}
-		var s string
-		if json.Unmarshal([]byte(raw), &s) == nil && s != "" {
+		if s := extraString(d.JSON.ExtraFields, name); s != "" {
 			return s
 		}
 	}
 	return ""
+}
+
+// extraString is a string field the SDK does not know, "" when absent, null or not a string.
+func extraString(fields map[string]respjson.Field, name string) string {
+	var s string
+	if raw := extraRaw(fields, name); raw == "" || json.Unmarshal([]byte(raw), &s) != nil {
+		return ""
+	}
+	return s
 }
 
 // extraRaw returns the raw JSON of a field the SDK does not know ("" when absent or null).
@@ -362,12 +363,8 @@ func (b chatErrorBody) text() string {
 
 // convert turns whatever the SDK returned into an *Error.
 func (c *chatClient) convert(ctx context.Context, err error, httpResp *http.Response, partial bool) *Error {
-	var e *Error
-	if errors.As(err, &e) {
+	if e := known(ctx, c.name, err, partial); e != nil {
 		return e
-	}
-	if ctx.Err() != nil {
-		return canceledError(c.name, ctx, partial)
 	}
 	now := time.Now()
 
@@ -402,7 +399,7 @@ func (c *chatClient) convert(ctx context.Context, err error, httpResp *http.Resp
 		if len(choices.Choices) > 0 && choices.Choices[0].Native != "" {
 			detail += " (" + choices.Choices[0].Native + ")"
 		}
-		return withOverflow(&Error{Provider: c.name, Kind: refine(kind, code, detail), Code: code,
+		return finished(&Error{Provider: c.name, Kind: refine(kind, code, detail), Code: code,
 			Message: c.redact.clean(env.Error.text()), InBand: true, Partial: partial,
 			RetryAfter: retryInText(env.Error.text())}, detail)
 	}
@@ -410,30 +407,24 @@ func (c *chatClient) convert(ctx context.Context, err error, httpResp *http.Resp
 	// An HTTP error status. The SDK's *openai.Error carries the parsed body; when the body
 	// was not JSON the SDK returns a decoding error instead, so fall back on the response.
 	var ae *openai.Error
-	status := 0
-	var header http.Header
 	var body chatErrorBody
-	switch {
-	case errors.As(err, &ae):
-		status = ae.StatusCode
-		if ae.Response != nil {
-			header = ae.Response.Header
-		}
+	status, res := 0, httpResp
+	if errors.As(err, &ae) {
+		status, res = ae.StatusCode, ae.Response
 		_ = json.Unmarshal([]byte(ae.RawJSON()), &body)
 		if body.Message == "" {
 			body.Message = ae.Message
 		}
-		if body.Message == "" && ae.Response != nil && ae.Response.Body != nil {
+	} else if httpResp != nil && httpResp.StatusCode >= 400 {
+		status = httpResp.StatusCode
+	}
+	var header http.Header
+	if status != 0 && res != nil {
+		header = res.Header
+		if body.Message == "" && res.Body != nil {
 			// Not a JSON error object (an HTML or text page from a proxy): the SDK put the
 			// body back on the response.
-			raw, _ := io.ReadAll(io.LimitReader(ae.Response.Body, 64<<10))
-			body.Message = string(raw)
-		}
-	case httpResp != nil && httpResp.StatusCode >= 400:
-		status = httpResp.StatusCode
-		header = httpResp.Header
-		if httpResp.Body != nil {
-			raw, _ := io.ReadAll(io.LimitReader(httpResp.Body, 64<<10))
+			raw, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
 			body.Message = string(raw)
 		}
 	}
@@ -448,11 +439,8 @@ func (c *chatClient) convert(ctx context.Context, err error, httpResp *http.Resp
 			Partial: partial} // no Err: the SDK's error holds the request and the raw body
 		if e.Kind == RateLimited {
 			e.Quota = body.quota()
-			if e.Quota != nil && e.Quota.Period == PerDay {
-				e.RetryAfter = 0 // waiting seconds does not lift a daily quota
-			}
 		}
-		return withOverflow(e, msg)
+		return finished(e, msg)
 	}
 	return &Error{Provider: c.name, Kind: Transport, Message: c.redact.clean(err.Error()), Partial: partial, Err: err}
 }

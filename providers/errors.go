@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/consultmcp/consult"
 )
@@ -159,11 +160,10 @@ func (e *Error) Is(target error) bool {
 	return ok && k == e.Kind
 }
 
-// Retryable reports whether err may be sent again, per DESIGN "Retries": transport failures
-// before the answer started, upstream timeouts (408/504), rate limits (429), overload and
-// other 5xx, in-band or not. Never after part of the answer arrived, never for a cancelled
-// call, never for a daily quota, and never for 400, 401/403, 402, 404, context-length or
-// output-limit errors.
+// Retryable reports whether err may be sent again: transport failures before the answer
+// started, upstream timeouts (408/504), rate limits (429), overload and other 5xx, in-band
+// or not. Never after part of the answer arrived, never for a cancelled call, never for a
+// daily quota, and never for 400, 401/403, 402, 404, context-length or output-limit errors.
 func Retryable(err error) bool {
 	var e *Error
 	if !errors.As(err, &e) || e.Partial {
@@ -250,12 +250,29 @@ func refine(kind Kind, code, message string) Kind {
 	return kind
 }
 
-// withOverflow adds to a context-length error the figures its provider's message states.
-func withOverflow(e *Error, message string) *Error {
+// finished completes a converted error: the figures a context-length refusal's message
+// states, and no retry delay for a daily quota (waiting seconds does not lift it).
+func finished(e *Error, message string) *Error {
 	if e.Kind == ContextLength {
 		e.Overflow = parseOverflow(message)
 	}
+	if e.Quota != nil && e.Quota.Period == PerDay {
+		e.RetryAfter = 0
+	}
 	return e
+}
+
+// known is err when it is an [*Error] already, or the [Canceled] error when ctx has ended
+// (whatever err says); nil otherwise, for the provider to convert err itself.
+func known(ctx context.Context, provider string, err error, partial bool) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	if ctx.Err() != nil {
+		return canceledError(provider, ctx, partial)
+	}
+	return nil
 }
 
 // canceledError reports that ctx ended during a call.
@@ -620,7 +637,7 @@ func (r redactor) clean(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > maxMessage {
 		cut := maxMessage
-		for cut > 0 && !utf8RuneStart(s[cut]) {
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
 			cut--
 		}
 		s = s[:cut] + "…"
@@ -673,8 +690,6 @@ func redactPieces(s, key string) string {
 	b.WriteString(s[wrote:])
 	return b.String()
 }
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // codeString renders a JSON error code that may be a string or a number.
 func codeString(raw json.RawMessage) string {

@@ -30,16 +30,15 @@ type Gemini struct {
 var _ Provider = (*Gemini)(nil)
 
 // NewGemini returns a Gemini provider. cfg.APIKey is required; cfg.BaseURL defaults to
-// [DefaultGeminiBaseURL] (genai adds the API version, v1beta).
+// the Gemini API's public endpoint ([Spec.DefaultBaseURL]; genai adds the API version).
 //
 // The HTTP client is copied and its transport wrapped so that SSE comment lines (which
 // genai cannot parse, and which proxies may add) are removed before genai reads the
 // stream, and so that response headers (Retry-After) reach the error.
 func NewGemini(cfg Config) (*Gemini, error) {
-	if strings.TrimSpace(cfg.APIKey) == "" {
-		return nil, fmt.Errorf("%s: no API key: pass it as an argument or set %s", NameGemini, keyEnv(NameGemini))
+	if err := cfg.checkKey(NameGemini); err != nil {
+		return nil, err
 	}
-	base := baseURL(NameGemini, cfg)
 	hc := *cfg.httpClient()
 	hc.Transport = &geminiTransport{base: hc.Transport}
 	client, err := genai.NewClient(context.Background(), &genai.ClientConfig{
@@ -47,13 +46,13 @@ func NewGemini(cfg Config) (*Gemini, error) {
 		Backend:    genai.BackendGeminiAPI,
 		HTTPClient: &hc,
 		// RetryOptions stays nil: genai then sends each request exactly once.
-		HTTPOptions: genai.HTTPOptions{BaseURL: base},
+		HTTPOptions: genai.HTTPOptions{BaseURL: baseURL(NameGemini, cfg)},
 	})
+	redact := redactor{key: cfg.APIKey}
 	if err != nil {
-		r := redactor{key: cfg.APIKey}
-		return nil, fmt.Errorf("%s: %s", NameGemini, r.clean(err.Error()))
+		return nil, fmt.Errorf("%s: %s", NameGemini, redact.clean(err.Error()))
 	}
-	return &Gemini{client: client, redact: redactor{key: cfg.APIKey}, log: cfg.logger()}, nil
+	return &Gemini{client: client, redact: redact, log: cfg.logger()}, nil
 }
 
 // Name returns "gemini".
@@ -267,12 +266,8 @@ func (p *Gemini) ContextWindow(ctx context.Context, model string) (consult.Token
 
 // convert turns a genai error into an *Error.
 func (p *Gemini) convert(ctx context.Context, err error, capture *geminiCapture, partial bool) *Error {
-	var e *Error
-	if errors.As(err, &e) {
+	if e := known(ctx, NameGemini, err, partial); e != nil {
 		return e
-	}
-	if ctx.Err() != nil {
-		return canceledError(NameGemini, ctx, partial)
 	}
 	status, header := capture.response()
 	var ae genai.APIError
@@ -317,12 +312,8 @@ func (p *Gemini) convert(ctx context.Context, err error, capture *geminiCapture,
 	}
 	if out.Kind == RateLimited {
 		out.Quota = parseQuota(ae.Details)
-		if out.Quota != nil && out.Quota.Period == PerDay {
-			// The retryDelay sent with a daily quota (seconds) does not lift it.
-			out.RetryAfter = 0
-		}
 	}
-	return withOverflow(out, ae.Message)
+	return finished(out, ae.Message)
 }
 
 // Encode builds req's body once; see [Encoder]. It is the body genai encodes for
@@ -434,14 +425,10 @@ func (c *geminiCapture) readError() error {
 type geminiTransport struct{ base http.RoundTripper }
 
 func (t *geminiTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	base := t.base
-	if base == nil {
-		base = http.DefaultTransport
-	}
 	if body, ok := req.Context().Value(geminiBodyKey{}).(*Body); ok && req.Method == http.MethodPost {
 		req = withBody(req, body.data)
 	}
-	resp, err := base.RoundTrip(req)
+	resp, err := t.base.RoundTrip(req)
 	if resp == nil {
 		return resp, err
 	}

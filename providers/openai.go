@@ -21,7 +21,7 @@ var _ Provider = (*OpenAI)(nil)
 
 // NewOpenAI returns an OpenAI provider. cfg.APIKey is required.
 func NewOpenAI(cfg Config) (*OpenAI, error) {
-	c, err := newChatClient(NameOpenAI, cfg)
+	c, err := newChatClient(NameOpenAI, cfg, openAIParams)
 	if err != nil {
 		return nil, err
 	}
@@ -35,15 +35,11 @@ func (p *OpenAI) Name() string { return NameOpenAI }
 // reasoning models (o-series, gpt-5, and ids this package does not recognise); the output
 // limit is max_completion_tokens.
 func (p *OpenAI) Stream(ctx context.Context, req Request, obs Observer) (*Response, error) {
-	body, err := prepare(NameOpenAI, req, p.Encode)
-	if err != nil {
-		return &Response{}, err
-	}
-	return p.chat.stream(ctx, body, obs)
+	return p.chat.stream(ctx, req, obs)
 }
 
 // Encode builds req's body once; see [Encoder].
-func (p *OpenAI) Encode(req Request) (*Body, error) { return p.chat.encode(req, openAIParams) }
+func (p *OpenAI) Encode(req Request) (*Body, error) { return p.chat.encode(req) }
 
 func openAIParams(req Request) openai.ChatCompletionNewParams {
 	params := baseParams(NameOpenAI, req)

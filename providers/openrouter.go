@@ -53,9 +53,9 @@ type modelsFetch struct {
 var _ Provider = (*OpenRouter)(nil)
 
 // NewOpenRouter returns an OpenRouter provider. cfg.APIKey is required; cfg.BaseURL
-// defaults to [DefaultOpenRouterBaseURL].
+// defaults to OpenRouter's public endpoint ([Spec.DefaultBaseURL]).
 func NewOpenRouter(cfg Config) (*OpenRouter, error) {
-	c, err := newChatClient(NameOpenRouter, cfg,
+	c, err := newChatClient(NameOpenRouter, cfg, openRouterParams,
 		option.WithHeader("HTTP-Referer", "https://github.com/consultmcp/consult"),
 		option.WithHeader("X-Title", "consult"),
 		// openai-go adds these from OPENAI_ORG_ID / OPENAI_PROJECT_ID; they are OpenAI's.
@@ -75,15 +75,11 @@ func (p *OpenRouter) Name() string { return NameOpenRouter }
 // parameter ({"max_tokens": N} with a budget, {"effort": "high"} without), reasoning
 // deltas are reported to obs, and usage accounting is requested so Usage carries the cost.
 func (p *OpenRouter) Stream(ctx context.Context, req Request, obs Observer) (*Response, error) {
-	body, err := prepare(NameOpenRouter, req, p.Encode)
-	if err != nil {
-		return &Response{}, err
-	}
-	return p.chat.stream(ctx, body, obs)
+	return p.chat.stream(ctx, req, obs)
 }
 
 // Encode builds req's body once; see [Encoder].
-func (p *OpenRouter) Encode(req Request) (*Body, error) { return p.chat.encode(req, openRouterParams) }
+func (p *OpenRouter) Encode(req Request) (*Body, error) { return p.chat.encode(req) }
 
 func openRouterParams(req Request) openai.ChatCompletionNewParams {
 	params := baseParams(NameOpenRouter, req)

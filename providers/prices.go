@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"strconv"
@@ -57,26 +58,10 @@ func (p Price) At(prompt consult.Tokens) Price {
 	return p
 }
 
-func (p Price) reasoning() float64 {
-	if p.Reasoning > 0 {
-		return p.Reasoning
-	}
-	return p.Output
-}
-
-func (p Price) cacheRead() float64 {
-	if p.CacheRead > 0 {
-		return p.CacheRead
-	}
-	return p.Input
-}
-
-func (p Price) cacheWrite() float64 {
-	if p.CacheWrite > 0 {
-		return p.CacheWrite
-	}
-	return p.Input
-}
+// The prices that default to another when 0 (see [Price]); none is ever negative.
+func (p Price) reasoning() float64  { return cmp.Or(p.Reasoning, p.Output) }
+func (p Price) cacheRead() float64  { return cmp.Or(p.CacheRead, p.Input) }
+func (p Price) cacheWrite() float64 { return cmp.Or(p.CacheWrite, p.Input) }
 
 // perToken turns a price per million tokens and a count into dollars.
 func perToken(perMillion float64, n consult.Tokens) float64 {
@@ -200,19 +185,20 @@ func TablePrice(provider, model string) (Price, bool) {
 
 // Price looks model up in the dated price table; see [Pricer].
 func (p *OpenAI) Price(ctx context.Context, model string) (Price, bool, error) {
-	if err := ctx.Err(); err != nil {
-		return Price{}, false, canceledError(NameOpenAI, ctx, false)
-	}
-	pr, ok := TablePrice(NameOpenAI, model)
-	return pr, ok, nil
+	return tablePrice(ctx, NameOpenAI, model)
 }
 
 // Price looks model up in the dated price table; see [Pricer].
 func (p *Gemini) Price(ctx context.Context, model string) (Price, bool, error) {
+	return tablePrice(ctx, NameGemini, model)
+}
+
+// tablePrice is [Pricer.Price] from the dated price table of provider.
+func tablePrice(ctx context.Context, provider, model string) (Price, bool, error) {
 	if err := ctx.Err(); err != nil {
-		return Price{}, false, canceledError(NameGemini, ctx, false)
+		return Price{}, false, canceledError(provider, ctx, false)
 	}
-	pr, ok := TablePrice(NameGemini, model)
+	pr, ok := TablePrice(provider, model)
 	return pr, ok, nil
 }
 

@@ -2,6 +2,7 @@ package providers
 
 import (
 	"context"
+	"fmt"
 	"iter"
 	"log/slog"
 	"net/http"
@@ -183,6 +184,15 @@ type Config struct {
 	HTTPClient *http.Client
 	// Logger receives debug records (never the key, never the prompt). Nil discards them.
 	Logger *slog.Logger
+}
+
+// checkKey refuses a config without an API key, saying where provider name's key comes
+// from.
+func (c Config) checkKey(name string) error {
+	if strings.TrimSpace(c.APIKey) == "" {
+		return fmt.Errorf("%s: no API key: pass it as an argument or set %s", name, keyEnv(name))
+	}
+	return nil
 }
 
 func (c Config) logger() *slog.Logger {

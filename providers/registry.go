@@ -9,17 +9,6 @@ const (
 	NameGemini     = "gemini"
 )
 
-// Public endpoints, used when [Config.BaseURL] is empty.
-const (
-	// DefaultOpenRouterBaseURL is OpenRouter's public endpoint.
-	DefaultOpenRouterBaseURL = "https://openrouter.ai/api/v1"
-	// DefaultOpenAIBaseURL is OpenAI's public endpoint.
-	DefaultOpenAIBaseURL = "https://api.openai.com/v1"
-	// DefaultGeminiBaseURL is the Gemini API's public endpoint (genai adds the API version,
-	// v1beta).
-	DefaultGeminiBaseURL = "https://generativelanguage.googleapis.com/"
-)
-
 // Spec is everything the rest of the program knows of a provider before building it.
 type Spec struct {
 	// Name is the provider's name on the command line and in errors.
@@ -29,7 +18,7 @@ type Spec struct {
 	KeyEnv []string
 	// DefaultModel is used when neither --model nor the call names one.
 	DefaultModel string
-	// DefaultBaseURL is the provider's public endpoint.
+	// DefaultBaseURL is the provider's public endpoint, used when [Config.BaseURL] is empty.
 	DefaultBaseURL string
 	// New builds the provider.
 	New func(Config) (Provider, error)
@@ -43,17 +32,18 @@ func Registry() []Spec {
 	return []Spec{
 		{
 			Name: NameOpenRouter, KeyEnv: []string{"OPENROUTER_API_KEY"},
-			DefaultModel: "google/gemini-2.5-flash", DefaultBaseURL: DefaultOpenRouterBaseURL,
+			DefaultModel: "google/gemini-2.5-flash", DefaultBaseURL: "https://openrouter.ai/api/v1",
 			New: func(c Config) (Provider, error) { return NewOpenRouter(c) },
 		},
 		{
 			Name: NameOpenAI, KeyEnv: []string{"OPENAI_API_KEY"},
-			DefaultModel: "gpt-4.1", DefaultBaseURL: DefaultOpenAIBaseURL,
+			DefaultModel: "gpt-4.1", DefaultBaseURL: "https://api.openai.com/v1",
 			New: func(c Config) (Provider, error) { return NewOpenAI(c) },
 		},
 		{
 			Name: NameGemini, KeyEnv: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"},
-			DefaultModel: "gemini-2.5-flash", DefaultBaseURL: DefaultGeminiBaseURL,
+			// genai adds the API version (v1beta) to the endpoint.
+			DefaultModel: "gemini-2.5-flash", DefaultBaseURL: "https://generativelanguage.googleapis.com/",
 			New: func(c Config) (Provider, error) { return NewGemini(c) },
 		},
 	}

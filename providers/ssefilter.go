@@ -19,6 +19,7 @@ type sseFilter struct {
 
 	pending []byte // bytes ready for the reader (aliases br's buffer until the next read)
 	midLine bool   // the last chunk was part of a line longer than the buffer
+	drop    bool   // the current line is not passed on
 	data    bool   // the current block has a non-comment line
 	comment bool   // the current block has a comment line
 	err     error
@@ -40,73 +41,33 @@ func (f *sseFilter) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// next reads one line (or one buffer of a long line) and decides whether to pass it on.
+// next reads one line, or one buffer of a longer line, and passes it on unless it is part
+// of a comment line or the blank line that ends a comment-only block.
 func (f *sseFilter) next() {
-	line, err := f.br.ReadSlice('\n')
-	switch {
-	case errors.Is(err, bufio.ErrBufferFull):
-		err = nil
-		if !f.midLine && len(line) > 0 && line[0] == ':' {
-			f.comment = true
-			f.midLine = true
-			f.pending = nil
-			f.skipRestOfLine()
-			return
-		}
-		f.midLine = true
-		f.data = true
-		f.pending = line
-		return
-	case err == io.EOF:
-		f.err = io.EOF
-	case err != nil:
-		if f.capture != nil {
+	chunk, err := f.br.ReadSlice('\n')
+	if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+		if err != io.EOF && f.capture != nil {
 			f.capture.setReadError(err)
 		}
 		f.err = io.EOF
 	}
-	if len(line) == 0 {
+	if len(chunk) == 0 {
 		return
 	}
-	wasMid := f.midLine
-	f.midLine = line[len(line)-1] != '\n'
-	switch {
-	case wasMid:
-		f.pending = line
-	case isBlank(line):
-		if f.comment && !f.data {
-			f.pending = nil // the end of a comment-only block
-		} else {
-			f.pending = line
+	if !f.midLine { // a line starts here
+		switch {
+		case isBlank(chunk):
+			f.drop = f.comment && !f.data
+			f.data, f.comment = false, false
+		case chunk[0] == ':':
+			f.drop, f.comment = true, true
+		default:
+			f.drop, f.data = false, true
 		}
-		f.data, f.comment = false, false
-	case line[0] == ':':
-		f.comment = true
-		f.pending = nil
-	default:
-		f.data = true
-		f.pending = line
 	}
-}
-
-// skipRestOfLine discards the remainder of an over-long comment line.
-func (f *sseFilter) skipRestOfLine() {
-	for {
-		line, err := f.br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if err != nil && err != io.EOF && f.capture != nil {
-			f.capture.setReadError(err)
-		}
-		if err != nil {
-			f.err = io.EOF
-		}
-		f.midLine = len(line) == 0 || line[len(line)-1] != '\n'
-		if err != nil || !f.midLine {
-			f.midLine = false
-			return
-		}
+	f.midLine = chunk[len(chunk)-1] != '\n'
+	if !f.drop {
+		f.pending = chunk
 	}
 }
 

@@ -123,11 +123,7 @@ func capEventStream(req *http.Request, resp *http.Response) {
 type chatTransport struct{ base http.RoundTripper }
 
 func (t *chatTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	base := t.base
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	resp, err := base.RoundTrip(req)
+	resp, err := t.base.RoundTrip(req)
 	if resp != nil {
 		capEventStream(req, resp)
 	}

@@ -1,15 +1,9 @@
 // Package secrets finds credentials inside file contents, for the gatherer to hold a file
 // back or to redact it before it is uploaded.
 //
-// PrivateKey reports a private key block anywhere in a file: a line
-// "-----BEGIN <kind>PRIVATE KEY-----" (RSA, EC, DSA, OPENSSH, ENCRYPTED, plain, PGP …
-// BLOCK) followed within 1 KiB by key data, a run of 40 or more base64 characters that
-// starts after a separator and looks random (upper case, lower case and digits, entropy
-// above 4.5 bits per byte). Newlines may be real or escaped, and the lines may be quoted,
-// so keys written as code are found: Go and C string concatenation, a JS/TS array of lines,
-// Python implicit concatenation, JSON with "\n" (service-account files), YAML block
-// scalars. Code that only names the marker (a PEM parser) is not a key. A marker split
-// across strings ("-----BEGIN " + kind + " PRIVATE KEY-----") is not found.
+// [PrivateKey] reports a private key block anywhere in a file, also one written as code
+// (it says what counts). A marker split across strings ("-----BEGIN " + kind + " PRIVATE
+// KEY-----") is not found.
 //
 // Redact replaces secrets with "[REDACTED <kind>]". Its token rules are gitleaks' default
 // rules for these providers, with the same regular expressions, entropy thresholds and
@@ -68,8 +62,7 @@
 // The scan looks for anchor bytes with one bytes.IndexByte pass each ('$' '-' 'k' 'A' '_'
 // 'w' 'W'), and runs a rule's expression only where the bytes around an anchor spell that
 // rule's fixed prefix or name; the base64 pass does the same with the first characters of
-// the encodings ('Z' 'Q' '2' 'J', and the encoding of "-----BEGIN "). It is portable Go,
-// with no assembly. On $GOROOT/src (TestGOROOTFindings, BenchmarkScanGOROOT) Scan holds
+// the encodings ('Z' 'Q' '2' 'J', and the encoding of "-----BEGIN "). On $GOROOT/src (TestGOROOTFindings, BenchmarkScanGOROOT) Scan holds
 // back one file, for the EC key of crypto/tls/example_test.go, and redacts one,
 // cmd/go/internal/auth/gitauth_test.go, for the "password=secr3t" of its git credential
 // helper fixtures.

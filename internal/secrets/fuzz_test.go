@@ -6,6 +6,15 @@ import (
 	"testing"
 )
 
+// allRules lists every rule, for the reference scan.
+var allRules = []*rule{
+	ruleAWS, ruleGitHubPAT, ruleGitHubOAuth, ruleGitHubApp, ruleGitHubRefresh, ruleGitHubFine,
+	ruleGitLabPAT, ruleGitLabRoutable, ruleOpenAI, ruleAnthropic, ruleAnthropicAdmin, ruleGoogle,
+	ruleNpm, ruleStripe, ruleSlackBot, ruleSlackLegacyBot, ruleSlackUser, ruleSlackApp,
+	ruleSlackConfig, ruleSlackRefresh, ruleSlackWorkspace, ruleSlackLegacy, ruleSlackWebhook,
+	ruleOpenRouter, ruleAWSSecret, rulePasswordXML, rulePassword,
+}
+
 // referenceSecrets runs every rule over the whole of content, as gitleaks does, without the
 // anchors Redact uses to avoid running them: the secrets it returns are what Redact must
 // remove.

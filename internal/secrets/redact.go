@@ -32,11 +32,6 @@ const (
 // for the rules) replaced by "[REDACTED <kind>]", and the distinct kinds found, sorted.
 // With nothing found it returns content itself, without copying or allocating, and nil.
 // Content with more candidates than a scan checks (HeldUnchecked) gives nil and nil.
-//
-// The scan looks for a few anchor bytes (see find), each rare in source code or checked in
-// a few comparisons; only where the bytes around an anchor spell a rule's
-// fixed prefix or name does a rule's regular expression run, over that token or window
-// alone. A second pass decodes the base64 values that may hold a token (see encoded).
 func Redact(content []byte) ([]byte, []string) {
 	out, kinds, _ := scanContent(content, false, 0)
 	return out, kinds
@@ -73,19 +68,13 @@ func scanContent(content []byte, keys bool, depth int) ([]byte, []string, Held) 
 func (s *scan) find() Held {
 	c := s.content
 	for k := range anchors {
-		a := &anchors[k]
 		for off := 0; off < len(c) && !s.over; {
-			i := bytes.IndexByte(c[off:], a.b)
+			i := bytes.IndexByte(c[off:], anchors[k].b)
 			if i < 0 {
 				break
 			}
 			i += off
 			off = i + 1
-			// The byte beside the anchor rules most hits out without a call; the dash
-			// anchor's hits go to at for the private key check whatever their neighbour.
-			if j := i + a.rel; k != dashAnchor && (j < 0 || j >= len(c) || !a.near[c[j]]) {
-				continue
-			}
 			if h := s.at(k, i); h != 0 {
 				return h
 			}
@@ -109,7 +98,7 @@ func (s *scan) at(k, i int) Held {
 		bytes.HasPrefix(c[i:], pemBegin) && !s.spend(keyDataWindow) && privateKeyAt(c, i) {
 		return HeldPrivateKey
 	}
-	// The byte beside the anchor rules most bytes out without a call.
+	// The byte beside the anchor rules most hits out.
 	if j := i + a.rel; j < 0 || j >= len(c) || !a.near[c[j]] || i < s.next[k] {
 		return 0
 	}

@@ -197,15 +197,6 @@ func lazyRegexp(expr string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
 
-// allRules lists every rule, for the documentation test and the reference scan in tests.
-var allRules = []*rule{
-	ruleAWS, ruleGitHubPAT, ruleGitHubOAuth, ruleGitHubApp, ruleGitHubRefresh, ruleGitHubFine,
-	ruleGitLabPAT, ruleGitLabRoutable, ruleOpenAI, ruleAnthropic, ruleAnthropicAdmin, ruleGoogle,
-	ruleNpm, ruleStripe, ruleSlackBot, ruleSlackLegacyBot, ruleSlackUser, ruleSlackApp,
-	ruleSlackConfig, ruleSlackRefresh, ruleSlackWorkspace, ruleSlackLegacy, ruleSlackWebhook,
-	ruleOpenRouter, ruleAWSSecret, rulePasswordXML, rulePassword,
-}
-
 // stopwords is gitleaks' global allowlist: a secret holding one (in lower case) is not one.
 var stopwords = bytesOf("014df517-39d1-4453-b7b3-9930c563627c", "abcdefghijklmnopqrstuvwxyz")
 
@@ -269,21 +260,7 @@ func containsFold(s, w []byte) bool {
 }
 
 // hasPrefixFold reports whether s starts with lower-case ASCII w, ignoring the case of s.
-func hasPrefixFold(s, w []byte) bool {
-	if len(s) < len(w) {
-		return false
-	}
-	for i, c := range w {
-		d := s[i]
-		if d >= 'A' && d <= 'Z' {
-			d += 'a' - 'A'
-		}
-		if d != c {
-			return false
-		}
-	}
-	return true
-}
+func hasPrefixFold(s, w []byte) bool { return len(s) >= len(w) && bytes.EqualFold(s[:len(w)], w) }
 
 func bytesOf(ss ...string) [][]byte {
 	out := make([][]byte, len(ss))

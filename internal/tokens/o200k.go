@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"bytes"
+	"container/heap"
 	"crypto/sha256"
 	_ "embed" // the vocabulary
 	"encoding/base64"
@@ -9,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
@@ -106,17 +108,8 @@ func parseVocab(data []byte, size int) (*bpe, error) {
 
 // parseRank parses a rank: decimal digits, below noRank.
 func parseRank(num []byte) (uint32, bool) {
-	if len(num) == 0 || len(num) > 9 {
-		return 0, false
-	}
-	var r uint32
-	for _, c := range num {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		r = r*10 + uint32(c-'0')
-	}
-	return r, true
+	r, err := strconv.ParseUint(string(num), 10, 32)
+	return uint32(r), err == nil && r < noRank
 }
 
 // count returns the number of tokens in s, which must be valid UTF-8.
@@ -226,10 +219,10 @@ func (b *bpe) mergeHeap(piece string) int {
 			h = append(h, candidate{r, i})
 		}
 	}
-	h.init()
+	heap.Init(&h)
 	parts := int(n)
 	for len(h) > 0 {
-		top := h.pop()
+		top := heap.Pop(&h).(candidate)
 		i := top.at
 		// A candidate is stale when its node was merged away or its pair has grown since:
 		// a grown pair is a longer string, so it never has its old rank again.
@@ -249,7 +242,7 @@ func (b *bpe) mergeHeap(piece string) int {
 				continue
 			}
 			if nodes[m].rank = rankAt(m); nodes[m].rank != noRank {
-				h.push(candidate{nodes[m].rank, m})
+				heap.Push(&h, candidate{nodes[m].rank, m})
 			}
 		}
 	}
@@ -261,58 +254,21 @@ type candidate struct {
 	at   int32
 }
 
-// mergeHeap is a binary min-heap of candidates by rank, then position, so that among
-// equal ranks the leftmost pair merges first, as in mergeScan.
+// mergeHeap is a min-heap (container/heap) of candidates by rank, then position, so that
+// among equal ranks the leftmost pair merges first, as in mergeScan.
 type mergeHeap []candidate
 
-func (h mergeHeap) less(a, b int) bool {
+func (h mergeHeap) Len() int      { return len(h) }
+func (h mergeHeap) Swap(a, b int) { h[a], h[b] = h[b], h[a] }
+func (h mergeHeap) Less(a, b int) bool {
 	return h[a].rank < h[b].rank || h[a].rank == h[b].rank && h[a].at < h[b].at
 }
-
-func (h mergeHeap) init() {
-	for i := len(h)/2 - 1; i >= 0; i-- {
-		h.down(i)
-	}
-}
-
-func (h *mergeHeap) push(c candidate) {
-	*h = append(*h, c)
-	for i := len(*h) - 1; i > 0; {
-		parent := (i - 1) / 2
-		if !h.less(i, parent) {
-			break
-		}
-		(*h)[i], (*h)[parent] = (*h)[parent], (*h)[i]
-		i = parent
-	}
-}
-
-func (h *mergeHeap) pop() candidate {
-	old := *h
-	top := old[0]
-	last := len(old) - 1
-	old[0] = old[last]
-	*h = old[:last]
-	h.down(0)
-	return top
-}
-
-func (h mergeHeap) down(i int) {
-	for {
-		l := 2*i + 1
-		if l >= len(h) {
-			return
-		}
-		m := l
-		if r := l + 1; r < len(h) && h.less(r, l) {
-			m = r
-		}
-		if !h.less(m, i) {
-			return
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
+func (h *mergeHeap) Push(c any) { *h = append(*h, c.(candidate)) }
+func (h *mergeHeap) Pop() any {
+	last := len(*h) - 1
+	c := (*h)[last]
+	*h = (*h)[:last]
+	return c
 }
 
 // The pre-tokenizer. o200k_base splits text into pieces with this expression (tiktoken,

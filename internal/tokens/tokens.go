@@ -4,10 +4,7 @@
 // embedded, checked against tiktoken's SHA-256; see vocabData) and loaded once per
 // process, in the background after [Preload] or by the first count: nothing is downloaded
 // or read from disk, at start-up or ever, and the package has no network code. The
-// tokenizer itself is in this package (o200k.go): it counts exactly like
-// github.com/pkoukk/tiktoken-go, which the tests check on a varied corpus, against
-// Python's regex module, and by fuzzing, and is faster (BenchmarkCount against
-// BenchmarkCountPkoukk).
+// tokenizer itself is in this package (o200k.go says why, and how it is checked).
 //
 // Every model's tokens are counted with o200k_base ([Encoding]): exact for OpenAI's
 // models that use it, an estimate for a model with a tokenizer of its own.
