@@ -45,10 +45,10 @@ dist:
 # makes them twelve times slower and proves nothing more, and run once more without it.
 # Each package runs eight tests at a time unless -parallel says otherwise (internal/testrun:
 # they wait on fakes and processes rather than compute); load tests run in `make bench`.
-LARGE ?= ^TestAnswerCap$$|^TestLongReasoningEventNotAnswerCap$$
+LARGE ?= ^TestAnswerCap$$|^TestLongReasoningEventNotAnswerCap$$|^TestRecordCapHoldsTheLargestAnswer$$
 test: lint internal/e2e/node_modules/.package-lock.json
 	$(GO) test -race -count=1 $(PKGS)
-	$(GO) test -count=1 -run '$(LARGE)' ./providers/
+	$(GO) test -count=1 -run '$(LARGE)' ./providers/ ./internal/results/
 
 # The TypeScript SDK for the e2e tests, pinned by internal/e2e/package-lock.json; reinstalled only
 # when the lockfile changes.

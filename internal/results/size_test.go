@@ -13,10 +13,12 @@ import (
 )
 
 // TestRecordCapHoldsTheLargestAnswer: MaxRecordBytes holds a record carrying the largest
-// answer a provider call keeps three times over (answer, text, structured result), each
-// doubled by JSON escaping; such a record saves and loads.
+// answer a provider call keeps three times over (a margin over the two a record holds: the
+// answer and the structured result), each doubled by JSON escaping; such a record saves and
+// loads.
 func TestRecordCapHoldsTheLargestAnswer(t *testing.T) {
 	t.Parallel()
+	testrun.Large(t, "an 8 MiB answer escaped into a record")
 	if need := consult.Bytes(3 * 2 * providers.MaxAnswerBytes); MaxRecordBytes < need+1<<20 {
 		t.Fatalf("MaxRecordBytes %v cannot hold three escaped copies of a %d-byte answer (%v)", MaxRecordBytes, providers.MaxAnswerBytes, need)
 	}
