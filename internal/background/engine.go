@@ -276,6 +276,7 @@ func withWarnings(res consultation.Result, warnings []string) consultation.Resul
 // readResult reads the result a worker writes at its end; nothing is sent when the worker
 // ends without writing one (it died, or the pipe was closed).
 func readResult(r io.Reader, out chan<- consultation.Result) {
+	defer close(out) // the worker has ended: there is nothing more to wait for
 	var res consultation.Result
 	if err := json.NewDecoder(io.LimitReader(r, maxInBand)).Decode(&res); err == nil {
 		out <- res
@@ -320,27 +321,30 @@ func (e *Engine) follow(ctx context.Context, id string, quietFrom time.Time, rel
 	defer beat.Stop()
 	var rec results.Record
 	for {
-		select {
-		case res := <-inBand:
-			return res, true
-		default:
-		}
 		if next, err := e.store.Load(id); err == nil {
 			rec = next
 		}
 		if rec.ID != "" && !e.alive(rec) { // done, or its worker is gone
-			select { // the worker may have sent its result just before it ended
-			case res := <-inBand:
-				return res, true
-			default:
+			if inBand != nil { // what the worker sent before it ended is on its way: wait for it
+				select {
+				case res, ok := <-inBand:
+					if ok {
+						return res, true
+					}
+				case <-ctx.Done():
+					return consultation.Result{}, false
+				}
 			}
 			return e.fromRecord(e.settled(rec)), true
 		}
 		select {
 		case <-ctx.Done():
 			return consultation.Result{}, false
-		case res := <-inBand:
-			return res, true
+		case res, ok := <-inBand:
+			if ok {
+				return res, true
+			}
+			inBand = nil // the worker ended without sending its result: its record says how
 		case now := <-beat.C:
 			if !quietFrom.IsZero() && !now.Before(quietFrom) {
 				continue
