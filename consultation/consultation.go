@@ -335,10 +335,7 @@ func (c *call) run(ctx context.Context) Result {
 		return c.stopped(ctx)
 	}
 	held, err := c.admit(ctx)
-	if err != nil {
-		if ctx.Err() == nil {
-			return c.fail(ErrorInfo{Class: ClassInternal}, Facts{Reason: ReasonNotAdmitted, Detail: err.Error()}, nil)
-		}
+	if err != nil { // admission waits for room or ctx's end, never longer: it asks at most the whole bound
 		return c.stopped(ctx)
 	}
 	defer held.release()

@@ -26,8 +26,6 @@ const (
 	// ReasonSaid: Detail is the whole message, worded where the outcome arose (a refused
 	// argument, a background consultation's state).
 	ReasonSaid Reason = "said"
-	// ReasonNotAdmitted: the bound on bytes in flight could not admit the call (Detail).
-	ReasonNotAdmitted Reason = "not_admitted"
 	// ReasonGatherFailed: the files could not be gathered (Path, Detail).
 	ReasonGatherFailed Reason = "gather_failed"
 	// ReasonOverInflight: what was gathered needs more memory than the whole bound (Need, Limit).
@@ -194,8 +192,9 @@ func Render(r Result, n Names) (string, *Summary) {
 	if f.Reason == ReasonSaid || sum.Kind != KindAnswer && sum.Kind != KindDryRun {
 		out.Message = strings.TrimRight(b.String(), "\n")
 		if out.Error != nil && out.Error.Message == "" {
-			out.Error = ptr(*out.Error)
-			out.Error.Message = firstLine(out.Message)
+			info := *out.Error
+			info.Message = firstLine(out.Message)
+			out.Error = &info
 		}
 		if out.Answer != "" && f.PartialWhy != "" {
 			if !strings.HasSuffix(b.String(), "\n") {
@@ -231,8 +230,6 @@ func namedAs(msg, arg string, n Names) string {
 	}
 	return msg
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // writeAnswer writes an answer (or the page of one it holds, or where it was written), the
 // notes on how it ended, and the footer; a later page is the page alone.
@@ -281,8 +278,6 @@ func writeFailure(b *strings.Builder, sum *Summary, f Facts, n Names) {
 		info = *sum.Error
 	}
 	switch f.Reason {
-	case ReasonNotAdmitted:
-		b.WriteString("Could not be admitted: " + f.Detail)
 	case ReasonGatherFailed:
 		fmt.Fprintf(b, "Could not gather files from %s: %s", f.Path, f.Detail)
 	case ReasonOverInflight:
