@@ -47,7 +47,7 @@ dist:
 # they wait on fakes and processes rather than compute); load tests run in `make bench`.
 LARGE ?= ^TestAnswerCap$$|^TestLongReasoningEventNotAnswerCap$$|^TestRecordCapHoldsTheLargestAnswer$$
 test: lint internal/e2e/node_modules/.package-lock.json
-	$(GO) test -race -count=1 $(PKGS)
+	CONSULT_E2E_REQUIRED=1 $(GO) test -race -count=1 $(PKGS)
 	$(GO) test -count=1 -run '$(LARGE)' ./providers/ ./internal/results/
 
 # The TypeScript SDK for the e2e tests, pinned by internal/e2e/package-lock.json; reinstalled only
@@ -76,8 +76,9 @@ $(STATICCHECK):
 	mv bin/tools/staticcheck $@
 
 # Benchmarks behind the figures in README (GOROOT/src as the corpus; the start of the built
-# binary, process start to its tools/list answer, 20 starts a run), and the load tests, which
-# run only with CONSULT_LOAD=1.
+# binary, process start to its tools/list answer, 20 starts a run), the load tests, which
+# run only with CONSULT_LOAD=1, and the ratios of speed the default suite only logs
+# (testrun.Timed: a walk stopping soon after its cancel or deadline, the start to tools/list).
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=$(BENCHTIME) -count=3 ./files/
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=1x -count=3 ./internal/tokens/
@@ -87,6 +88,8 @@ bench:
 	CONSULT_LOAD=1 $(GO) test -run '^TestLoadNetHTTP$$' -count=1 -v ./consultation/
 	CONSULT_LOAD=1 $(GO) test -count=1 -v -run '^TestDeadlineFromArrivalUnderLoad$$' ./internal/mcpserver/
 	CONSULT_LOAD=1 $(GO) test -count=1 -v -timeout 15m -run '^TestInflightBoundsMemory$$' ./cmd/consult/
+	CONSULT_LOAD=1 $(GO) test -count=1 -v -run '^(TestCancel|TestDeadlineWithManyPatterns)$$' ./files/
+	CONSULT_LOAD=1 $(GO) test -count=1 -v -run '^TestStartToToolsList$$' ./cmd/consult/
 	$(GO) test -run '^$$' -bench StartToToolsList -benchtime=20x -count=3 ./cmd/consult/
 
 # Each fuzz target briefly (go test takes -fuzz for one package at a time). The seed corpora
