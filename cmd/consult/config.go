@@ -26,8 +26,6 @@ import (
 const (
 	// minHeartbeat bounds the heartbeat from below so a typo cannot flood the client.
 	minHeartbeat = 100 * time.Millisecond
-	// minPageBytes is the smallest page: smaller ones make a long answer take too many calls.
-	minPageBytes = 4096
 	// minInflight is the smallest --max-inflight: below it even a small tree would be refused.
 	minInflight consult.Bytes = 16 << 20
 )
@@ -334,8 +332,8 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 	if cfg.BackgroundWorkers < 1 {
 		return cfg, fmt.Errorf("--background-workers %d: must be at least 1", cfg.BackgroundWorkers)
 	}
-	if cfg.PageBytes != 0 && cfg.PageBytes < minPageBytes {
-		return cfg, fmt.Errorf("--page-bytes %d: must be 0 (answers are never paged) or at least %d", cfg.PageBytes, minPageBytes)
+	if cfg.PageBytes != 0 && cfg.PageBytes < background.MinPageBytes {
+		return cfg, fmt.Errorf("--page-bytes %d: must be 0 (answers are never paged) or at least %d: smaller pages make a long answer take thousands of calls", cfg.PageBytes, background.MinPageBytes)
 	}
 	if cfg.MaxInflight < minInflight {
 		return cfg, fmt.Errorf("--max-inflight %s: must be at least %s", cfg.MaxInflight, minInflight)

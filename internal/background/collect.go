@@ -93,6 +93,12 @@ func (e *Engine) collect(ctx context.Context, id, owner string, wait time.Durati
 // that says why: unknown, expired, unreadable. Another owner's record is unknown.
 func (e *Engine) load(id, owner string) (results.Record, *consultation.Result) {
 	rec, err := e.store.Load(id)
+	return e.judge(id, owner, rec, err)
+}
+
+// judge is load's verdict on what the store returned for id (Load, or LoadPart): the record
+// when owner may use it, else the result that says why not.
+func (e *Engine) judge(id, owner string, rec results.Record, err error) (results.Record, *consultation.Result) {
 	var res consultation.Result
 	switch {
 	case (err == nil || errors.Is(err, results.ErrExpired)) && rec.Owner != owner:

@@ -177,7 +177,11 @@ func (h *handler) resultCall(ctx context.Context, args map[string]any, rep consu
 		return h.refuse(err)
 	}
 	if offset >= 0 {
-		return h.bg.Page(ctx, id, offset, max(h.page, 1))
+		size := h.page
+		if size <= 0 { // this server does not page its answers; a page asked for is of the default size
+			size = background.DefaultPageBytes
+		}
+		return h.bg.Page(ctx, id, offset, size)
 	}
 	return h.paged(ctx, h.bg.Collect(ctx, id, wait, rep))
 }
