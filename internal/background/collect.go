@@ -115,13 +115,36 @@ func (e *Engine) judge(id, owner string, rec results.Record, err error) (results
 	return results.Record{}, &res
 }
 
+// notStarted is the failure of a background consultation whose record could not be
+// written: the directory is full of results kept for their owners (results.ErrFull), or
+// cannot be written.
+func (e *Engine) notStarted(err error) consultation.Result {
+	if errors.Is(err, results.ErrFull) {
+		return consultation.Failure(consultation.ClassOverloaded, fmt.Sprintf("Cannot start a background consultation: %v. Nothing was sent. Collect finished consultations (consultation_result), wait for results to expire (kept %s), or call again without on_timeout \"continue\".", err, consult.FormatDuration(e.store.TTL())))
+	}
+	return consultation.Failure(consultation.ClassInternal, fmt.Sprintf("Cannot start a background consultation: its record cannot be written in the results directory %s (%v). Free some space there, or call again without on_timeout \"continue\".", e.store.Dir(), err))
+}
+
+// delivered notes that res, a consultation's final result, was returned to its owner
+// whole: its record may now make room for others' (results.Store.MarkCollected). Results
+// that are not final (running, a list) are not.
+func (e *Engine) delivered(res consultation.Result) {
+	sum := res.Summary
+	if sum == nil || sum.ID == "" || sum.Kind != consultation.KindAnswer && sum.Kind != consultation.KindError {
+		return
+	}
+	if err := e.store.MarkCollected(sum.ID); err != nil {
+		e.logger.Warn("cannot mark a result collected; it is kept until it expires", "id", sum.ID, "error", err)
+	}
+}
+
 // notFound explains an id the results directory does not hold: expired when it is older than
 // any result is kept, unknown otherwise.
 func (e *Engine) notFound(id string) consultation.Result {
 	if created, err := results.ParseID(id); err == nil && time.Since(created) > e.limit+e.store.TTL() {
 		return e.expired(id)
 	}
-	return consultation.Failure(consultation.ClassNotFound, fmt.Sprintf("Unknown id: no consultation %s is saved in %s. Ids come from a consultation that returned \"still running\"; call consultation_result without id to list the known ones.", id, e.store.Dir()))
+	return consultation.Failure(consultation.ClassNotFound, fmt.Sprintf("Unknown id: no consultation %s is saved in %s. Ids come from a consultation that returned \"still running\"; call consultation_result without id to list the known ones. (A result already returned whole may be removed before it expires when the directory is full.)", id, e.store.Dir()))
 }
 
 func (e *Engine) expired(id string) consultation.Result {
@@ -272,7 +295,9 @@ func (e *Engine) Peek(ctx context.Context, id string) (consultation.Result, bool
 	if failed != nil {
 		return *failed, false
 	}
-	return e.view(e.settled(rec), "not finished"), true
+	res := e.view(e.settled(rec), "not finished")
+	e.delivered(res)
+	return res, true
 }
 
 // Lookup returns the record of id for a person reading the results directory (consult

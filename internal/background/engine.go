@@ -214,7 +214,7 @@ func (e *Engine) Start(ctx context.Context, in consultation.Request, r consultat
 		lock.Close()
 		slot.Close()
 		_ = e.store.RemoveLock(id)
-		return consultation.Failure(consultation.ClassInternal, fmt.Sprintf("Cannot start a background consultation: its record cannot be written in the results directory %s (%v). Free some space there, or call again without on_timeout \"continue\".", e.store.Dir(), err))
+		return e.notStarted(err)
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {

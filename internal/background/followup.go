@@ -3,6 +3,7 @@ package background
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -165,6 +166,9 @@ func (e *Engine) Consult(ctx context.Context, in consultation.Request, r consult
 	id, err := e.keep(ctx, in, res, th, consultation.Arrival(ctx))
 	if err != nil {
 		e.logger.Warn("cannot keep an answer in the results directory: it cannot be paged or followed up", "error", err)
+		if errors.Is(err, results.ErrFull) {
+			return withWarnings(res, []string{fmt.Sprintf("this answer was not kept (%v): it is returned whole, and cannot be read again or followed up", err)})
+		}
 		return res
 	}
 	res.Summary.ID = id // its words then say to pass it as follow_up_of

@@ -31,14 +31,15 @@ const MinPageBytes = 4096
 // size bytes (at least MinPageBytes; size <= 0: never), keeping the whole answer in the
 // results directory (under the consultation's id, or a new one for a call that had none);
 // res itself otherwise. The answer whole is then also the consultation's resource,
-// consult://results/{id}.
+// consult://results/{id}. A result returned whole, or the last page of one (Page), is
+// marked collected: it may then make room for other owners' results.
 func (e *Engine) Paged(ctx context.Context, res consultation.Result, size int) consultation.Result {
 	sum := res.Summary
-	if size <= 0 {
-		return res
+	if size > 0 {
+		size = max(size, MinPageBytes)
 	}
-	size = max(size, MinPageBytes)
-	if sum == nil || len(sum.Answer) <= size || sum.Page != nil {
+	if sum == nil || size <= 0 || len(sum.Answer) <= size || sum.Page != nil {
+		e.delivered(res) // returned whole
 		return res
 	}
 	if sum.ID == "" {
@@ -78,7 +79,11 @@ func (e *Engine) Page(ctx context.Context, id string, offset, size int) consulta
 	if offset < 0 || offset > part.Total || (offset < part.Total && !utf8.RuneStart(part.Text[0])) {
 		return consultation.FailureOf(consultation.NewArgError(ArgOffset, "offset %d is not where a page of consultation %s starts: its answer has %d bytes; use next.arguments.offset of the previous page, or 0 for the first", offset, id, part.Total))
 	}
-	return page(e.fromRecord(rec), part.Text, offset, part.Total, size)
+	res := page(e.fromRecord(rec), part.Text, offset, part.Total, size)
+	if res.Summary.Next == nil {
+		e.delivered(res) // its last page
+	}
+	return res
 }
 
 // page is res holding the page of its answer that starts at offset: part holds the
