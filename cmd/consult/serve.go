@@ -151,6 +151,7 @@ func runServe(ctx context.Context, provider string, args []string, getenv func(s
 		"max_inflight", cfg.MaxInflight)
 	if srv.engine != nil {
 		addResultResources(s, srv.engine)
+		ctx = mcpserver.WithResourceLookup(ctx, resultLookup(srv.engine))
 		go srv.engine.WatchFinished(ctx, readyPoll, func(rec results.Record) { announce(s, srv.engine, rec) })
 	}
 	if cfg.HTTPAddr != "" {
@@ -219,7 +220,7 @@ func newHTTPServer(ctx context.Context, s *server.MCPServer, guard *httpGuard, l
 		server.WithSessionIdManager(guard.sessionManager()),
 	)
 	mux := http.NewServeMux()
-	guard.next = mcpserver.HTTPShim(h)
+	guard.next = mcpserver.ResourceErrors(mcpserver.HTTPShim(h))
 	mux.Handle("/mcp", guard)
 	mux.HandleFunc("/", oauthRefusal)
 	httpSrv.Handler = mux

@@ -300,6 +300,25 @@ func (e *Engine) Peek(ctx context.Context, id string) (consultation.Result, bool
 	return res, true
 }
 
+// Find reports whether the caller of ctx may read consultation id (its resource,
+// consult://results/{id}), reading only the head of its record; when not, the result says
+// why: malformed, unknown, expired, or another owner's (answered as unknown). A record
+// that cannot be read counts as found: reading it reports the fault.
+func (e *Engine) Find(ctx context.Context, id string) (consultation.Result, bool) {
+	if err := checkID(id); err != nil {
+		return consultation.FailureOf(err), false
+	}
+	rec, err := e.store.LoadHead(id)
+	_, failed := e.judge(id, OwnerFrom(ctx), rec, err)
+	if failed == nil {
+		return consultation.Result{}, true
+	}
+	if info := failed.Summary.Error; info != nil && (info.Class == consultation.ClassNotFound || info.Class == consultation.ClassInvalidArgument) {
+		return *failed, false
+	}
+	return consultation.Result{}, true
+}
+
 // Lookup returns the record of id for a person reading the results directory (consult
 // results): every owner's, since the directory is theirs. A running record whose worker is
 // gone is first finished as stopped before finishing.

@@ -305,13 +305,16 @@ func toMCP(r consultation.Result) *mcp.CallToolResult {
 }
 
 // ServeStdio serves MCP on in and out until ctx ends or in closes. Calls still running are
-// cancelled when it returns. A cancelled call gets no response (see cancel.go).
+// cancelled when it returns. A cancelled call gets no response (see cancel.go); a
+// resources/read that ctx's ResourceLookup refuses gets the specification's error (see
+// resources.go).
 func ServeStdio(ctx context.Context, s *server.MCPServer, in io.Reader, out io.Writer, errLog io.Writer) error {
 	c := newCancels()
 	ctx = context.WithValue(ctx, cancelScopeKey{}, cancelScope{c: c})
+	in, resourcesOut := resourceStdio(ctx, in) // see resources.go
 	stdin := newStdioIn(in, c)
 	defer stdin.stop()
-	in, out = stdin, &stdioOut{w: out, c: c}
+	in, out = stdin, resourcesOut(&stdioOut{w: out, c: c})
 	ss := server.NewStdioServer(s)
 	ss.SetErrorLogger(log.New(errLog, "mcp: ", log.LstdFlags))
 	server.WithWorkerPoolSize(WorkerPoolSize)(ss)

@@ -365,6 +365,31 @@ func (s *Store) Load(id string) (Record, error) {
 	return r, nil
 }
 
+// LoadHead is Load without the large fields: the record with this id as List gives it,
+// read from the head of its file whatever its size. Its errors are Load's (with the record
+// and ErrExpired for an expired one, which is not removed here).
+func (s *Store) LoadHead(id string) (Record, error) {
+	if _, err := ParseID(id); err != nil {
+		return Record{}, err
+	}
+	root, err := s.openDir(false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Record{}, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	if err != nil {
+		return Record{}, err
+	}
+	defer root.Close()
+	r, err := s.readHead(root, id)
+	if err != nil {
+		return Record{}, err
+	}
+	if exp := s.expiry(r); exp.Before(s.now()) {
+		return r, fmt.Errorf("%w: %s (kept until %s)", ErrExpired, id, exp.Format(time.RFC3339))
+	}
+	return r, nil
+}
+
 // read opens, decodes and checks the record with this (valid) id, and returns it with the
 // file's information (for removeIfSame). A missing file is ErrNotFound; a file that does
 // not hold a current record for this id is ErrCorrupt.
