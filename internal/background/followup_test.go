@@ -155,8 +155,8 @@ func TestFollowUpEscapesChangedNames(t *testing.T) {
 	}
 	hostile := []string{
 		"osc\x1b]52;c;cm0gLXJmIH4=\x07.go", // OSC 52: set the clipboard
-		"csi\u009b31m.go",                   // C1 CSI
-		"bidi\u202eog.txt.go",               // right-to-left override
+		"csi\u009b31m.go",                  // C1 CSI
+		"bidi\u202eog.txt.go",              // right-to-left override
 	}
 	for _, name := range hostile {
 		if err := os.WriteFile(filepath.Join(r.tree, name), []byte("package main\n"), 0o644); err != nil {
