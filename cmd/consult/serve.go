@@ -94,7 +94,7 @@ func newServer(cfg config, logger *slog.Logger) (*serving, error) {
 		logger.Warn("no API key: dry runs work, model calls will be refused", "provider", cfg.Provider, "set", spec.KeyEnv[0])
 		return srv, nil
 	}
-	if svc.Model, err = spec.New(providers.Config{APIKey: cfg.APIKey, BaseURL: cfg.BaseURL, Logger: logger}); err != nil {
+	if svc.Model, err = spec.New(providers.Config{APIKey: cfg.APIKey, BaseURL: cfg.BaseURL, Logger: logger, ZDR: cfg.ZDR}); err != nil {
 		return nil, err
 	}
 	return srv, nil
@@ -148,7 +148,7 @@ func runServe(ctx context.Context, provider string, args []string, getenv func(s
 	logger.Info("consult serving", "provider", provider, "model", cfg.Model, "transport", transport,
 		"default_timeout", cfg.DefaultTimeout, "heartbeat", cfg.Heartbeat, "idle_timeout", cfg.IdleTimeout,
 		"results_dir", cfg.ResultsDir, "results_ttl", cfg.ResultsTTL, "background_limit", cfg.BackgroundLimit,
-		"max_inflight", cfg.MaxInflight)
+		"max_inflight", cfg.MaxInflight, "zdr", cfg.ZDR)
 	if srv.engine != nil {
 		addResultResources(s, srv.engine)
 		ctx = mcpserver.WithResourceLookup(ctx, resultLookup(srv.engine))
