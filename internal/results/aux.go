@@ -135,7 +135,7 @@ func auxID(name string) (string, bool) {
 	if !strings.HasPrefix(name, ".") {
 		return "", false
 	}
-	for _, ext := range []string{cancelExt, lockExt, logExt} {
+	for _, ext := range []string{cancelExt, lockExt, logExt, orphanExt} {
 		if id, ok := strings.CutSuffix(name[1:], ext); ok {
 			if _, err := ParseID(id); err == nil {
 				return id, true
