@@ -53,7 +53,7 @@ var ErrNoTask = errors.New("no such task")
 // taskError is ErrNoTask with its words.
 type taskError struct{ msg string }
 
-func (e *taskError) Error() string { return e.msg }
+func (e *taskError) Error() string   { return e.msg }
 func (e *taskError) Is(t error) bool { return t == ErrNoTask }
 
 // creationGrace is how long past a task's own deadline its creation waits for the worker to
