@@ -296,8 +296,10 @@ func (c *call) state(now time.Time) State {
 	st := State{Phase: c.currentPhase(), Elapsed: now.Sub(c.start), Attempts: int(c.attempts.Load()), Model: c.req.Model.ID}
 	if rep := c.sized.Load(); rep != nil {
 		st.Files, st.Bytes, st.PromptTokens = rep.Files, rep.Bytes, rep.PromptTokens
-		if rep.Cost != nil {
+		if rep.Cost.Known() {
 			st.Estimate = "estimated " + rep.Cost.String()
+		} else if rep.Cost != nil {
+			st.Estimate = PriceUnknown
 		}
 	}
 	if live := c.liveStream(); live != nil {
