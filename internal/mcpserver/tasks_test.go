@@ -522,3 +522,34 @@ func TestTaskIsItsOwnersOverHTTP(t *testing.T) {
 	}
 	result(t, alice.request("tasks/cancel", map[string]any{"taskId": id}, true))
 }
+
+// TestNextResultNamesTheOrphan: a consultation left running by a client that stopped waiting
+// is named in the structured result of the owner's next call, once.
+func TestNextResultNamesTheOrphan(t *testing.T) {
+	t.Parallel()
+	c, upstream, eng := backgroundClient(t, nil)
+	upstream.SetDefault(fake.Script{Steps: []fake.Step{fake.Sleep(time.Second), fake.Text("kept")}})
+	tree := taskTree(t)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	go func() {
+		if _, err := upstream.Await(1, 5*time.Second); err == nil {
+			cancel(consultation.ErrClientCancelled)
+		}
+	}()
+	left := eng.Start(ctx, consultation.Request{Path: tree, Pattern: "**/*.go", Query: "q", Timeout: 10 * time.Second, OnTimeout: consultation.OnTimeoutContinue}, nil)
+	id := left.Summary.ID
+	warnings := func() []any {
+		res := call(t, c, map[string]any{"path": tree, "pattern": "**/*.go", "query": "q", "dry_run": true})
+		sc, _ := res.StructuredContent.(map[string]any)
+		w, _ := sc["warnings"].([]any)
+		return w
+	}
+	w := warnings()
+	if len(w) != 1 || !strings.Contains(fmt.Sprint(w[0]), id) {
+		t.Fatalf("next result's warnings = %v, want one naming %s", w, id)
+	}
+	if w := warnings(); len(w) != 0 {
+		t.Errorf("named again: %v", w)
+	}
+	eng.Collect(context.Background(), id, 10*time.Second, nil)
+}
