@@ -26,18 +26,10 @@ type Orphan struct {
 // WriteOrphan leaves the orphan marker of id, naming its owner; a marker already there is
 // kept. It is created exclusively, never through a link.
 func (s *Store) WriteOrphan(id, owner string) error {
-	f, err := s.openAux(id, orphanExt, os.O_WRONLY|os.O_CREATE|os.O_EXCL, true)
-	if errors.Is(err, fs.ErrExist) {
-		return nil
-	}
-	if err != nil {
+	if err := s.writeAux(id, orphanExt, owner); !errors.Is(err, fs.ErrExist) {
 		return err
 	}
-	_, err = f.WriteString(owner)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return nil
 }
 
 // Orphans lists the orphan markers in the directory; a missing directory has none.
