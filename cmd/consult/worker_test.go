@@ -125,8 +125,8 @@ func answerSurvives(t *testing.T, quit func(t *testing.T, s *rawServer)) {
 	onlyRecord(t, resultsDir, id)
 }
 
-// onlyRecord checks that a finished worker left its record and nothing else, once it has
-// had up to 20 s (a hang guard) to remove the rest.
+// onlyRecord checks that a finished worker left its record (and the marker saying it was
+// collected) and nothing else, once it has had up to 20 s (a hang guard) to remove the rest.
 func onlyRecord(t *testing.T, resultsDir, id string) {
 	t.Helper()
 	var names []string
@@ -137,7 +137,8 @@ func onlyRecord(t *testing.T, resultsDir, id string) {
 		}
 		names = names[:0]
 		for _, e := range entries {
-			if n := e.Name(); !strings.HasPrefix(n, ".slot-") && n != "spend.json" && n != ".spend.lock" { // the worker slots' locks and the spend ledger stay
+			// The worker slots' locks, the spend ledger and the marker of a result collected stay.
+			if n := e.Name(); !strings.HasPrefix(n, ".slot-") && n != "spend.json" && n != ".spend.lock" && n != "."+id+".collected" {
 				names = append(names, e.Name())
 			}
 		}
