@@ -170,9 +170,10 @@ func (h *handler) consultCall(ctx context.Context, args map[string]any, rep cons
 }
 
 // paged is res with its answer cut to its first page when it is too long for clients to
-// pass on whole (see background.Engine.Paged); res as it is without a results directory.
+// pass on whole (see background.Engine.Paged); res as it is without a results directory. A
+// server that never pages (h.page < 0) still has Paged note a result returned whole.
 func (h *handler) paged(ctx context.Context, res consultation.Result) consultation.Result {
-	if h.bg == nil || h.page < 0 {
+	if h.bg == nil {
 		return res
 	}
 	return h.bg.Paged(ctx, res, h.page)
