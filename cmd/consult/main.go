@@ -119,10 +119,13 @@ const serverFlagsText = `Server flags (each also an environment variable CONSULT
                           as 512MiB, 1.5GB); a call that would pass it waits, its deadline running
   --page-bytes N          answers longer than N bytes are returned in pages, each saying how
                           to fetch the next with consultation_result (default 30000, under
-                          what MCP clients pass on whole; 0: never)
+                          what MCP clients pass on whole; 0: never; else at least 4096)
   --budget-usd USD        cap on what consultations cost per UTC day, over every server sharing
                           the results directory (default 0: none); a call whose estimated price
                           is more than what is left is refused before it is sent
+  --zdr                   zero data retention (openrouter only): send every request only to
+                          endpoints that keep no data (OpenRouter's zdr and data_collection
+                          deny); a model without one is refused. CONSULT_ZDR=1 does the same
   --test                  send a one-line question, print answer, model and timing, and exit
 Durations take Go syntax (90s, 2m) or plain seconds (90).
 `

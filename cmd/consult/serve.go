@@ -94,7 +94,7 @@ func newServer(cfg config, logger *slog.Logger) (*serving, error) {
 		logger.Warn("no API key: dry runs work, model calls will be refused", "provider", cfg.Provider, "set", spec.KeyEnv[0])
 		return srv, nil
 	}
-	if svc.Model, err = spec.New(providers.Config{APIKey: cfg.APIKey, BaseURL: cfg.BaseURL, Logger: logger}); err != nil {
+	if svc.Model, err = spec.New(providers.Config{APIKey: cfg.APIKey, BaseURL: cfg.BaseURL, Logger: logger, ZDR: cfg.ZDR}); err != nil {
 		return nil, err
 	}
 	return srv, nil
@@ -152,9 +152,10 @@ func runServe(ctx context.Context, provider string, args []string, getenv func(s
 	logger.Info("consult serving", "provider", provider, "model", cfg.Model, "transport", transport,
 		"default_timeout", cfg.DefaultTimeout, "heartbeat", cfg.Heartbeat, "idle_timeout", cfg.IdleTimeout,
 		"results_dir", cfg.ResultsDir, "results_ttl", cfg.ResultsTTL, "background_limit", cfg.BackgroundLimit,
-		"max_inflight", cfg.MaxInflight)
+		"max_inflight", cfg.MaxInflight, "zdr", cfg.ZDR)
 	if srv.engine != nil {
 		addResultResources(s, srv.engine)
+		ctx = mcpserver.WithResourceLookup(ctx, resultLookup(srv.engine))
 		go srv.engine.WatchFinished(ctx, readyPoll, func(rec results.Record) { announce(s, srv.engine, rec) })
 	}
 	if cfg.HTTPAddr != "" {
@@ -226,7 +227,7 @@ func newHTTPServer(ctx context.Context, s *server.MCPServer, guard *httpGuard, l
 		server.WithSessionIdManager(guard.sessionManager()),
 	)
 	mux := http.NewServeMux()
-	guard.next = mcpserver.HTTPShim(h)
+	guard.next = mcpserver.ResourceErrors(mcpserver.HTTPShim(h))
 	mux.Handle("/mcp", guard)
 	mux.HandleFunc("/", oauthRefusal)
 	httpSrv.Handler = mux

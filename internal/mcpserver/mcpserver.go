@@ -9,6 +9,7 @@ import (
 	"io"
 	"log"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -64,7 +65,14 @@ func New(cfg Config) *server.MCPServer {
 	instructions := Instructions(srv, cfg.Background != nil)
 	hooks := &server.Hooks{}
 	hooks.AddBeforeCallTool(rememberRequestID)
+	page := cfg.PageBytes
+	if page == 0 {
+		page = background.DefaultPageBytes
+	}
+	h := &handler{svc: cfg.Service, bg: cfg.Background, page: page, log: logger}
+	hooks.AddOnRequestInitialization(h.beforeRequest)
 	levels := &levelChoices{}
+	h.levels = levels
 	hooks.AddBeforeSetLevel(levels.note)
 	hooks.AddOnUnregisterSession(levels.forget)
 	// The token vocabulary loads in the background once a client has the tool list (or at
@@ -79,11 +87,6 @@ func New(cfg Config) *server.MCPServer {
 		server.WithRecovery(),
 		server.WithInstructions(instructions),
 	)
-	page := cfg.PageBytes
-	if page == 0 {
-		page = background.DefaultPageBytes
-	}
-	h := &handler{svc: cfg.Service, bg: cfg.Background, page: page, log: logger, levels: levels}
 	s.AddTool(tooldefs.Consultation(srv), h.tool("a JSON object with path, pattern and query", h.consultCall))
 	if cfg.Background != nil {
 		s.AddTool(tooldefs.Result(), h.tool("a JSON object with id and wait", h.resultCall))
@@ -150,6 +153,11 @@ func (h *handler) consultCall(ctx context.Context, args map[string]any, rep cons
 		if h.bg == nil {
 			return consultation.Failure(consultation.ClassInvalidArgument, `on_timeout "continue" is not available: this server has no usable results directory to keep background consultations in (its log says why; start it with --results-dir DIR, a directory of yours that others cannot write). Call again without on_timeout.`)
 		}
+	}
+	if res, ok := h.consultTask(ctx, in, rep); ok {
+		return res
+	}
+	if in.OnTimeout == consultation.OnTimeoutContinue && !in.DryRun {
 		return h.paged(ctx, h.bg.Start(ctx, in, rep))
 	}
 	if h.bg != nil && !in.DryRun {
@@ -162,9 +170,10 @@ func (h *handler) consultCall(ctx context.Context, args map[string]any, rep cons
 }
 
 // paged is res with its answer cut to its first page when it is too long for clients to
-// pass on whole (see background.Engine.Paged); res as it is without a results directory.
+// pass on whole (see background.Engine.Paged); res as it is without a results directory. A
+// server that never pages (h.page < 0) still has Paged note a result returned whole.
 func (h *handler) paged(ctx context.Context, res consultation.Result) consultation.Result {
-	if h.bg == nil || h.page < 0 {
+	if h.bg == nil {
 		return res
 	}
 	return h.bg.Paged(ctx, res, h.page)
@@ -177,7 +186,11 @@ func (h *handler) resultCall(ctx context.Context, args map[string]any, rep consu
 		return h.refuse(err)
 	}
 	if offset >= 0 {
-		return h.bg.Page(ctx, id, offset, max(h.page, 1))
+		size := h.page
+		if size <= 0 { // this server does not page its answers; a page asked for is of the default size
+			size = background.DefaultPageBytes
+		}
+		return h.bg.Page(ctx, id, offset, size)
 	}
 	return h.paged(ctx, h.bg.Collect(ctx, id, wait, rep))
 }
@@ -209,6 +222,7 @@ func (h *handler) tool(want string, use func(context.Context, map[string]any, co
 			}
 			args = map[string]any{}
 		}
+		ctx = withTaskReply(ctx, req)
 		ctx, stop := callContext(ctx, req)
 		defer stop()
 		rep := &reporter{ctx: ctx, srv: server.ServerFromContext(ctx), levels: h.levels}
@@ -216,9 +230,23 @@ func (h *handler) tool(want string, use func(context.Context, map[string]any, co
 			rep.token = req.Params.Meta.ProgressToken
 		}
 		res := use(ctx, args, rep)
+		if h.bg != nil && res.Summary != nil {
+			res = withOrphans(res, h.bg.OrphanWarnings(background.OwnerFrom(ctx)))
+		}
 		rep.settle()
 		return toMCP(res), nil
 	}
+}
+
+// withOrphans is res also warning of the consultations its caller's clients left running.
+func withOrphans(res consultation.Result, warnings []string) consultation.Result {
+	if len(warnings) == 0 {
+		return res
+	}
+	sum := *res.Summary
+	sum.Warnings = append(slices.Clip(sum.Warnings), warnings...)
+	res.Summary = &sum
+	return res
 }
 
 // settleTime is how long the result waits after the last notification: notifications and
@@ -301,13 +329,16 @@ func toMCP(r consultation.Result) *mcp.CallToolResult {
 }
 
 // ServeStdio serves MCP on in and out until ctx ends or in closes. Calls still running are
-// cancelled when it returns. A cancelled call gets no response (see cancel.go).
+// cancelled when it returns. A cancelled call gets no response (see cancel.go); a
+// resources/read that ctx's ResourceLookup refuses gets the specification's error (see
+// resources.go).
 func ServeStdio(ctx context.Context, s *server.MCPServer, in io.Reader, out io.Writer, errLog io.Writer) error {
 	c := newCancels()
 	ctx = context.WithValue(ctx, cancelScopeKey{}, cancelScope{c: c})
+	in, resourcesOut := resourceStdio(ctx, in) // see resources.go
 	stdin := newStdioIn(in, c)
 	defer stdin.stop()
-	in, out = stdin, &stdioOut{w: out, c: c}
+	in, out = stdin, resourcesOut(&stdioOut{w: out, c: c})
 	ss := server.NewStdioServer(s)
 	ss.SetErrorLogger(log.New(errLog, "mcp: ", log.LstdFlags))
 	server.WithWorkerPoolSize(WorkerPoolSize)(ss)

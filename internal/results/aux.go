@@ -11,12 +11,14 @@ import (
 )
 
 // Files beside a record. A background consultation's worker holds a lock file while it
-// runs, may log to a log file, and is stopped by a cancel marker; all three are named after
-// the record's id with a leading dot, so List and Prune never take them for records.
+// runs, may log to a log file, and is stopped by a cancel marker; a result that was
+// returned to its owner whole has a collected marker. All are named after the record's id
+// with a leading dot, so List and Prune never take them for records.
 const (
-	cancelExt = ".cancel"
-	lockExt   = ".lock"
-	logExt    = ".log"
+	cancelExt    = ".cancel"
+	lockExt      = ".lock"
+	logExt       = ".log"
+	collectedExt = ".collected"
 	// maxCancelBytes bounds what a cancel marker says (who cancelled).
 	maxCancelBytes = 64
 )
@@ -43,21 +45,48 @@ func (s *Store) Check() error {
 // WriteCancel leaves the cancel marker of id, saying who cancelled (why, a short word); a
 // marker already there is kept. It is created exclusively, never through a link.
 func (s *Store) WriteCancel(id, why string) error {
-	f, err := s.openAux(id, cancelExt, os.O_WRONLY|os.O_CREATE|os.O_EXCL, true)
+	err := s.writeAux(id, cancelExt, why)
 	if errors.Is(err, fs.ErrExist) {
 		if _, ok := s.ReadCancel(id); ok {
 			return nil // cancelled already
 		}
 		return fmt.Errorf("results: %s: something that is not a cancel marker is in its place", auxName(id, cancelExt))
 	}
+	return err
+}
+
+// writeAux creates the file with ext beside id's record, exclusively (an error wrapping
+// fs.ErrExist when something has that name), never through a link, holding content.
+func (s *Store) writeAux(id, ext, content string) error {
+	f, err := s.openAux(id, ext, os.O_WRONLY|os.O_CREATE|os.O_EXCL, true)
 	if err != nil {
 		return err
 	}
-	_, err = f.WriteString(why)
+	_, err = f.WriteString(content)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	return err
+}
+
+// MarkCollected records that id's result was returned to its owner whole (or to its last
+// page): from then on Prune may remove it before it expires to make room for others (see
+// Prune). The marker is an empty file, created exclusively; one already there is kept.
+func (s *Store) MarkCollected(id string) error {
+	if err := s.writeAux(id, collectedExt, ""); !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return nil
+}
+
+// Collected reports whether id's result was marked collected.
+func (s *Store) Collected(id string) bool {
+	f, err := s.openAux(id, collectedExt, os.O_RDONLY, false)
+	if err != nil {
+		return false
+	}
+	f.Close()
+	return true
 }
 
 // ReadCancel returns what id's cancel marker says, and whether there is one.
@@ -135,7 +164,7 @@ func auxID(name string) (string, bool) {
 	if !strings.HasPrefix(name, ".") {
 		return "", false
 	}
-	for _, ext := range []string{cancelExt, lockExt, logExt} {
+	for _, ext := range []string{cancelExt, lockExt, logExt, orphanExt, collectedExt} {
 		if id, ok := strings.CutSuffix(name[1:], ext); ok {
 			if _, err := ParseID(id); err == nil {
 				return id, true
@@ -145,8 +174,8 @@ func auxID(name string) (string, bool) {
 	return "", false
 }
 
-// staleAux reports whether a file beside id's record is the leftover of a worker that was
-// killed: its record is gone, and it has not been touched for staleTemp.
+// staleAux reports whether a file beside id's record is a leftover: its record is gone (a
+// worker was killed, the record expired), and it has not been touched for staleTemp.
 func staleAux(root *os.Root, id string, info fs.FileInfo, now time.Time) bool {
 	if !info.Mode().IsRegular() || now.Sub(info.ModTime()) <= staleTemp {
 		return false
