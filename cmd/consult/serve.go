@@ -157,6 +157,7 @@ func runServe(ctx context.Context, provider string, args []string, getenv func(s
 		addResultResources(s, srv.engine)
 		ctx = mcpserver.WithResourceLookup(ctx, resultLookup(srv.engine))
 		go srv.engine.WatchFinished(ctx, readyPoll, func(rec results.Record) { announce(s, srv.engine, rec) })
+		go pruneEvery(ctx, srv.store, pruneInterval, logger)
 	}
 	if cfg.HTTPAddr != "" {
 		err = serveHTTP(ctx, s, cfg, tok, logger, stderr)
@@ -175,6 +176,26 @@ func runServe(ctx context.Context, provider string, args []string, getenv func(s
 // readyPoll is how often the server looks for background consultations that finished, to
 // tell their session.
 const readyPoll = time.Second
+
+// pruneInterval is how often a server prunes the results directory (expired results, files
+// left by crashes), besides at start and at the saves that add or finish a record.
+const pruneInterval = 10 * time.Minute
+
+// pruneEvery prunes store every interval until ctx ends.
+func pruneEvery(ctx context.Context, store *results.Store, interval time.Duration, logger *slog.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := store.Prune(); err != nil {
+				logger.Warn("cannot tidy the results directory", "dir", store.Dir(), "error", err)
+			}
+		}
+	}
+}
 
 // sessionContext is the streamable HTTP server's context function: the context tool
 // handlers get carries the request's owner (which the guard put in the request's context)

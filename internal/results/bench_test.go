@@ -102,3 +102,21 @@ func BenchmarkLoadLarge(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkProgressSaveFull: a running consultation's progress written into a full
+// directory, as a worker does at every heartbeat: no pruning.
+func BenchmarkProgressSaveFull(b *testing.B) {
+	s := fullStore(b)
+	now := time.Now()
+	rec := Record{ID: NewID(now), Status: Running, Created: now, Query: "q", Progress: &Progress{Phase: "receiving the answer"},
+		Answer: strings.Repeat("A partial answer line.\n", 200)}
+	if err := s.Save(rec); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if err := s.Save(rec); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -267,8 +267,9 @@ func (s *Store) expiry(r Record) time.Time {
 }
 
 // Save writes r as <dir>/<id>.json (mode 0600), replacing any record with that id
-// atomically (a link in its place is replaced, never followed), then prunes the directory
-// for r's owner (see Prune; a pruning failure is not a Save failure). A record that
+// atomically (a link in its place is replaced, never followed), then, unless r is the
+// progress of a running record already saved, prunes the directory for r's owner (see
+// Prune; a pruning failure is not a Save failure). A record that
 // replaces an earlier one of its id (a consultation's progress, its result) is kept even
 // when the directory stays over its bounds: its consultation was admitted, and its answer
 // is paid for. A new record that leaves the directory over its bounds once what may be
@@ -308,6 +309,12 @@ func (s *Store) Save(r Record) error {
 	saved := &saver{id: r.ID, owner: r.Owner, done: r.Status == Done, update: err == nil}
 	if err := writeAtomic(root, recordName(r.ID), tempPrefix+r.ID+"-", tempSuffix, data, r.Expires); err != nil {
 		return fmt.Errorf("results: cannot save consultation %s in %s: %w", r.ID, s.dir, err)
+	}
+	if saved.update && !saved.done {
+		// A running consultation's progress, written every few seconds, replaces its own
+		// record: it takes no room from anyone, and the directory is pruned on its schedule
+		// (the server's, see Prune) and by the saves that add or finish a record.
+		return nil
 	}
 	if err := s.prune(root, saved); errors.Is(err, ErrFull) {
 		return fmt.Errorf("results: consultation %s was not kept: %w", r.ID, err)

@@ -966,3 +966,24 @@ func TestRemoveIfSame(t *testing.T) {
 		t.Errorf("file already gone: got %v, want nil", err)
 	}
 }
+
+// TestProgressSavesDoNotPrune: a running record's progress replaces it without pruning (its
+// writes come every few seconds); a save that finishes a record prunes.
+func TestProgressSavesDoNotPrune(t *testing.T) {
+	const ttl = time.Hour
+	s, clk := newStore(t, ttl, 0, 0)
+	old, running := idAt(t0, 1), idAt(t0, 2)
+	mustSave(t, s, record(old, clk))
+	clk.advance(ttl / 2)
+	mustSave(t, s, Record{ID: running, Status: Running, PID: 99, Created: clk.now()})
+	clk.advance(ttl/2 + time.Second) // old has expired
+	mustSave(t, s, Record{ID: running, Status: Running, PID: 99, Created: t0, Progress: &Progress{Phase: "receiving the answer"}})
+	if got, want := names(t, s.Dir()), recordNames(old, running); !slices.Equal(got, want) {
+		t.Errorf("after a progress save: %v, want %v (nothing pruned)", got, want)
+	}
+	done := record(running, clk)
+	mustSave(t, s, done)
+	if got, want := names(t, s.Dir()), recordNames(running); !slices.Equal(got, want) {
+		t.Errorf("after the finishing save: %v, want %v (the expired record pruned)", got, want)
+	}
+}
