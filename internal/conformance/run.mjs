@@ -185,7 +185,7 @@ async function main() {
           for (const c of bad) console.log(`         ${c.id}: ${c.errorMessage ?? c.description}`);
           if (checks.length === 0) console.log(output.split("\n").map((x) => `         ${x}`).join("\n"));
         } else {
-          console.log(`  ok   ${s.name}: ${passed} of ${checks.length} checks passed${excused.length ? `, ${excused.length} not applicable (${[...row.except].join(", ")})` : ""}`);
+          console.log(`  ok   ${s.name}: ${passed} of ${checks.length} checks passed${excused.length ? `, ${excused.length} not applicable (${excused.map((c) => c.id).join(", ")})` : ""}`);
         }
         for (const c of warned) console.log(`         warning ${c.id}: ${c.errorMessage ?? c.description}`);
       }
