@@ -130,6 +130,12 @@ type cancels struct {
 	// replies rewrite the response to a request before it is written (tasks.go): set
 	// while mcp-go handles the request, taken when its response goes out.
 	replies map[cancelKey]func(resp []byte) []byte
+	// written counts the progress notifications gone out per token (in its session), and
+	// wrote is signalled at each: a call's result waits for its own notifications, since
+	// mcp-go writes notifications apart from results and one sent just before a result
+	// could otherwise follow it (reporter.settle).
+	written map[cancelKey]int
+	wrote   *sync.Cond
 }
 
 // replace arranges for the response to request k to be written as f makes it of mcp-go's.
@@ -178,7 +184,47 @@ const maxUnclaimed = 64
 const goneTokens = 64
 
 func newCancels() *cancels {
-	return &cancels{inflight: make(map[cancelKey]*cancelState), tokens: make(map[cancelKey]cancelKey)}
+	c := &cancels{inflight: make(map[cancelKey]*cancelState), tokens: make(map[cancelKey]cancelKey), written: make(map[cancelKey]int)}
+	c.wrote = sync.NewCond(&c.mu)
+	return c
+}
+
+// maxWrittenTokens bounds the tokens whose written notifications are counted at once: a
+// token's count goes when its call settles, and this catches what a call that never settles
+// (a progress written after its result) leaves.
+const maxWrittenTokens = 4096
+
+// noteProgress records that a progress notification with token (canonical JSON) in session
+// has gone out, or was dropped: either way it can no longer follow its call's result.
+func (c *cancels) noteProgress(session, token string) {
+	if token == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.written) >= maxWrittenTokens {
+		clear(c.written)
+	}
+	c.written[cancelKey{session, token}]++
+	c.wrote.Broadcast()
+}
+
+// awaitProgress waits until n progress notifications with token k have gone out (or were
+// dropped), or until limit, and forgets k's count.
+func (c *cancels) awaitProgress(k cancelKey, n int, limit time.Duration) {
+	stop := time.AfterFunc(limit, func() {
+		c.mu.Lock()
+		c.wrote.Broadcast()
+		c.mu.Unlock()
+	})
+	defer stop.Stop()
+	deadline := time.Now().Add(limit)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for c.written[k] < n && time.Now().Before(deadline) {
+		c.wrote.Wait()
+	}
+	delete(c.written, k)
 }
 
 // begin records request k in flight, with its progress token (canonical JSON; "" for none)
@@ -478,18 +524,24 @@ func progressToken(params json.RawMessage) string {
 	return canonicalID(p.Meta.ProgressToken)
 }
 
+// notificationToken is the canonical JSON of a progress notification's params.progressToken;
+// "" for none.
+func notificationToken(params json.RawMessage) string {
+	var p struct {
+		ProgressToken json.RawMessage `json:"progressToken"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return ""
+	}
+	return canonicalID(p.ProgressToken)
+}
+
 // notifiesCancelled reports whether m is a progress notification for a cancelled request.
 func (c *cancels) notifiesCancelled(session string, m *message) bool {
 	if m.Method != "notifications/progress" || !c.anyCancelled(session) {
 		return false
 	}
-	var p struct {
-		ProgressToken json.RawMessage `json:"progressToken"`
-	}
-	if json.Unmarshal(m.Params, &p) != nil {
-		return false
-	}
-	tok := canonicalID(p.ProgressToken)
+	tok := notificationToken(m.Params)
 	return tok != "" && c.progressCancelled(session, tok)
 }
 
@@ -641,6 +693,9 @@ type stdioOut struct {
 
 func (s *stdioOut) Write(p []byte) (int, error) {
 	if m, ok := peekOutgoing(p); ok {
+		if m.Method == "notifications/progress" {
+			defer s.c.noteProgress("", notificationToken(m.Params))
+		}
 		k := cancelKey{"", canonicalID(m.ID)}
 		if m.isResponse() && s.c.end(k) {
 			return len(p), nil
@@ -776,6 +831,15 @@ func (rw *httpResponse) WriteHeader(code int) {
 }
 
 func (rw *httpResponse) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte(`"notifications/progress"`)) {
+		data := bytes.TrimSpace(p)
+		if bytes.HasPrefix(data, []byte("event:")) || bytes.HasPrefix(data, []byte("data:")) {
+			data = sseData(data)
+		}
+		if m, ok := peekOutgoing(data); ok && m.Method == "notifications/progress" {
+			defer rw.c.noteProgress(rw.session, notificationToken(m.Params))
+		}
+	}
 	if rw.k.id != "" && rw.c.hasReply(rw.k) {
 		if q, ok := rw.rewritten(p); ok {
 			if _, err := rw.Write(q); err != nil {

@@ -249,10 +249,9 @@ func withOrphans(res consultation.Result, warnings []string) consultation.Result
 	return res
 }
 
-// settleTime is how long the result waits after the last notification: notifications and
-// results travel separately in mcp-go, and a progress notification that arrives after the
-// result confuses clients.
-const settleTime = 20 * time.Millisecond
+// settleLimit bounds how long a result waits for its call's progress notifications to go out
+// (see reporter.settle): they are queued apart from results, and go out within moments.
+const settleLimit = time.Second
 
 // reporter sends a call's progress and notices to the client that made it.
 type reporter struct {
@@ -262,7 +261,7 @@ type reporter struct {
 	token  mcp.ProgressToken // nil: the client asked for no progress
 
 	mu   sync.Mutex
-	last time.Time
+	sent int // progress notifications sent
 }
 
 // Progress sends notifications/progress with the client's token, unchanged; nothing
@@ -271,9 +270,13 @@ func (r *reporter) Progress(progress float64, message string) {
 	if r.token == nil || r.srv == nil {
 		return
 	}
-	r.sent(r.srv.SendNotificationToClient(r.ctx, "notifications/progress", map[string]any{
+	if r.srv.SendNotificationToClient(r.ctx, "notifications/progress", map[string]any{
 		"progressToken": r.token, "progress": progress, "message": message,
-	}))
+	}) == nil {
+		r.mu.Lock()
+		r.sent++
+		r.mu.Unlock()
+	}
 }
 
 // Log sends notifications/message at level. The client's own choice of level applies once
@@ -287,30 +290,27 @@ func (r *reporter) Log(level consultation.Level, message string) {
 	info := server.RequestProtocolInfoFromContext(r.ctx)
 	switch {
 	case info != nil && info.Modern, r.levels.chosen(r.ctx):
-		r.sent(r.srv.SendLogMessageToClient(r.ctx, mcp.NewLoggingMessageNotification(mcp.LoggingLevel(level), "consult", message)))
+		_ = r.srv.SendLogMessageToClient(r.ctx, mcp.NewLoggingMessageNotification(mcp.LoggingLevel(level), "consult", message))
 	case level == consultation.LevelWarning || level == consultation.LevelError:
-		r.sent(r.srv.SendNotificationToClient(r.ctx, "notifications/message", map[string]any{
+		_ = r.srv.SendNotificationToClient(r.ctx, "notifications/message", map[string]any{
 			"level": level, "logger": "consult", "data": message,
-		}))
+		})
 	}
 }
 
-// sent notes when a notification went out (err nil), for settle.
-func (r *reporter) sent(err error) {
-	if err == nil {
-		r.mu.Lock()
-		r.last = time.Now()
-		r.mu.Unlock()
-	}
-}
-
-// settle waits until settleTime has passed since the last notification.
+// settle waits until the progress notifications the call sent have gone out (the shim counts
+// them as it writes them), so that none follows the result; at most settleLimit. Without a
+// shim (an in-process client) or a token there is nothing to wait for.
 func (r *reporter) settle() {
+	sc, ok := r.ctx.Value(cancelScopeKey{}).(cancelScope)
+	if !ok || r.token == nil {
+		return
+	}
 	r.mu.Lock()
-	wait := settleTime - time.Since(r.last)
+	n := r.sent
 	r.mu.Unlock()
-	if wait > 0 && wait <= settleTime {
-		time.Sleep(wait)
+	if n > 0 {
+		sc.c.awaitProgress(cancelKey{sc.session, canonicalID(r.token)}, n, settleLimit)
 	}
 }
 

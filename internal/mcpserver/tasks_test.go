@@ -562,3 +562,74 @@ func TestNextResultNamesTheOrphan(t *testing.T) {
 	}
 	eng.Collect(context.Background(), id, 10*time.Second, nil)
 }
+
+// TestNoProgressAfterTheResult: over stdio, every progress notification of a call goes out
+// before its result, with no fixed wait: the result waits for the call's own notifications
+// to be written. A heartbeat of a millisecond puts one just before the result.
+func TestNoProgressAfterTheResult(t *testing.T) {
+	t.Parallel()
+	upstream := fake.New(t, fake.OpenRouter)
+	upstream.SetDefault(fake.Script{Steps: append([]fake.Step{fake.Sleep(30 * time.Millisecond)}, fake.Chunks("an answer in pieces", 2)...)})
+	p, err := providers.NewOpenRouter(providers.Config{APIKey: "k-123", BaseURL: upstream.BaseURL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := &consultation.Service{Counter: tokens.NewCounter(), Model: p, DefaultModel: "google/gemini-2.5-pro", Heartbeat: time.Millisecond}
+	s := New(Config{Service: svc})
+	stdioSession.Lock()
+	t.Cleanup(stdioSession.Unlock)
+	clientIn, serverOut := io.Pipe()
+	serverIn, clientOut := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- ServeStdio(ctx, s, serverIn, serverOut, io.Discard) }()
+	t.Cleanup(func() {
+		cancel()
+		clientOut.Close()
+		clientIn.Close() // a write of the server's then fails rather than waits for a reader
+		<-served
+		serverOut.Close()
+	})
+	lines := bufio.NewScanner(clientIn)
+	lines.Buffer(nil, 16<<20)
+	for _, m := range []string{
+		`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	} {
+		if _, err := clientOut.Write([]byte(m + "\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !lines.Scan() {
+		t.Fatal("no answer to initialize")
+	}
+	tree := taskTree(t)
+	for i := range 10 {
+		msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": map[string]any{
+			"name": "consultation", "arguments": map[string]any{"path": tree, "pattern": "**/*.go", "query": "q", "timeout": 20},
+			"_meta": map[string]any{"progressToken": fmt.Sprintf("tok-%d", i)}}})
+		if _, err := clientOut.Write(append(msg, '\n')); err != nil {
+			t.Fatal(err)
+		}
+		progress := 0
+		for lines.Scan() {
+			var m message
+			if err := json.Unmarshal(lines.Bytes(), &m); err != nil {
+				t.Fatal(err)
+			}
+			if m.Method == "notifications/progress" {
+				if tok := notificationToken(m.Params); tok != fmt.Sprintf(`"tok-%d"`, i) {
+					t.Fatalf("call %d: a progress notification of %s arrived after its result", i, tok)
+				}
+				progress++
+				continue
+			}
+			if m.isResponse() {
+				break
+			}
+		}
+		if progress == 0 {
+			t.Fatalf("call %d: no progress before its result", i)
+		}
+	}
+}
