@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -15,7 +16,15 @@ func TestScanAtEveryOffset(t *testing.T) {
 		pieces = append(pieces, tc.token)
 	}
 	pieces = append(pieces, "-", "k", "A", "_", "w", "W", "$", "Z", "Q", "2", "J", "ok", "AK", "p_", "--", "-----BEGIN ", "xoxb-",
-		"password=", "PASSWORD: ", "secret_key=", "SecretAccessKey", ":$6$", ecKeyAfterToken)
+		"password=", "PASSWORD: ", "secret_key=", "SecretAccessKey", ":$6$", ecKeyAfterToken,
+		"@", "~", ".", "K", "z", "M", "://", `:\/\/`, "Q~", "sha256~", "SG.", "hvs.", "SK", "Authorization: Bearer ",
+		"AUTHORIZATION: basic ", ";Password=", "&pwd=", "AccountKey=", "LS0t", "MII", " -u ", "curl -u ",
+		"https://u:"+rnd(alnum, 12)+"@", "redis://:"+rnd(alnum, 12)+"@h", "https://"+rnd(hexDigits, 40)+"@")
+	for _, row := range shapeRows(t) {
+		if strings.HasPrefix(row.name, "vendor/") && !strings.Contains(row.name[7:], "/") {
+			pieces = append(pieces, strings.TrimSuffix(strings.TrimPrefix(row.content, "export TOKEN="), "\n"))
+		}
+	}
 	for _, p := range pieces {
 		for _, at := range []int{0, 1, 2, 3, 7, 64, 65} {
 			for _, tail := range []string{"", "x", "\n", `\"`, padding[:70]} {
@@ -24,7 +33,7 @@ func TestScanAtEveryOffset(t *testing.T) {
 		}
 	}
 	// Random text dense in anchors and in the bytes beside them.
-	const alphabet = "-kA_oKSBC3IpusrmbwWd$:=\"ZQJ2 \n"
+	const alphabet = "-kA_oKSBC3IpusrmbwWd$:=\"ZQJ2 \n@/~.zGM"
 	for range 200 {
 		checkReference(t, []byte(rnd(alphabet, rand.IntN(300))))
 	}
