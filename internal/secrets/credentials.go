@@ -7,8 +7,9 @@ import (
 
 // Credentials written where a program or a command takes them: in a URL
 // (scheme://user:password@host), an Authorization header, a curl command's -u and -H.
-// Each is found from a byte or a word that says what follows ('@', "uthorization",
-// "curl"), and the value must look like a secret, not a placeholder or code.
+// Each is found from an anchor byte (the URL's '@', the 'z' of Authorization, the 'A' of
+// AUTHORIZATION, the '-' of an option after a blank), and the value must look like a
+// secret, not a placeholder or code.
 
 const (
 	// maxUserinfo bounds the user and password a URL's '@' is followed back over.

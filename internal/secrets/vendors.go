@@ -17,7 +17,7 @@ const tokenEnd = `(?:[^\w-]|$)`
 type vendor struct {
 	prefix string // the token's fixed start; lower case when fold
 	fold   bool   // the prefix in any case
-	anchor byte   // the byte of the prefix the scan looks for
+	anchor byte   // the byte of the prefix the scan looks for: not a letter when fold
 	// back is how many bytes of the token come before its prefix (the 4 before Azure's
 	// "Q~").
 	back  int
@@ -165,7 +165,7 @@ var vendorTables = func() map[byte]*vendorTable {
 		}
 		at := -1
 		for j := 0; j < len(v.prefix); j++ {
-			if (v.prefix[j] == v.anchor || v.fold && v.prefix[j] == v.anchor|0x20) && j+rel >= 0 && j+rel < len(v.prefix) {
+			if v.prefix[j] == v.anchor && j+rel >= 0 && j+rel < len(v.prefix) {
 				at = j
 				break
 			}
