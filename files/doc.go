@@ -116,11 +116,11 @@
 // trimmed; and both as they are and without the decorations of copies: a trailing ~,
 // #name#, .#name, .bak .backup .bkp .old .orig .save .sav .swp .swo .tmp .temp .copy
 // .prev .previous and numbered .N, -copy _copy -backup _backup -old _old, " copy",
-// " copy N", " - Copy", " (N)", "Copy of ". So .ENV, .env~, #.env#, ".env copy", ".env (1)",
-// credentials.json.bak and .еnv with a Cyrillic е are all .env; .env.example.bak is a
-// template.
+// " copy N", " - Copy", " (N)", a numbered " N" (macOS Finder), "Copy of ". So .ENV, .env~,
+// #.env#, ".env copy", ".env (1)", ".env 2", credentials.json.bak and .еnv with a Cyrillic е
+// are all .env; .env.example.bak is a template.
 //
-//	environment  .env, .envrc, .flaskenv, .env.* .env-* .env_*, *.env and name.env.suffix
+//	environment  .env, .envrc, .flaskenv, .env.* .env-* .env_* .envN, *.env and name.env.suffix
 //	             (app.env.local), except templates (.example .sample .template .dist .tmpl
 //	             .tpl) and source files (config.env.ts)
 //	credentials  .netrc _netrc .npmrc .yarnrc .yarnrc.yml .pypirc .git-credentials .pgpass
@@ -156,8 +156,9 @@
 //	             except *.pub: held back by path, never opened, even by a server run as root
 //	contents     anywhere in any file (package secrets): a PEM private key block, also when
 //	             written as code ("holds a private key"); one encoded in base64, as a
-//	             kubeconfig's client-key-data or a Kubernetes Secret's tls.key ("holds a
-//	             private key in base64"); a PuTTY private key ("holds a PuTTY private key");
+//	             kubeconfig's client-key-data or a Kubernetes Secret's tls.key, also wrapped
+//	             and misaligned, or a key's bare DER body in base64 ("holds a private key
+//	             in base64"); a PuTTY private key ("holds a PuTTY private key");
 //	             a private JSON Web Key ("holds a private JSON Web Key"); shadow or htpasswd
 //	             password hashes ("holds shadow or htpasswd password hashes"); more
 //	             candidates than the scan checks, a file built to make it run long ("more
@@ -171,8 +172,10 @@
 //
 // High-confidence secrets inside otherwise useful files (cloud, GitHub, model-provider,
 // package-registry, payment and chat tokens, also in base64; AWS secret keys and passwords
-// after their names; docker's registry auths) are replaced by "[REDACTED <kind>]" in
-// File.Content, and File.Redacted names them. The rules are listed in package secrets.
+// after their names, in connection strings and in URLs' queries; the credentials of URLs,
+// Authorization headers and curl commands; docker's registry auths) are replaced by
+// "[REDACTED <kind>]" in File.Content, and File.Redacted names them. The rules are listed
+// in package secrets.
 //
 // Ignore files (.gitignore, .ignore, info/exclude) come from the tree being gathered, which
 // may be anyone's clone: each is opened without blocking and applied only when it is a

@@ -33,7 +33,8 @@ func treeFindings(t *testing.T, root, pattern string) (withheld, redacted []stri
 
 // TestGOROOTSecretFindings gathers the .go files of $GOROOT/src as a consultation would and
 // checks what is held back and redacted against the findings read by eye: the EC key of
-// crypto/tls/example_test.go, and the git credential helper fixtures of
+// crypto/tls/example_test.go, the bare RSA key of crypto/x509/x509_test.go, and the git
+// credential helper fixtures of
 // cmd/go/internal/auth/gitauth_test.go ("password=secr3t"). A finding outside these lists
 // fails the test: a false positive to fix, or a real secret to add once read. Another Go
 // release may lack one of them.
@@ -76,7 +77,9 @@ func TestGOROOTSecretFindings(t *testing.T) {
 	root := testrun.GOROOTSrc(t)
 	withheld, redacted, n := treeFindings(t, root, "**/*.go")
 	checked := map[string][]string{
-		"withheld": {"crypto/tls/example_test.go: holds a private key"},
+		"withheld": {"crypto/tls/example_test.go: holds a private key",
+			// A PKCS #8 RSA test key's body in base64, without a PEM block (utf8KeyStr).
+			"crypto/x509/x509_test.go: holds a private key in base64"},
 		"redacted": {"cmd/go/internal/auth/gitauth_test.go: password"},
 	}
 	for what, got := range map[string][]string{"withheld": withheld, "redacted": redacted} {

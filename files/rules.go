@@ -223,7 +223,11 @@ func secretNormalName(name string) string {
 	if secretExamples[name] {
 		return ""
 	}
-	// .env.local, .env-staging, app.env.local: an environment file under any decoration.
+	// .env.local, .env-staging, app.env.local, .env2: an environment file under any
+	// decoration.
+	if strings.HasPrefix(name, ".env") && isDigits(name[len(".env"):]) {
+		return whyEnv
+	}
 	if strings.HasPrefix(name, ".env.") || strings.HasPrefix(name, ".env-") || strings.HasPrefix(name, ".env_") {
 		if !isEnvTemplate(name) {
 			return whyEnv
@@ -314,8 +318,9 @@ var backupSuffixes = []string{".bak", ".backup", ".bkp", ".old", ".orig", ".save
 // undecorated returns the lower-case name without what editors, systems and people add to
 // a copy, repeatedly: a trailing "~" (vim, emacs), "#…#" (emacs auto-save), a leading ".#"
 // (emacs lock), the suffixes of backupSuffixes, a numbered ".N", " copy", " copy N",
-// " - copy" (macOS, Windows), " (N)" (browsers, Windows), "copy of ", and the extra leading
-// dot of vim's swap file for a dotfile (..env.swp).
+// " - copy" (macOS, Windows), " (N)" (browsers, Windows), a numbered " N" (macOS Finder's
+// copy of a file without an extension: ".env 2"), "copy of ", and the extra leading dot of
+// vim's swap file for a dotfile (..env.swp).
 func undecorated(name string) string {
 	for {
 		before := name
@@ -339,6 +344,9 @@ func undecorated(name string) string {
 		}
 		if i := strings.LastIndexByte(name, '.'); i > 0 && isDigits(name[i+1:]) {
 			name = name[:i]
+		}
+		if i := strings.LastIndexByte(name, ' '); i > 0 && isDigits(name[i+1:]) {
+			name = strings.TrimRight(name[:i], " ")
 		}
 		if strings.HasPrefix(name, "..") {
 			name = name[1:]

@@ -84,6 +84,9 @@ func TestIsSecretName(t *testing.T) {
 		"HOME/.AWS/Credentials": true, ".VSCode/MCP.json": true,
 		".\u0435nv": true, ".\u0435nv.local": true, ".e\u200bnv": true, ".env\u00a0": true,
 		".env\u202f": true, "\uff0eenv": true, ".env ": true, ".env.": true, ".env\u2060": true,
+		// Issue 28: macOS Finder's copies, numbered environment files.
+		".env 2": true, ".env 13": true, ".ENV 2": true, ".env2": true, ".env3": true,
+		".env copy 2 3": true, "id_rsa 2": true, ".npmrc 2": true, "kubeconfig 2": true,
 		"\uff0e\uff45\uff4e\uff56": true, ".npmr\u0441": true, "kub\u0435config": true,
 		"id_rs\u0430": true, "\u0441redentials.json": true, ".env\n": true,
 		// Not credentials, decorated or not.
@@ -91,6 +94,7 @@ func TestIsSecretName(t *testing.T) {
 		"settings.xml": false, "gradle.properties": false, "env.go.orig": false,
 		".environment": false, "copy.go": false, "main copy.go": false, "v1.2.3": false,
 		".env.example.bak": false, ".env.sample~": false, "docker/compose.yaml": false,
+		"Chapter 2": false, "env 2": false, ".envoy 2": false, ".env2.go": false,
 	} {
 		name := path[strings.LastIndexByte(path, '/')+1:]
 		if got := secretName(path, name) != ""; got != want {

@@ -26,8 +26,8 @@ const (
 	hexSet   = "0123456789abcdef"
 )
 
-// TestSecretShapesWithheldOrRedacted gathers a tree holding secrets in the shapes issue 20
-// lists and checks that each file is held back with its reason or sent with the secret
+// TestSecretShapesWithheldOrRedacted gathers a tree holding secrets in the shapes issues 20
+// and 28 list and checks that each file is held back with its reason or sent with the secret
 // replaced, as the dry run lists them (Gathered.Withheld, File.Redacted).
 func TestSecretShapesWithheldOrRedacted(t *testing.T) {
 	t.Parallel()
@@ -47,7 +47,22 @@ func TestSecretShapesWithheldOrRedacted(t *testing.T) {
 		randomString(alnumSet, 64) + "\n" + randomString(alnumSet, 4) + "\nPrivate-Lines: 1\n" +
 		randomString(alnumSet+"+/", 44) + "\nPrivate-MAC: " + randomString(hexSet, 64) + "\n"
 
+	token := randomString(hexSet, 40)
+	stripe := "sk_live_" + randomString(alnumSet, 24)
+	wrapped := ""
+	for rest := keyB64; rest != ""; {
+		n := min(76, len(rest))
+		wrapped += "    " + rest[:n] + "\n"
+		rest = rest[n:]
+	}
 	files := map[string]string{
+		// Issue 28.
+		"appsettings.json": `{"ConnectionStrings": {"Default": "Server=db;Database=app;User Id=sa;Password=` + pw + `;"}}`,
+		".gitconfig":       "[url \"https://oauth2:" + token + "@gitlab.example.com/\"]\n\tinsteadOf = https://gitlab.example.com/\n",
+		"analysis.ipynb":   `{"cells": [{"outputs": [{"text": ["Connected to postgresql://analyst:` + pw + `@warehouse.example.com/dw\n"]}]}]}`,
+		"deploy/charge.sh": "curl https://api.stripe.com/v1/charges -u " + stripe + ": -d amount=2000\n",
+		"k8s/wrapped.yaml": "kind: Secret\ndata:\n  tls.key: |\n" + wrapped,
+
 		"run.sh":                "#!/bin/sh\nexport OPENROUTER_API_KEY=" + router + "\n",
 		".claude/settings.json": `{"env": {"OPENROUTER_API_KEY": "` + router + `"}}`,
 		"cell.ipynb":            `{"cells": [{"source": ["client = OpenAI(api_key=\"` + openai + `\")\n"]}], "nbformat": 4}`,
@@ -72,6 +87,8 @@ func TestSecretShapesWithheldOrRedacted(t *testing.T) {
 		"\uff0eenv":                           "KEY=1\n", // fullwidth dot
 		".e\u200bnv":                          "KEY=1\n", // zero-width space
 		".env ":                               "KEY=1\n",
+		".env 2":                              "KEY=1\n", // macOS Finder's copy
+		".env2":                               "KEY=1\n",
 		"npmrc":                               "//registry.npmjs.org/:_authToken=x\n",
 		".NPMRC":                              "//registry.npmjs.org/:_authToken=x\n",
 		".pypirc.bak":                         "[pypi]\n",
@@ -90,13 +107,14 @@ func TestSecretShapesWithheldOrRedacted(t *testing.T) {
 	got := gather(t, Options{Root: writeTree(t, files), Pattern: "**"})
 
 	wantWithheld := map[string]string{
+		"k8s/wrapped.yaml":     "holds a private key in base64",
 		"k8s/tls.yaml":         "holds a private key in base64",
 		"k8s/admin.conf":       "holds a private key in base64",
 		"keys/signing.json":    "holds a private JSON Web Key",
 		"notes/deploy-key.txt": "holds a PuTTY private key",
 		"backup/shadow.txt":    "holds shadow or htpasswd password hashes",
 	}
-	for _, name := range []string{".env~", "#.env#", ".env copy", ".env (1)", ".ENV", ".\u0435nv", ".env\u00a0", "\uff0eenv", ".e\u200bnv", ".env "} {
+	for _, name := range []string{".env~", "#.env#", ".env copy", ".env (1)", ".ENV", ".\u0435nv", ".env\u00a0", "\uff0eenv", ".e\u200bnv", ".env ", ".env 2", ".env2"} {
 		wantWithheld[name] = whyEnv
 	}
 	for _, name := range []string{"npmrc", ".NPMRC", ".pypirc.bak", "pip.conf", ".netrc.bak", "containers/auth.json", "docker/config.json",
@@ -115,6 +133,10 @@ func TestSecretShapesWithheldOrRedacted(t *testing.T) {
 	}
 
 	wantRedacted := map[string][]string{
+		"appsettings.json":      {"password"},
+		".gitconfig":            {"URL credentials"},
+		"analysis.ipynb":        {"URL credentials"},
+		"deploy/charge.sh":      {"Stripe secret key"},
 		"run.sh":                {"OpenRouter API key"},
 		".claude/settings.json": {"OpenRouter API key"},
 		"cell.ipynb":            {"OpenAI API key"},
@@ -138,7 +160,7 @@ func TestSecretShapesWithheldOrRedacted(t *testing.T) {
 		if !slices.Equal(f.Redacted, kinds) {
 			t.Errorf("%s: redacted %q, want %q", p, f.Redacted, kinds)
 		}
-		for _, secret := range []string{router, openai, aws, pw, b64([]byte(gh)), b64([]byte("ci:" + gh))} {
+		for _, secret := range []string{router, openai, aws, pw, b64([]byte(gh)), b64([]byte("ci:" + gh)), token, stripe} {
 			if strings.Contains(string(f.Content), strings.TrimRight(secret, "=")) {
 				t.Errorf("%s sent with a secret in it:\n%s", p, f.Content)
 			}

@@ -25,10 +25,10 @@ const (
 )
 
 var (
-	encodedPEM = []byte(base64.StdEncoding.EncodeToString(pemBegin)[:14]) // "-----BEGIN "
-	jsonAuth   = []byte(`"auth"`)
-	jsonKty    = []byte(`"kty"`)
-	jsonD      = []byte(`"d"`)
+	dashes64 = []byte("LS0t") // base64 of "---"
+	jsonAuth = []byte(`"auth"`)
+	jsonKty  = []byte(`"kty"`)
+	jsonD    = []byte(`"d"`)
 )
 
 // An encodedAnchor is a byte that stands at offset off of the first four characters of
@@ -52,7 +52,11 @@ var tokenStarts = setOfStrings("ghp", "gho", "ghu", "ghs", "ghr", "git", "glp", 
 // characters of a value) and looks again, at most maxDepth levels deep:
 //
 //   - the base64 of a PEM private key block, as a kubeconfig's client-key-data or a
-//     Kubernetes Secret's tls.key holds (HeldEncodedKey);
+//     Kubernetes Secret's tls.key holds (HeldEncodedKey), also wrapped at 64 or 76
+//     columns (openssl, GNU base64), and also where the block does not start the
+//     encoded text (base64 of a file or a JSON document holding a key): see pemAt;
+//   - a private key's DER body in base64 without a PEM block's markers (PKCS #8, PKCS #1,
+//     SEC 1, PKCS #12), as an environment variable or a YAML value holds one: see derAt;
 //   - the base64 of a token, or of a JSON document holding one or holding docker's auths (a
 //     Secret's .dockerconfigjson), redacted as "<kind> (base64)";
 //   - in a JSON document: docker's "auth", the base64 of user:password, redacted as
@@ -66,23 +70,24 @@ func (s *scan) encoded() Held {
 	c := s.content
 	if s.keys {
 		for off := 0; ; {
-			i := bytes.Index(c[off:], encodedPEM)
+			i := bytes.Index(c[off:], dashes64)
 			if i < 0 {
 				break
 			}
-			i += off
-			if !valueStart(c, i) {
-				off = i + 1
-				continue
+			off = off + i + len(dashes64)
+			if h := s.pemAt(off - len(dashes64)); h != 0 {
+				return h
 			}
-			end := stdEnd(c, i)
-			if s.spend(min(end-i, maxEncoded)) {
-				return HeldUnchecked
+		}
+		for off := 0; ; {
+			i := bytes.IndexByte(c[off:], 'M')
+			if i < 0 {
+				break
 			}
-			if PrivateKey(decode(c[i:end], maxEncoded)) {
-				return HeldEncodedKey
+			off += i + 1
+			if h := s.derAt(off - 1); h != 0 {
+				return h
 			}
-			off = i + 1
 		}
 	}
 	for _, a := range encodedAnchors {
@@ -181,6 +186,155 @@ func (s *scan) json() Held {
 			}
 		}
 	}
+}
+
+// pemAt looks at "LS0t", the base64 of "---", at c[i]: where a PEM block's marker is
+// encoded, one of the three alignments of "-----BEGIN " holds "---" at the start of a
+// group of four characters, so that decoding from there gives three to five dashes and
+// "BEGIN ". It reports HeldEncodedKey when what follows is a private key block (see
+// PrivateKey), decoded across the line breaks of wrapped base64.
+func (s *scan) pemAt(i int) Held {
+	c := s.content
+	var buf [20]byte
+	head := wrapped(buf[:0], c, i, len(buf))
+	if len(head) < len(buf) {
+		return 0
+	}
+	var dec [15]byte
+	if _, err := base64.StdEncoding.Decode(dec[:], head); err != nil {
+		return 0
+	}
+	rest := bytes.TrimLeft(dec[:], "-")
+	if !bytes.HasPrefix(rest, pemBegin[5:]) {
+		return 0
+	}
+	if s.spend(maxEncoded) {
+		return HeldUnchecked
+	}
+	d := decode(wrapped(nil, c, i, maxEncoded), maxEncoded)
+	d = bytes.TrimLeft(d, "-")
+	block := append([]byte("-----"), d...)
+	if PrivateKey(block) {
+		return HeldEncodedKey
+	}
+	return 0
+}
+
+// pemContext is how far before a DER body a PEM block's marker is looked for.
+const pemContext = 256
+
+// derAt looks at the 'M' at c[i], which starts the base64 of a DER SEQUENCE: a value that
+// starts there and whose first twelve bytes are those of a private key (derKey), as long
+// as its length says (up to maxEncoded characters) and random, outside a PEM block, holds
+// the file back.
+func (s *scan) derAt(i int) Held {
+	c := s.content
+	if i+64 > len(c) || c[i+1] < 'C' || c[i+1] > 'I' || !valueStart(c, i) {
+		return 0
+	}
+	var buf [16]byte
+	head := wrapped(buf[:0], c, i, len(buf))
+	if len(head) < len(buf) {
+		return 0
+	}
+	var dec [12]byte
+	if _, err := base64.StdEncoding.Decode(dec[:], head); err != nil {
+		return 0
+	}
+	n, ok := derKey(dec[:])
+	if !ok {
+		return 0
+	}
+	// The body of a PEM block is judged by the block's label (PrivateKey): Go's tests
+	// keep their keys under "-----BEGIN RSA TESTING KEY-----" so that scanners pass them.
+	if bytes.Contains(c[max(0, i-pemContext):i], pemBegin) {
+		return 0
+	}
+	want := min((n*4+2)/3, maxEncoded)
+	if s.spend(want) {
+		return HeldUnchecked
+	}
+	body := wrapped(nil, c, i, want)
+	if len(body) < want || entropy(body) <= minKeyEntropy {
+		return 0
+	}
+	return HeldEncodedKey
+}
+
+// derKey reports whether b, the first twelve bytes of a DER SEQUENCE, starts a private
+// key, and its length with its header: a version (INTEGER 0, 1 or 3) followed by
+//
+//   - an AlgorithmIdentifier holding an OID: PKCS #8 (version 0, or 1 with a public key);
+//   - a long INTEGER: PKCS #1 RSA (the modulus), DSA (p);
+//   - an OCTET STRING of 20 to 66 bytes after version 1: SEC 1 EC;
+//   - a SEQUENCE after version 3: PKCS #12.
+//
+// A certificate, a public key, a CSR or a signature starts otherwise (a SEQUENCE, or an
+// INTEGER of more than one byte).
+func derKey(b []byte) (int, bool) {
+	if len(b) < 12 || b[0] != 0x30 {
+		return 0, false
+	}
+	var n, h int
+	switch b1 := b[1]; {
+	case b1 < 0x80:
+		n, h = int(b1), 2
+	case b1 == 0x81:
+		n, h = int(b[2]), 3
+	case b1 == 0x82:
+		n, h = int(b[2])<<8|int(b[3]), 4
+	default:
+		return 0, false
+	}
+	if b[h] != 0x02 || b[h+1] != 0x01 {
+		return 0, false
+	}
+	v, next := b[h+2], b[h+3]
+	switch {
+	case v <= 1 && next == 0x30 && b[h+5] == 0x06:
+	case v <= 1 && next == 0x02 && (b[h+4] == 0x81 || b[h+4] == 0x82):
+	case v == 1 && next == 0x04 && b[h+4] >= 20 && b[h+4] <= 66:
+	case v == 3 && next == 0x30:
+	default:
+		return 0, false
+	}
+	n += h
+	return n, n >= 48
+}
+
+// wrapped appends to dst the base64 characters from c[i] on, at most n, across line
+// breaks (real, or written \n as in a JSON string) and the blanks that indent the next
+// line: a value wrapped at 64 or 76 columns read as one. It stops at padding or at any
+// other byte.
+func wrapped(dst, c []byte, i, n int) []byte {
+	for i < len(c) && len(dst) < n {
+		if b := c[i]; isBase64(b) && b != '=' {
+			dst = append(dst, b)
+			i++
+			continue
+		}
+		j := i
+		switch {
+		case c[j] == '\n':
+			j++
+		case c[j] == '\r' && j+1 < len(c) && c[j+1] == '\n':
+			j += 2
+		case c[j] == '\\' && j+1 < len(c) && c[j+1] == 'n':
+			j += 2
+		case c[j] == '\\' && j+3 < len(c) && c[j+1] == 'r' && c[j+2] == '\\' && c[j+3] == 'n':
+			j += 4
+		default:
+			return dst
+		}
+		for j < len(c) && (c[j] == ' ' || c[j] == '\t') {
+			j++
+		}
+		if j == len(c) || !isBase64(c[j]) || c[j] == '=' {
+			return dst
+		}
+		i = j
+	}
+	return dst
 }
 
 // kindRegistry names docker's auth, user:password in base64.

@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -23,8 +24,24 @@ func TestScanAtEveryOffset(t *testing.T) {
 			}
 		}
 	}
+	// The anchors and tokens of issue 28's rules, at fewer offsets.
+	pieces = []string{"@", "~", "G", "z", "M", "://", `:\/\/`, "Q~", "sha256~", "SG.", "Authorization: Bearer ",
+		"AUTHORIZATION: basic ", ";Password=", "&pwd=", "AccountKey=", "LS0t", "MII", " -u ", "curl -u ",
+		"https://u:" + rnd(alnum, 12) + "@", "redis://:" + rnd(alnum, 12) + "@h", "https://" + rnd(hexDigits, 40) + "@"}
+	for _, row := range shapeRows(t) {
+		if strings.HasPrefix(row.name, "vendor/") && !strings.Contains(row.name[7:], "/") {
+			pieces = append(pieces, strings.TrimSuffix(strings.TrimPrefix(row.content, "export TOKEN="), "\n"))
+		}
+	}
+	for _, p := range pieces {
+		for _, at := range []int{0, 1, 65} {
+			for _, tail := range []string{"", "x", `\"`} {
+				checkReference(t, []byte(padding[:at]+p+tail))
+			}
+		}
+	}
 	// Random text dense in anchors and in the bytes beside them.
-	const alphabet = "-kA_oKSBC3IpusrmbwWd$:=\"ZQJ2 \n"
+	const alphabet = "-kA_oKSBC3IpusrmbwWd$:=\"ZQJ2 \n@/~.zGM"
 	for range 200 {
 		checkReference(t, []byte(rnd(alphabet, rand.IntN(300))))
 	}

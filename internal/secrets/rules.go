@@ -7,12 +7,13 @@ import (
 	"sync"
 )
 
-// A rule is one gitleaks rule: its regular expression, copied unchanged from gitleaks'
-// default configuration (config/gitleaks.toml, generated from cmd/generate/config/rules),
-// the entropy the secret must exceed, and its allowlist. The secret is the first non-empty
-// capture group, or the whole match when the expression has none, as in gitleaks.
+// A rule is one gitleaks rule or one of this package's: its regular expression (gitleaks'
+// from its default configuration, config/gitleaks.toml, generated from
+// cmd/generate/config/rules, with tokenEnd for its trailing delimiter), the entropy the
+// secret must exceed, and its allowlist. The secret is the first non-empty capture group,
+// or the whole match when the expression has none, as in gitleaks.
 type rule struct {
-	id      string // gitleaks rule id
+	id      string // gitleaks rule id, or this package's name for its own rules
 	kind    string // what the replacement names: "[REDACTED <kind>]"
 	re      func() *regexp.Regexp
 	entropy float64 // the secret's Shannon entropy must exceed this; 0 checks nothing
@@ -22,24 +23,33 @@ type rule struct {
 	// window, when not 0, is how many bytes from the start of the name the expression runs
 	// over (the keyword rules); else it runs over the token the anchor found.
 	window int
-	// check, when set, must accept the secret too.
-	check func([]byte) bool
+	// check, when set, must accept the secret w[st:en] too; w is what the expression ran
+	// over, for a check that looks at what stands before the secret.
+	check func(w []byte, st, en int) bool
+	// curl is set on the rules that hold only inside a curl command: the scan runs them
+	// over the command (see curlAt), and the tests' reference scan leaves them out.
+	curl bool
 }
 
 const (
-	kindAWS       = "AWS access key"
-	kindGitHub    = "GitHub token"
-	kindGitLab    = "GitLab token"
-	kindOpenAI    = "OpenAI API key"
-	kindAnthropic = "Anthropic API key"
-	kindGoogle    = "Google API key"
-	kindNpm       = "npm token"
-	kindStripe    = "Stripe secret key"
-	kindSlack     = "Slack token"
-	kindWebhook   = "Slack webhook"
-	kindRouter    = "OpenRouter API key"
-	kindAWSSecret = "AWS secret key"
-	kindPassword  = "password"
+	kindAWS           = "AWS access key"
+	kindGitHub        = "GitHub token"
+	kindGitLab        = "GitLab token"
+	kindOpenAI        = "OpenAI API key"
+	kindAnthropic     = "Anthropic API key"
+	kindGoogle        = "Google API key"
+	kindNpm           = "npm token"
+	kindStripe        = "Stripe secret key"
+	kindSlack         = "Slack token"
+	kindWebhook       = "Slack webhook"
+	kindRouter        = "OpenRouter API key"
+	kindAWSSecret     = "AWS secret key"
+	kindPassword      = "password"
+	kindURL           = "URL credentials"
+	kindAuthorization = "Authorization header"
+	kindAPIHeader     = "API key header"
+	kindAzure         = "Azure access key"
+	kindTeams         = "Teams webhook"
 )
 
 // The rules, each with its gitleaks id; the source of every expression is
@@ -67,7 +77,7 @@ var (
 	// openai-api-key (rules/openai.go): project, service-account, admin and legacy keys all
 	// hold "T3BlbkFJ" (base64 of "OpenAI").
 	ruleOpenAI = &rule{id: "openai-api-key", kind: kindOpenAI, entropy: 3,
-		re: lazyRegexp(`\b(sk-(?:proj|svcacct|admin)-(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})T3BlbkFJ(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})\b|sk-[a-zA-Z0-9]{20}T3BlbkFJ[a-zA-Z0-9]{20})(?:[\x60'"\s;]|\\[nr"]|$)`)}
+		re: lazyRegexp(`\b(sk-(?:proj|svcacct|admin)-(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})T3BlbkFJ(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})\b|sk-[a-zA-Z0-9]{20}T3BlbkFJ[a-zA-Z0-9]{20})` + tokenEnd)}
 
 	// OpenRouter's keys, "sk-or-v1-" and 64 hex digits: not a gitleaks rule. Its key is the
 	// default provider's, which users write into client configurations and scripts.
@@ -75,12 +85,12 @@ var (
 		re: lazyRegexp(`\b(sk-or-v1-[0-9a-f]{64})\b`)}
 
 	// anthropic-api-key, anthropic-admin-api-key (rules/anthropic.go).
-	ruleAnthropic      = &rule{id: "anthropic-api-key", kind: kindAnthropic, re: lazyRegexp(`\b(sk-ant-api03-[a-zA-Z0-9_\-]{93}AA)(?:[\x60'"\s;]|\\[nr"]|$)`)}
-	ruleAnthropicAdmin = &rule{id: "anthropic-admin-api-key", kind: kindAnthropic, re: lazyRegexp(`\b(sk-ant-admin01-[a-zA-Z0-9_\-]{93}AA)(?:[\x60'"\s;]|\\[nr"]|$)`)}
+	ruleAnthropic      = &rule{id: "anthropic-api-key", kind: kindAnthropic, re: lazyRegexp(`\b(sk-ant-api03-[a-zA-Z0-9_\-]{93}AA)` + tokenEnd)}
+	ruleAnthropicAdmin = &rule{id: "anthropic-admin-api-key", kind: kindAnthropic, re: lazyRegexp(`\b(sk-ant-admin01-[a-zA-Z0-9_\-]{93}AA)` + tokenEnd)}
 
 	// gcp-api-key (rules/gcp.go), with its allowlist of published keys.
 	ruleGoogle = &rule{id: "gcp-api-key", kind: kindGoogle, entropy: 4,
-		re: lazyRegexp(`\b(AIza[\w-]{35})(?:[\x60'"\s;]|\\[nr"]|$)`),
+		re: lazyRegexp(`\b(AIza[\w-]{35})` + tokenEnd),
 		allow: bytesOf(
 			"AIzaSyabcdefghijklmnopqrstuvwxyz1234567", "AIzaSyAnLA7NfeLquW1tJFpx_eQCxoX-oo6YyIs",
 			"AIzaSyCkEhVjf3pduRDt6d1yKOMitrUEke8agEM", "AIzaSyDMAScliyLx7F0NPDEJi1QmyCgHIAODrlU",
@@ -93,11 +103,11 @@ var (
 		)}
 
 	// npm-access-token (rules/npm.go).
-	ruleNpm = &rule{id: "npm-access-token", kind: kindNpm, entropy: 2, re: lazyRegexp(`(?i)\b(npm_[a-z0-9]{36})(?:[\x60'"\s;]|\\[nr"]|$)`)}
+	ruleNpm = &rule{id: "npm-access-token", kind: kindNpm, entropy: 2, re: lazyRegexp(`(?i)\b(npm_[a-z0-9]{36})` + tokenEnd)}
 
 	// stripe-access-token (rules/stripe.go).
 	ruleStripe = &rule{id: "stripe-access-token", kind: kindStripe, entropy: 2,
-		re: lazyRegexp(`\b((?:sk|rk)_(?:test|live|prod)_[a-zA-Z0-9]{10,99})(?:[\x60'"\s;]|\\[nr"]|$)`)}
+		re: lazyRegexp(`\b((?:sk|rk)_(?:test|live|prod)_[a-zA-Z0-9]{10,99})` + tokenEnd)}
 
 	// slack-bot-token, slack-legacy-bot-token, slack-user-token, slack-app-token,
 	// slack-config-access-token, slack-config-refresh-token, slack-legacy-workspace-token,
@@ -117,31 +127,59 @@ var (
 // over window bytes from the name (the value is not part of a token the anchors find).
 var (
 	// An AWS secret access key after its name (aws_secret_access_key, SecretAccessKey,
-	// secretAccessKey, secret_key, in any case but the camel-cased ones), as a credentials file, an environment dump or a notebook's output
-	// prints it: 40 base64 characters. Keys ending in EXAMPLEKEY are AWS's documentation's.
+	// secretAccessKey, secret_key, in any case but the camel-cased ones), as a credentials
+	// file, an environment dump, a notebook's output or "aws configure set
+	// aws_secret_access_key KEY" prints it: 40 base64 characters. Keys ending in EXAMPLEKEY
+	// are AWS's documentation's.
 	ruleAWSSecret = &rule{id: "aws-secret-access-key", kind: kindAWSSecret, entropy: 4, window: 128,
-		re:          lazyRegexp(`(?:(?i:secret_access_key|secret_key)|[Ss]ecretAccessKey)(?:\\?["'])?[ \t]{0,16}(?:=>|[:=])[ \t]{0,16}(?:\\?["'])?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`),
+		re:          lazyRegexp(`(?:(?i:secret_access_key|secret_key)|[Ss]ecretAccessKey)(?:\\?["'])?(?:[ \t]{0,16}(?:=>|[:=])[ \t]{0,16}|[ \t]{1,16})(?:\\?["'])?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`),
 		allowSuffix: []byte("EXAMPLEKEY")}
 
 	// A password in an XML element, as Maven's settings.xml holds one.
-	rulePasswordXML = &rule{id: "password-xml", kind: kindPassword, window: 256, check: passwordValue,
+	rulePasswordXML = &rule{id: "password-xml", kind: kindPassword, window: 256, check: passwordCheck,
 		re: lazyRegexp(`(?i)<(?:password|passwd)>([^<\s]{1,200})</`)}
 
 	// A password after a name ending in password or passwd, at the start of a line or of a
 	// string, or quoted: a properties, INI or YAML entry (gradle.properties' mavenPassword,
 	// .pypirc), a JSON member or a dict a notebook printed, "Password: value" in a
 	// program's output. The value ends at a quote or the line's end.
-	rulePassword = &rule{id: "password", kind: kindPassword, window: 320, check: passwordValue,
+	rulePassword = &rule{id: "password", kind: kindPassword, window: 320, check: passwordCheck,
 		re: lazyRegexp(`(?i)(?:^|[\n"'\s]|\\n)[\w.-]{0,32}pass(?:word|wd)(?:\\?["'])?[ \t]{0,16}[:=][ \t]{0,16}(?:\\?["'])?([^\s"'<>\\,;]{1,200})(?:\\?["']|\\[nr]|[ \t]{0,16}(?:\r?\n|$))`)}
+
+	// A password in a connection string, after a ';' (ADO.NET, ODBC, JDBC for SQL
+	// Server): "…;User ID=sa;Password=value;" or "Pwd=value". The value ends at a ';', a
+	// quote or white space.
+	ruleConnPassword = &rule{id: "connection-string-password", kind: kindPassword, window: 256, check: passwordCheck,
+		re: lazyRegexp(`(?i);[ \t]{0,16}(?:password|pwd)[ \t]{0,16}=[ \t]{0,16}([^;\s"'<>\\]{1,200})(?:[;"'\\]|\s|$)`)}
+
+	// A password in a URL's query (a JDBC URL, a login link): "?password=value" or
+	// "&pwd=value", up to the next '&' or '#', a quote or white space.
+	ruleQueryPassword = &rule{id: "query-password", kind: kindPassword, window: 256, check: passwordCheck,
+		re: lazyRegexp(`(?i)[?&](?:[\w.-]{0,32}pass(?:word|wd)|pwd)=([^&#\s"'<>\\]{1,200})(?:[&#"'\\]|\s|$)`)}
+
+	// An Azure storage account's key or a Service Bus or Event Hubs shared access key in a
+	// connection string: "AccountKey=<base64>;". The storage emulator's published key is
+	// allowed.
+	ruleAzureKey = &rule{id: "azure-connection-string-key", kind: kindAzure, entropy: 4, window: 256,
+		re:    lazyRegexp(`(?:AccountKey|SharedAccessKey)[ \t]{0,16}=[ \t]{0,16}([A-Za-z0-9+/]{20,200}={0,2})(?:[;"'\\]|\s|$)`),
+		allow: bytesOf("Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==")}
+
+	// microsoft-teams-webhook (rules/teams.go), found by its '@'.
+	ruleTeams = &rule{id: "microsoft-teams-webhook", kind: kindTeams, window: 320,
+		re: lazyRegexp(`https://[a-z0-9]+\.webhook\.office\.com/webhookb2/[a-z0-9]{8}-(?:[a-z0-9]{4}-){3}[a-z0-9]{12}@[a-z0-9]{8}-(?:[a-z0-9]{4}-){3}[a-z0-9]{12}/IncomingWebhook/[a-z0-9]{32}/[a-z0-9]{8}-(?:[a-z0-9]{4}-){3}[a-z0-9]{12}`)}
 )
 
-// passwordValue reports whether v, the value after a password's name, looks like a
-// password: not a name for one, six characters or more of at least two classes (lower case, upper case,
-// digits, others), not code (a call, an index, a variable's expansion, a template, an
-// attribute such as self.password) and not a number.
+// passwordValue reports whether v, the value after a password's name (or in a URL, a
+// connection string, curl's -u), looks like a password: not a name for one, six
+// characters or more of at least two classes (lower case, upper case, digits, others), not
+// code (isCode; an attribute such as self.password), not a number and not a reference to
+// where the password is kept (an AWS ARN, a URL).
 func passwordValue(v []byte) bool {
-	if len(v) < 6 || bytes.ContainsAny(v, "()[]{}$%`*") || isPasswordName(v) {
+	if len(v) < 6 || isCode(v) || isPasswordName(v) {
 		return false // too short, code, or a name (userPassword, encodeUserPassword)
+	}
+	if hasPrefixFold(v, arnPrefix) || bytes.Contains(v, schemeSlashes) {
+		return false
 	}
 	var lower, upperc, digitc, other, dot int
 	for _, c := range v {
@@ -171,6 +209,39 @@ func passwordValue(v []byte) bool {
 	}
 	return !(identifier && dot == 1)
 }
+
+var (
+	arnPrefix     = []byte("arn:")
+	schemeSlashes = []byte("://")
+)
+
+// isCode reports a value that is code or a placeholder, not a secret: a call, an index, a
+// template or a block ("()[]{}" and backquotes), a variable's expansion ($NAME, ${…},
+// $(…)), a format verb ('%' not followed by two hex digits, as percent-encoding is), or a
+// mask ("**").
+func isCode(v []byte) bool {
+	for i, c := range v {
+		switch c {
+		case '(', ')', '[', ']', '{', '}', '`':
+			return true
+		case '$':
+			if i == 0 || i+1 < len(v) && (v[i+1] == '{' || v[i+1] == '(') {
+				return true
+			}
+		case '%':
+			if i+2 >= len(v) || !isHex(v[i+1]) || !isHex(v[i+2]) {
+				return true
+			}
+		case '*':
+			if i+1 < len(v) && v[i+1] == '*' || len(v) == 1 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 
 // isPasswordName reports an identifier that names a password: letters, digits and '_', with
 // "pass" after a letter (userPassword, DB_PASSWORD; not password123).
@@ -211,7 +282,7 @@ func (r *rule) secret(b []byte, loc []int) (start, end int, ok bool) {
 		}
 	}
 	s := b[start:end]
-	if r.check != nil && !r.check(s) {
+	if r.check != nil && !r.check(b, start, end) {
 		return start, end, false
 	}
 	if r.entropy != 0 && entropy(s) <= r.entropy {

@@ -58,7 +58,7 @@ func TestRedactBeforeEscapedQuote(t *testing.T) {
 }
 
 // pemKey returns a fresh EC private key in PEM.
-func pemKey(t *testing.T) []byte {
+func pemKey(t testing.TB) []byte {
 	t.Helper()
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -280,7 +280,8 @@ func TestRedactKeywordSecrets(t *testing.T) {
 // budget, instead of costing minutes; a file dense with real tokens is still redacted.
 func TestScanHoldsBackFilesMadeOfCandidates(t *testing.T) {
 	t.Parallel()
-	for _, unit := range []string{"xoxb-", "password=", "-----BEGIN PRIVATE KEY-----", " Z2hwX", `"auth":"`, "sk-ant-api03-"} {
+	for _, unit := range []string{"xoxb-", "password=", "-----BEGIN PRIVATE KEY-----", " Z2hwX", `"auth":"`, "sk-ant-api03-",
+		"https://a:Passw0rd1@", " -u ", "LS0tLS1CRUdJTiBQ"} {
 		in := []byte("{" + strings.Repeat(unit, (256<<10)/len(unit)))
 		if _, _, held := Scan(in); held != HeldUnchecked {
 			t.Errorf("256 KiB of %q: held %v, want %v", unit, held, HeldUnchecked)
