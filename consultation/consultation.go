@@ -316,8 +316,13 @@ type call struct {
 	fileSet   string                 // FileSetKey of the gathered files
 	estimate  *CostEstimate          // the price before sending, once the model is looked up
 	price     *providers.Price       // the model's prices, when known
-	costNote  atomic.Pointer[string] // the estimate, for the next progress report
-	answerTxt string                 // the full (or partial) answer once the call ends, for the results directory
+	badPrice  error                  // the model's prices are bad data (providers.ErrBadPrice)
+	limit     consult.Tokens         // the output limit the request carries
+	// cachedTokens and writtenTokens are the prompt tokens expected from, and written to,
+	// the provider's cache.
+	cachedTokens, writtenTokens consult.Tokens
+	costNote                    atomic.Pointer[string] // the estimate, for the next progress report
+	answerTxt                   string                 // the full (or partial) answer once the call ends, for the results directory
 }
 
 // cancellable derives the call's context from parent and keeps its cancel function, which

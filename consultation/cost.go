@@ -1,9 +1,11 @@
 package consultation
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -19,87 +21,201 @@ import (
 // PriceUnknown is what an estimate says of a model with no known price.
 const PriceUnknown = "price unknown"
 
-// CostEstimate is the price of a request before it is sent: its prompt tokens at the
-// model's prompt price (those expected from the provider's prompt cache at the cache-read
-// price) plus the answer allowance at the completion price.
+// Output limits of a call. Every request carries an output limit (reasoning included), so
+// that what it can cost is bounded.
+const (
+	// MinAnswerTokens is the least output a call is sent with under a cap (about 750 words:
+	// a short answer, but a useful one): a cap that cannot pay for the prompt and this much
+	// output (and a thinking budget, when one is asked for) refuses the call instead.
+	MinAnswerTokens consult.Tokens = 1_024
+	// defaultOutputLimit is the output limit of a model whose largest output no source lists.
+	defaultOutputLimit consult.Tokens = 16_384
+	// promptFraming is what the bound adds to consult's count of the prompt for what it does
+	// not count: the system instruction and the provider's message framing.
+	promptFraming consult.Tokens = 512
+)
+
+// What set a call's output limit (CostEstimate.LimitedBy).
+const (
+	LimitModel   = "model"        // the model's largest output (or defaultOutputLimit)
+	LimitWindow  = "window"       // the room the prompt leaves in the context window
+	LimitMaxCost = "max_cost_usd" // the call's max_cost_usd
+	LimitBudget  = "budget_usd"   // what is left of the server's daily budget
+)
+
+// CostEstimate is the price of a request before it is sent: what it is expected to cost,
+// and the most it can cost (its bound: the prompt as the provider may count it and the
+// output limit the request carries, at the dearest rates).
 type CostEstimate struct {
-	// USD is the estimate in US dollars; absent when the price is unknown.
-	USD *float64 `json:"usd,omitempty"`
+	// ExpectedUSD is what the call is expected to cost: the prompt at its prices (the part
+	// expected from the provider's cache at the cache-read price) plus ExpectedAnswer tokens
+	// at the completion price. Absent when the price is unknown.
+	ExpectedUSD *float64 `json:"expected_usd,omitempty"`
+	// MaxUSD is the most the call can cost: the bound. Absent when the price is unknown.
+	MaxUSD *float64 `json:"max_usd,omitempty"`
 	// PromptTokens is the prompt as consult counts it; CachedTokens the part of it expected
-	// from the provider's cache (the same files were sent to this model a moment ago).
+	// from the provider's cache (the same files were sent to this model a moment ago);
+	// BoundTokens the prompt as the bound counts it (what other tokenizers may count).
 	PromptTokens consult.Tokens `json:"prompt_tokens"`
 	CachedTokens consult.Tokens `json:"cached_tokens,omitempty"`
-	// AnswerTokens is the answer allowance: the report's answer reserve, or the model's
-	// largest output when smaller.
-	AnswerTokens consult.Tokens `json:"answer_tokens"`
+	BoundTokens  consult.Tokens `json:"bound_prompt_tokens,omitempty"`
+	// ExpectedAnswer is the answer (and reasoning) tokens the expected price counts.
+	ExpectedAnswer consult.Tokens `json:"expected_answer_tokens"`
+	// OutputLimit is the output limit the request carries (answer and reasoning), and
+	// LimitedBy what set it (LimitModel, LimitWindow, LimitMaxCost, LimitBudget).
+	OutputLimit consult.Tokens `json:"output_limit"`
+	LimitedBy   string         `json:"limited_by"`
+	// FullLimit and FullUSD are the output limit without the cap that set OutputLimit, and
+	// its bound: what a cap would have to allow for the model's whole output.
+	FullLimit consult.Tokens `json:"full_output_limit,omitempty"`
+	FullUSD   *float64       `json:"full_max_usd,omitempty"`
 	// Prices says where the prices come from, with their date, or "price unknown".
 	Prices string `json:"prices"`
-	// PromptPerM and AnswerPerM are the rates used, in US dollars per million tokens.
+	// PromptPerM and AnswerPerM are the rates used, in US dollars per million tokens;
+	// RequestUSD the price per request, when there is one.
 	PromptPerM *float64 `json:"prompt_usd_per_million,omitempty"`
 	AnswerPerM *float64 `json:"answer_usd_per_million,omitempty"`
+	RequestUSD float64  `json:"request_usd,omitempty"`
 }
 
-// Known says whether the estimate has a figure.
-func (e *CostEstimate) Known() bool { return e != nil && e.USD != nil }
+// Known says whether the estimate has figures.
+func (e *CostEstimate) Known() bool { return e != nil && e.MaxUSD != nil }
 
 // pricer is what a Model may also do: price a model (providers.Pricer).
 type pricer interface {
 	Price(ctx context.Context, model string) (providers.Price, bool, error)
 }
 
-// defaultAnswerAllowance is the answer allowance when the model's window is unknown.
+// defaultAnswerAllowance is the answer the expected price counts when nothing better is known.
 const defaultAnswerAllowance = maxAnswerReserve
 
 // lookupPrice finds the model's prices: the provider's (OpenRouter's list, the dated table
 // for OpenAI and Gemini) when the server has one, else the dated table by the model's name
-// (a dry run without a key). A failed look-up is an unknown price, not a failure.
-func (c *call) lookupPrice(ctx context.Context) (providers.Price, bool) {
+// (a dry run without a key). A failed look-up is an unknown price, not a failure; prices
+// that are bad data are unknown too, and bad says why.
+func (c *call) lookupPrice(ctx context.Context) (pr providers.Price, ok bool, bad error) {
 	id := c.req.Model.ID
 	if id == "" {
-		return providers.Price{}, false
+		return providers.Price{}, false, nil
 	}
 	if p, ok := c.svc.Model.(pricer); ok && c.svc.Model != nil {
 		lctx, cancel := context.WithTimeout(ctx, budgetOf(ctx).lookup())
 		pr, known, err := p.Price(lctx, id)
 		cancel()
+		if errors.Is(err, providers.ErrBadPrice) {
+			return providers.Price{}, false, err
+		}
 		if err != nil {
 			c.svc.logger().Debug("price look-up failed", "model", id, "error", err)
 		}
-		return pr, known && err == nil
+		return pr, known && err == nil, nil
 	}
 	for _, name := range []string{providers.NameOpenAI, providers.NameGemini} {
 		if pr, ok := providers.TablePrice(name, id); ok {
-			return pr, true
+			return pr, true, nil
 		}
 	}
-	return providers.Price{}, false
+	return providers.Price{}, false, nil
 }
 
-// estimateCost prices rep's request for the call's model and records it on rep.
+// promptBound is the most prompt tokens a provider may count for a request consult counts as
+// n: OpenAI's models count with consult's own encoding (o200k), so only the framing is
+// added; other tokenizers count code in up to a third more tokens.
+func promptBound(model string, n consult.Tokens) consult.Tokens {
+	if openAIModel(model) {
+		return n + n/50 + promptFraming
+	}
+	return n + (n+2)/3 + promptFraming
+}
+
+// openAIModel reports whether model is one of OpenAI's (o200k encoding), by its name.
+func openAIModel(model string) bool {
+	m := strings.ToLower(model)
+	if vendor, rest, ok := strings.Cut(m, "/"); ok {
+		if vendor != "openai" {
+			return false
+		}
+		m = rest
+	}
+	return strings.HasPrefix(m, "gpt-") || strings.HasPrefix(m, "o1") || strings.HasPrefix(m, "o3") || strings.HasPrefix(m, "o4") || strings.HasPrefix(m, "chatgpt-")
+}
+
+// naturalLimit is the output limit a call carries without a cap: the model's largest output
+// (defaultOutputLimit when unknown), cut to the room the prompt leaves in the window.
+func (c *call) naturalLimit(rep *Report, maxOutput consult.Tokens) (consult.Tokens, string) {
+	n, by := cmp.Or(maxOutput, defaultOutputLimit), LimitModel
+	if w := rep.ContextWindow; w > 0 {
+		if room := w - promptBound(c.req.Model.ID, rep.PromptTokens); room < n {
+			n, by = max(room, MinAnswerTokens), LimitWindow
+		}
+	}
+	return n, by
+}
+
+// leastOutput is the least output limit a capped call is sent with: MinAnswerTokens, plus
+// the thinking budget when one is asked for, never more than the natural limit n.
+func (c *call) leastOutput(n consult.Tokens) consult.Tokens {
+	least := MinAnswerTokens
+	if m := c.req.Model; m.Thinking && m.Budget > 0 {
+		least += m.Budget
+	}
+	return min(least, n)
+}
+
+// estimateCost prices rep's request for the call's model, with its natural output limit,
+// and records it on rep; a cap may lower the limit later (capCost).
 func (c *call) estimateCost(ctx context.Context, rep *Report) {
 	est := &CostEstimate{PromptTokens: rep.PromptTokens, Prices: PriceUnknown}
-	est.AnswerTokens = rep.Reserve
-	if est.AnswerTokens <= 0 {
-		est.AnswerTokens = defaultAnswerAllowance
-	}
-	pr, ok := c.lookupPrice(ctx)
+	pr, ok, bad := c.lookupPrice(ctx)
+	c.badPrice = bad
+	est.OutputLimit, est.LimitedBy = c.naturalLimit(rep, pr.MaxOutput)
+	c.limit = est.OutputLimit
 	if ok {
-		if pr.MaxOutput > 0 {
-			est.AnswerTokens = min(est.AnswerTokens, pr.MaxOutput)
-		}
 		var written consult.Tokens
 		if c.cacheHitExpected(rep) {
 			est.CachedTokens = rep.Tokens
 		} else if providers.CacheControlled(c.req.Model.ID) {
 			written = rep.Tokens
 		}
-		usd := pr.Estimate(rep.PromptTokens, est.CachedTokens, written, est.AnswerTokens)
-		at := pr.At(rep.PromptTokens) // the rates shown: a long prompt's where they differ
-		est.USD, est.Prices, est.PromptPerM, est.AnswerPerM = &usd, pr.Source, &at.Input, &at.Output
+		est.BoundTokens = promptBound(c.req.Model.ID, rep.PromptTokens)
+		c.cachedTokens, c.writtenTokens = est.CachedTokens, written
 		c.price = &pr
+		c.priceEstimate(est)
 	}
 	c.estimate = est
 	rep.Cost = est
+}
+
+// priceEstimate fills in est's figures for its output limit, at the call's prices.
+func (c *call) priceEstimate(est *CostEstimate) {
+	pr := *c.price
+	est.ExpectedAnswer = min(defaultAnswerAllowance, est.OutputLimit)
+	expected := pr.Estimate(est.PromptTokens, c.cachedTokens, c.writtenTokens, est.ExpectedAnswer) + pr.Request
+	bound := pr.Bound(est.BoundTokens, est.OutputLimit)
+	at := pr.At(est.PromptTokens) // the rates shown: a long prompt's where they differ
+	est.ExpectedUSD, est.MaxUSD, est.Prices, est.PromptPerM, est.AnswerPerM, est.RequestUSD =
+		&expected, &bound, pr.Source, &at.Input, &at.Output, pr.Request
+}
+
+// capCost sizes the call's output limit to a cap of usd (max_cost_usd, or what is left of
+// the daily budget: by names which), so that the call's bound fits it. ok is false when even
+// the prompt and the least useful output (leastOutput) do not fit: need is then the
+// smallest cap that admits the call. The price must be known.
+func (c *call) capCost(usd float64, by string) (need float64, ok bool) {
+	est, pr := c.estimate, *c.price
+	least := c.leastOutput(est.OutputLimit)
+	if n := pr.LimitFor(usd, est.BoundTokens); n < least {
+		return pr.Bound(est.BoundTokens, least), false
+	} else if n < est.OutputLimit {
+		if est.FullUSD == nil {
+			full := *est.MaxUSD
+			est.FullLimit, est.FullUSD = est.OutputLimit, &full
+		}
+		est.OutputLimit, est.LimitedBy = n, by
+		c.limit = n
+		c.priceEstimate(est)
+	}
+	return 0, true
 }
 
 // cacheMinimum is the smallest prefix a provider's prompt cache keeps: 1,024 tokens

@@ -17,21 +17,23 @@ import (
 
 func closeTo(a, b float64) bool { return math.Abs(a-b) <= 1e-12+1e-9*math.Abs(b) }
 
-// TestDryRunEstimate: a dry run prices the request for each provider: prompt tokens at the
-// model's prompt price plus the answer reserve at its completion price, from OpenRouter's
-// model list or the dated table, and says where the prices come from.
+// TestDryRunEstimate: a dry run prices the request for each provider with two figures: the
+// expected price (the prompt at the prompt price and a typical answer at the completion
+// price) and the most the call can cost (the prompt as the provider may count it and the
+// output limit the request carries), from OpenRouter's model list or the dated table, and
+// says where the prices come from.
 func TestDryRunEstimate(t *testing.T) {
 	t.Parallel()
 	for i, f := range flavors {
 		t.Run(f.flavor.String(), func(t *testing.T) {
 			t.Parallel()
 			srv, svc := upstream(t, i)
-			wantIn, wantOut, wantFrom := 0.0, 0.0, providers.PriceSourceTable
+			wantIn, wantOut, wantFrom, wantLimit := 0.0, 0.0, providers.PriceSourceTable, defaultOutputLimit
 			switch f.flavor {
 			case fake.OpenRouter:
 				srv.SetModels(fake.Model{ID: f.model, Context: 1_048_576, MaxOutput: 65_536,
 					Pricing: map[string]string{"prompt": "0.00000125", "completion": "0.00001"}})
-				wantIn, wantOut, wantFrom = 1.25, 10, providers.PriceSourceOpenRouter
+				wantIn, wantOut, wantFrom, wantLimit = 1.25, 10, providers.PriceSourceOpenRouter, 65_536
 			case fake.OpenAI:
 				wantIn, wantOut = 2, 8 // gpt-4.1
 			case fake.Gemini:
@@ -43,12 +45,18 @@ func TestDryRunEstimate(t *testing.T) {
 			if !e.Known() {
 				t.Fatalf("no estimate in the report: %s", res.Text())
 			}
-			want := float64(rep.PromptTokens)*wantIn/1e6 + float64(rep.Reserve)*wantOut/1e6
-			if !closeTo(*e.USD, want) || e.AnswerTokens != rep.Reserve || e.PromptTokens != rep.PromptTokens || e.Prices != wantFrom {
-				t.Errorf("estimate = %+v (usd %v), want usd %v over %s prompt + %s answer tokens from %q", e, *e.USD, want, rep.PromptTokens, rep.Reserve, wantFrom)
+			bound := promptBound(f.model, rep.PromptTokens)
+			wantExp := float64(rep.PromptTokens)*wantIn/1e6 + float64(e.ExpectedAnswer)*wantOut/1e6
+			wantMax := float64(bound)*wantIn/1e6 + float64(wantLimit)*wantOut/1e6
+			if !closeTo(*e.ExpectedUSD, wantExp) || !closeTo(*e.MaxUSD, wantMax) || e.OutputLimit != wantLimit || e.LimitedBy != LimitModel ||
+				e.BoundTokens != bound || e.PromptTokens != rep.PromptTokens || e.Prices != wantFrom {
+				t.Errorf("estimate = %+v (expected %v, max %v); want expected %v, max %v over %s (bound %s) prompt tokens and limit %s, from %q",
+					e, *e.ExpectedUSD, *e.MaxUSD, wantExp, wantMax, rep.PromptTokens, bound, wantLimit, wantFrom)
 			}
-			if line := "Estimated price: " + FormatUSD(want); !strings.Contains(res.Text(), line) || !strings.Contains(res.Text(), wantFrom) {
-				t.Errorf("text lacks %q and %q:\n%s", line, wantFrom, res.Text())
+			for _, line := range []string{"Expected price: " + FormatUSD(wantExp), "At most: " + FormatUSD(wantMax), wantFrom} {
+				if !strings.Contains(res.Text(), line) {
+					t.Errorf("text lacks %q:\n%s", line, res.Text())
+				}
 			}
 			if got := summaryOf(t, res).Estimate; got != e {
 				t.Errorf("summary's cost_estimate = %+v, want the report's", got)
@@ -60,16 +68,85 @@ func TestDryRunEstimate(t *testing.T) {
 	}
 }
 
-// TestEstimateAnswerCappedByMaxOutput: the answer allowance is the model's largest output
-// when that is smaller than the reserve (OpenRouter's top_provider.max_completion_tokens).
+// TestEveryRequestCarriesALimit: with no cap, each provider's request carries an output
+// limit in its own field: the model's largest output where it is listed, else the default.
+func TestEveryRequestCarriesALimit(t *testing.T) {
+	t.Parallel()
+	for i, f := range flavors {
+		t.Run(f.flavor.String(), func(t *testing.T) {
+			t.Parallel()
+			srv, svc := upstream(t, i)
+			field, want := "max_completion_tokens", float64(defaultOutputLimit)
+			switch f.flavor {
+			case fake.OpenRouter:
+				srv.SetModels(fake.Model{ID: f.model, Context: 1_048_576, MaxOutput: 65_536})
+				field, want = "max_tokens", 65_536
+			case fake.Gemini:
+				field = "generationConfig.maxOutputTokens"
+			}
+			if res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t)}), nil); res.IsError {
+				t.Fatal(res.Text())
+			}
+			reqs := generations(srv)
+			if len(reqs) != 1 {
+				t.Fatalf("%d model requests, want 1", len(reqs))
+			}
+			if got := jsonPath(reqs[0].JSON(), field); got != want {
+				t.Errorf("%s = %v, want %v", field, got, want)
+			}
+		})
+	}
+}
+
+// generations are the model requests the fake received (not model-list look-ups).
+func generations(srv *fake.Server) []*fake.Request {
+	var out []*fake.Request
+	for _, r := range srv.Requests() {
+		if strings.HasSuffix(r.Path, "/chat/completions") || strings.Contains(r.Path, "GenerateContent") {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// jsonPath reads a dotted path in a decoded JSON object; nil when absent.
+func jsonPath(v map[string]any, path string) any {
+	var cur any = v
+	for _, k := range strings.Split(path, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = m[k]
+	}
+	return cur
+}
+
+// TestEstimateAnswerCappedByMaxOutput: the output limit is the model's largest output when
+// it is listed (OpenRouter's top_provider.max_completion_tokens), and the typical answer is
+// never more than it.
 func TestEstimateAnswerCappedByMaxOutput(t *testing.T) {
 	t.Parallel()
 	srv, svc := upstream(t, 0)
 	srv.SetModels(fake.Model{ID: flavors[0].model, Context: 1_048_576, MaxOutput: 4_000,
 		Pricing: map[string]string{"prompt": "0.000001", "completion": "0.000002"}})
 	rep := reportOf(t, svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), DryRun: true}), nil))
-	if rep.Cost.AnswerTokens != 4_000 {
-		t.Errorf("answer allowance %s, want the model's max output 4,000 (reserve %s)", rep.Cost.AnswerTokens, rep.Reserve)
+	if rep.Cost.OutputLimit != 4_000 || rep.Cost.ExpectedAnswer > 4_000 {
+		t.Errorf("output limit %s, typical answer %s; want the model's max output 4,000 for both at most", rep.Cost.OutputLimit, rep.Cost.ExpectedAnswer)
+	}
+}
+
+// TestLimitFitsTheWindow: a prompt that leaves less room in the window than the model's
+// largest output gets the room as its limit (the provider refuses prompt + limit over it).
+func TestLimitFitsTheWindow(t *testing.T) {
+	t.Parallel()
+	srv, svc := upstream(t, 0)
+	srv.SetModels(fake.Model{ID: flavors[0].model, Context: 12_000, MaxOutput: 65_536,
+		Pricing: map[string]string{"prompt": "0.000001", "completion": "0.000002"}})
+	rep := reportOf(t, svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), DryRun: true}), nil))
+	want := 12_000 - promptBound(flavors[0].model, rep.PromptTokens)
+	if rep.Cost.OutputLimit != want || rep.Cost.LimitedBy != LimitWindow {
+		t.Errorf("output limit %s by %s, want %s by the window", rep.Cost.OutputLimit, rep.Cost.LimitedBy, want)
 	}
 }
 
@@ -80,55 +157,132 @@ func TestEstimatePriceUnknown(t *testing.T) {
 	if res.IsError {
 		t.Fatalf("a model of unknown price is still consulted without a cap: %s", res.Text())
 	}
-	if e := summaryOf(t, res).Estimate; e == nil || e.Known() || e.Prices != PriceUnknown {
-		t.Errorf("estimate = %+v, want price unknown", e)
+	if e := summaryOf(t, res).Estimate; e == nil || e.Known() || e.Prices != PriceUnknown || e.OutputLimit != defaultOutputLimit {
+		t.Errorf("estimate = %+v, want price unknown with the default output limit", e)
 	}
 	res = svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Model: "my-local-model", DryRun: true}), nil)
-	if !strings.Contains(res.Text(), "Estimated price: unknown") {
+	if !strings.Contains(res.Text(), "Price: unknown") {
 		t.Errorf("dry run text lacks the unknown price:\n%s", res.Text())
 	}
 	_ = srv
 }
 
-// TestMaxCostRefusesBeforeSending: a request estimated above max_cost_usd is refused with
-// class over_budget, the estimate and the cap in the message and the structured error, and
-// nothing reaches the provider; one under it is sent.
-func TestMaxCostRefusesBeforeSending(t *testing.T) {
+// TestMaxCostSizesTheLimit: under max_cost_usd the output limit is sized so that the bound
+// fits the cap, and the request carries it; a cap that cannot pay for the prompt and the
+// shortest useful answer refuses the call before anything is sent, naming the cap that
+// would admit it; an answer stopped at the sized limit says so (truncated_by cost_cap),
+// with the fix.
+func TestMaxCostSizesTheLimit(t *testing.T) {
 	t.Parallel()
-	srv, svc := upstream(t, 1) // gpt-4.1 at the table's prices
+	srv, svc := upstream(t, 1) // gpt-4.1 at the table's prices: $2 in, $8 out
 	dir := sampleTree(t)
-	dry := reportOf(t, svc.Consult(context.Background(), goReq(Request{Path: dir, DryRun: true}), nil))
-	est := *dry.Cost.USD
-	capUSD := est / 2
-	res := svc.Consult(context.Background(), goReq(Request{Path: dir, MaxCostUSD: capUSD}), nil)
-	if !res.IsError {
-		t.Fatalf("not refused: %s", res.Text())
-	}
+	dry := reportOf(t, svc.Consult(context.Background(), goReq(Request{Path: dir, DryRun: true}), nil)).Cost
+	pr := providers.Price{Input: 2, Output: 8}
+	least := pr.Bound(dry.BoundTokens, MinAnswerTokens)
+
+	// Too small a cap: refused, nothing sent, the cap that admits it named.
+	res := svc.Consult(context.Background(), goReq(Request{Path: dir, MaxCostUSD: least * 0.9}), nil)
 	info := summaryOf(t, res).Error
-	if info.Class != ClassOverBudget || info.Retryable || info.MaxCostUSD != capUSD || info.EstimatedCostUSD == nil || !closeTo(*info.EstimatedCostUSD, est) {
-		t.Errorf("error = %+v, want over_budget with estimate %v and cap %v", info, est, capUSD)
+	if !res.IsError || info.Class != ClassOverBudget || info.NeedsUSD == nil || !closeTo(*info.NeedsUSD, least) {
+		t.Fatalf("cap under the least: error %+v\n%s", info, res.Text())
 	}
-	for _, want := range []string{FormatUSD(est), FormatUSD(capUSD), "max_cost_usd"} {
-		if !strings.Contains(info.Message, want) {
-			t.Errorf("message lacks %q: %s", want, info.Message)
+	for _, want := range []string{"A max_cost_usd of " + FormatUSD(least) + " or more would admit it", "max_cost_usd " + FormatUSD(least*0.9)} {
+		if !strings.Contains(res.Text(), want) {
+			t.Errorf("refusal lacks %q:\n%s", want, res.Text())
 		}
 	}
-	if n := srv.Count("/chat/completions"); n != 0 {
+	if n := len(generations(srv)); n != 0 {
 		t.Fatalf("%d requests sent despite the cap", n)
 	}
-	if res := svc.Consult(context.Background(), goReq(Request{Path: dir, MaxCostUSD: est * 2}), nil); res.IsError {
-		t.Fatalf("a request under the cap was refused: %s", res.Text())
+
+	// A cap between: sent, with the limit that keeps the bound within it.
+	capUSD := least * 2
+	srv.Push(fake.Script{Steps: fake.Chunks("the start of a long answer", 4), Finish: "length"})
+	res = svc.Consult(context.Background(), goReq(Request{Path: dir, MaxCostUSD: capUSD}), nil)
+	if res.IsError {
+		t.Fatalf("a cap that admits the call refused it: %s", res.Text())
 	}
-	if n := srv.Count("/chat/completions"); n != 1 {
-		t.Errorf("%d requests sent under the cap, want 1", n)
+	sum := summaryOf(t, res)
+	e := sum.Estimate
+	wantLimit := pr.LimitFor(capUSD, dry.BoundTokens)
+	if e.OutputLimit != wantLimit || e.LimitedBy != LimitMaxCost || *e.MaxUSD > capUSD || e.FullLimit != dry.OutputLimit || !closeTo(*e.FullUSD, *dry.MaxUSD) {
+		t.Errorf("estimate %+v: want limit %s by max_cost_usd, bound %v within %v", e, wantLimit, *e.MaxUSD, capUSD)
+	}
+	reqs := generations(srv)
+	if got := jsonPath(reqs[len(reqs)-1].JSON(), "max_completion_tokens"); got != float64(wantLimit) {
+		t.Errorf("max_completion_tokens = %v, want %d", got, wantLimit)
+	}
+	if !sum.Truncated || sum.TruncatedBy != TruncatedByCostCap {
+		t.Errorf("truncated %v by %q, want by %q", sum.Truncated, sum.TruncatedBy, TruncatedByCostCap)
+	}
+	if text := res.Text(); !strings.Contains(text, "Raise max_cost_usd") || !strings.Contains(text, FormatUSD(*dry.MaxUSD)) {
+		t.Errorf("the cut answer does not say how to lift the cap:\n%s", text)
+	}
+
+	// A cap above the bound changes nothing.
+	res = svc.Consult(context.Background(), goReq(Request{Path: dir, MaxCostUSD: *dry.MaxUSD * 2}), nil)
+	if e := summaryOf(t, res).Estimate; res.IsError || e.OutputLimit != dry.OutputLimit || e.LimitedBy != LimitModel {
+		t.Errorf("a cap above the bound: %+v\n%s", e, res.Text())
 	}
 	// A cap on a model of unknown price cannot be kept: refused, nothing sent.
+	before := len(generations(srv))
 	res = svc.Consult(context.Background(), goReq(Request{Path: dir, MaxCostUSD: 100, Model: "my-local-model"}), nil)
 	if !res.IsError || summaryOf(t, res).Error.Class != ClassOverBudget || !strings.Contains(res.Text(), "unknown") {
 		t.Errorf("cap on an unknown price: %s", res.Text())
 	}
-	if n := srv.Count("/chat/completions"); n != 1 {
-		t.Errorf("%d requests sent, want still 1", n)
+	if n := len(generations(srv)); n != before {
+		t.Errorf("%d requests sent, want still %d", n, before)
+	}
+}
+
+// TestBadPricesFailClosed: prices no model can have (infinite, NaN, negative, over a dollar
+// a token) are refused as bad data: a cap cannot be checked with them, so the capped call
+// is refused; without a cap the call goes on with the price unknown.
+func TestBadPricesFailClosed(t *testing.T) {
+	t.Parallel()
+	for _, bad := range []map[string]string{
+		{"prompt": "0.000001", "completion": "1e303"},
+		{"prompt": "NaN", "completion": "0.000002"},
+		{"prompt": "0.000001", "completion": "-0.5"},
+		{"prompt": "3", "completion": "0.000002"},
+	} {
+		t.Run(bad["prompt"]+"/"+bad["completion"], func(t *testing.T) {
+			t.Parallel()
+			srv, svc := upstream(t, 0)
+			srv.SetModels(fake.Model{ID: flavors[0].model, Context: 1_048_576, MaxOutput: 1_000, Pricing: bad})
+			res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), MaxCostUSD: 0.05}), nil)
+			if !res.IsError || summaryOf(t, res).Error.Class != ClassOverBudget || !strings.Contains(res.Text(), "not prices") {
+				t.Errorf("capped call with bad prices: %s", res.Text())
+			}
+			if n := len(generations(srv)); n != 0 {
+				t.Errorf("%d requests sent", n)
+			}
+			res = svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t)}), nil)
+			if e := summaryOf(t, res).Estimate; res.IsError || e.Known() {
+				t.Errorf("uncapped call with bad prices: estimate %+v\n%s", e, res.Text())
+			}
+		})
+	}
+}
+
+// TestRequestPriceCounts: OpenRouter's price per request is part of both figures, and of
+// what a cap must pay for.
+func TestRequestPriceCounts(t *testing.T) {
+	t.Parallel()
+	srv, svc := upstream(t, 0)
+	srv.SetModels(fake.Model{ID: flavors[0].model, Context: 1_048_576, MaxOutput: 1_000,
+		Pricing: map[string]string{"prompt": "0.000001", "completion": "0.000002", "request": "1"}})
+	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), MaxCostUSD: 0.05}), nil)
+	info := summaryOf(t, res).Error
+	if !res.IsError || info.Class != ClassOverBudget || info.NeedsUSD == nil || *info.NeedsUSD < 1 {
+		t.Fatalf("a $1 request under a $0.05 cap: %+v\n%s", info, res.Text())
+	}
+	if n := len(generations(srv)); n != 0 {
+		t.Errorf("%d requests sent", n)
+	}
+	dry := reportOf(t, svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), DryRun: true}), nil))
+	if e := dry.Cost; *e.ExpectedUSD < 1 || *e.MaxUSD < 1 || e.RequestUSD != 1 || !strings.Contains(dry.Text(), "plus $1.00 a request") {
+		t.Errorf("estimate %+v lacks the price per request:\n%s", e, dry.Text())
 	}
 }
 
@@ -253,8 +407,8 @@ func TestCacheHitExpected(t *testing.T) {
 		t.Fatal(res.Text())
 	}
 	second := est()
-	if second.CachedTokens < 1_024 || *second.USD >= *first.USD {
-		t.Errorf("after a send: cached %s, usd %v (first %v); want the files cached and a lower price", second.CachedTokens, *second.USD, *first.USD)
+	if second.CachedTokens < 1_024 || *second.ExpectedUSD >= *first.ExpectedUSD {
+		t.Errorf("after a send: cached %s, usd %v (first %v); want the files cached and a lower price", second.CachedTokens, *second.ExpectedUSD, *first.ExpectedUSD)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "b.go"), []byte("package b // changed\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -281,14 +435,14 @@ func TestProgressCarriesEstimate(t *testing.T) {
 		_, msgs, _ := rec.snapshot()
 		with := -1
 		for i, m := range msgs {
-			if !strings.Contains(m, "estimated") {
+			if !strings.Contains(m, "at most $") {
 				continue
 			}
 			if with >= 0 {
 				t.Errorf("the estimate repeated in %q", m)
 			}
 			with = i
-			if !strings.Contains(m, "estimated $") || !strings.Contains(m, "test prices") {
+			if !strings.Contains(m, "expected $") || !strings.Contains(m, "test prices") {
 				t.Errorf("report %q lacks the price and its source", m)
 			}
 		}

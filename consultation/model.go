@@ -144,9 +144,10 @@ func (c *call) consult(ctx context.Context, rep *Report) Result {
 // need only paths and sizes.
 func (c *call) request() (providers.Request, error) {
 	preq := providers.Request{
-		Model:    c.req.Model.ID,
-		Thinking: providers.Thinking{On: c.req.Model.Thinking, Budget: c.req.Model.Budget},
-		System:   systemPrompt,
+		Model:       c.req.Model.ID,
+		Thinking:    providers.Thinking{On: c.req.Model.Thinking, Budget: c.req.Model.Budget},
+		System:      systemPrompt,
+		OutputLimit: c.limit,
 	}
 	defer func() {
 		for i := range c.gathered.Files {
@@ -275,9 +276,13 @@ func (c *call) answer(resp *providers.Response, rep *Report) Result {
 	sum.Truncated = resp.Truncated
 	sum.Withheld, sum.Redacted = rep.Withheld, rep.Redacted
 	if resp.Truncated {
-		sum.TruncatedBy = TruncatedByOutputLimit
-		if resp.Finish == providers.FinishAnswerCap {
+		switch {
+		case resp.Finish == providers.FinishAnswerCap:
 			sum.TruncatedBy = TruncatedByAnswerCap
+		case c.estimate.capped():
+			sum.TruncatedBy = TruncatedByCostCap
+		default:
+			sum.TruncatedBy = TruncatedByOutputLimit
 		}
 	}
 	c.setAnswer(resp.Text)

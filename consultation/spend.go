@@ -23,10 +23,11 @@ func NextUTCDay(now time.Time) time.Time {
 	return time.Date(y, m, d+1, 0, 0, 0, 0, time.UTC)
 }
 
-// overBudget refuses, before anything is sent, a request whose estimate is over the call's
-// max_cost_usd or would take today's spend over the server's daily budget. A cap that
-// cannot be checked (the model's price is unknown, the ledger cannot be read) refuses too:
-// a cap is the caller's or the user's promise to themselves.
+// overBudget sizes the call's output limit to its max_cost_usd and to what is left of the
+// server's daily budget, so that the most the call can cost fits both; it refuses, before
+// anything is sent, a call whose prompt and least useful answer fit neither. A cap that
+// cannot be checked (the model's price is unknown or bad data, the ledger cannot be read)
+// refuses too: a cap is the caller's or the user's promise to themselves.
 func (c *call) overBudget(rep *Report) (Result, bool) {
 	est := c.estimate
 	capUSD, budget := c.req.MaxCostUSD, c.svc.DailyBudgetUSD
@@ -34,16 +35,20 @@ func (c *call) overBudget(rep *Report) (Result, bool) {
 		return Result{}, false
 	}
 	info := ErrorInfo{Class: ClassOverBudget}
-	if est.Known() {
-		v := *est.USD
-		info.EstimatedCostUSD = &v
+	unpriced := func(reason Reason) (Result, bool) {
+		f := Facts{Reason: reason}
+		if c.badPrice != nil {
+			f.Reason, f.Detail = ReasonBadPrice, c.badPrice.Error()
+		}
+		return c.fail(info, f, rep), true
 	}
 	if capUSD > 0 {
 		info.MaxCostUSD = capUSD
-		switch {
-		case !est.Known():
-			return c.fail(info, Facts{Reason: ReasonCapUnpriced}, rep), true
-		case *est.USD > capUSD:
+		if !est.Known() {
+			return unpriced(ReasonCapUnpriced)
+		}
+		if need, ok := c.capCost(capUSD, LimitMaxCost); !ok {
+			info.NeedsUSD = &need
 			return c.fail(info, Facts{Reason: ReasonOverMaxCost}, rep), true
 		}
 	}
@@ -59,17 +64,18 @@ func (c *call) overBudget(rep *Report) (Result, bool) {
 	}
 	left := math.Max(budget-spent, 0)
 	info.BudgetLeftUSD = &left
-	switch {
-	case !est.Known():
-		return c.fail(info, Facts{Reason: ReasonBudgetUnpriced}, rep), true
-	case *est.USD > left:
+	if !est.Known() {
+		return unpriced(ReasonBudgetUnpriced)
+	}
+	if need, ok := c.capCost(left, LimitBudget); !ok {
+		info.NeedsUSD = &need
 		return c.fail(info, Facts{Reason: ReasonOverBudget, Spent: spent}, rep), true
 	}
 	return Result{}, false
 }
 
 // spendOf is what a model call cost: the provider's reported cost, else its reported usage at
-// the model's prices, else (nothing reported, but the model produced something) the estimate;
+// the model's prices, else (nothing reported, but the model produced something) its bound;
 // 0 when nothing was generated or nothing is known.
 func (c *call) spendOf(resp *providers.Response) float64 {
 	if resp == nil {
@@ -82,7 +88,7 @@ func (c *call) spendOf(resp *providers.Response) float64 {
 	case u.Reported && c.price != nil:
 		return c.price.Cost(u)
 	case !u.Reported && (resp.Text != "" || u.Reasoning > 0) && c.estimate.Known():
-		return *c.estimate.USD
+		return *c.estimate.MaxUSD // billed, but how much is unknown: the most it can be
 	}
 	return 0
 }
@@ -110,6 +116,6 @@ func (c *call) announceEstimate() {
 	if c.estimate == nil {
 		return
 	}
-	note := "estimated " + c.estimate.String()
+	note := c.estimate.String()
 	c.costNote.Store(&note)
 }

@@ -213,7 +213,7 @@ func geminiConfig(req Request) *genai.GenerateContentConfig {
 		tc := &genai.ThinkingConfig{IncludeThoughts: true}
 		switch {
 		case t.Budget > 0:
-			b := geminiBudget(req.Model, t.Budget)
+			b := geminiBudget(req.Model, budgetWithin(t.Budget, req.OutputLimit))
 			r.Thinking.Budget = b
 			tc.ThinkingBudget = genai.Ptr(int32(b))
 		case isGemini3(req.Model):

@@ -42,6 +42,7 @@ type openRouterModel struct {
 	window consult.Tokens
 	price  Price
 	priced bool
+	bad    error // the listed prices are bad data (ErrBadPrice)
 }
 
 type modelsFetch struct {
@@ -86,7 +87,7 @@ func openRouterParams(req Request) openai.ChatCompletionNewParams {
 	extra := map[string]any{"usage": map[string]any{"include": true}}
 	if t := req.Thinking; t.On {
 		if t.Budget > 0 {
-			extra["reasoning"] = map[string]any{"max_tokens": int64(t.Budget)}
+			extra["reasoning"] = map[string]any{"max_tokens": int64(budgetWithin(t.Budget, req.OutputLimit))}
 		} else {
 			extra["reasoning"] = map[string]any{"effort": "high"}
 		}
@@ -115,6 +116,9 @@ func (p *OpenRouter) Price(ctx context.Context, model string) (Price, bool, erro
 	m, err := p.model(ctx, model)
 	if err != nil {
 		return Price{}, false, err
+	}
+	if m.bad != nil {
+		return Price{}, false, fmt.Errorf("OpenRouter's model list prices %s: %w", model, m.bad)
 	}
 	return m.price, m.priced, nil
 }
@@ -184,15 +188,7 @@ type openRouterModels struct {
 			ContextLength       int64 `json:"context_length"`
 			MaxCompletionTokens int64 `json:"max_completion_tokens"`
 		} `json:"top_provider"`
-		// Pricing is in US dollars per token, as decimal strings
-		// (https://openrouter.ai/docs/api-reference/list-available-models).
-		Pricing struct {
-			Prompt            string `json:"prompt"`
-			Completion        string `json:"completion"`
-			InternalReasoning string `json:"internal_reasoning"`
-			InputCacheRead    string `json:"input_cache_read"`
-			InputCacheWrite   string `json:"input_cache_write"`
-		} `json:"pricing"`
+		Pricing OpenRouterPricing `json:"pricing"`
 	} `json:"data"`
 }
 
@@ -214,10 +210,9 @@ func (p *OpenRouter) fetchModels(ctx context.Context) (map[string]openRouterMode
 		if w <= 0 {
 			w = m.TopProvider.ContextLength
 		}
-		pr := m.Pricing
-		price, priced := openRouterPrice(pr.Prompt, pr.Completion, pr.InternalReasoning, pr.InputCacheRead, pr.InputCacheWrite)
+		price, priced, bad := m.Pricing.Price()
 		price.MaxOutput = consult.Tokens(max(m.TopProvider.MaxCompletionTokens, 0))
-		models[m.ID] = openRouterModel{window: consult.Tokens(w), price: price, priced: priced}
+		models[m.ID] = openRouterModel{window: consult.Tokens(w), price: price, priced: priced, bad: bad}
 	}
 	p.chat.log.Debug("fetched model list", "provider", NameOpenRouter, "models", len(models))
 	return models, nil

@@ -3,6 +3,8 @@ package providers
 import (
 	"cmp"
 	"context"
+	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -41,6 +43,9 @@ type Price struct {
 	LongOver consult.Tokens
 	// Long are the prices of a prompt over LongOver.
 	Long *Price
+	// Request is the price of one request in US dollars, whatever its size (OpenRouter's
+	// pricing.request); 0 is none.
+	Request float64
 	// MaxOutput is the most answer tokens the model gives in one response, when the
 	// provider lists it (OpenRouter's top_provider.max_completion_tokens); 0 is unknown.
 	MaxOutput consult.Tokens
@@ -58,10 +63,84 @@ func (p Price) At(prompt consult.Tokens) Price {
 	return p
 }
 
+// Sanity bounds of a price: no model costs more than a dollar a token, or a hundred dollars a
+// request. A figure beyond them (a unit mistake, 1e303) is bad data, not a price.
+const (
+	MaxPerMillion = 1e6
+	MaxPerRequest = 100.0
+)
+
+// ErrBadPrice is wrapped by [Price.Check]'s errors.
+var ErrBadPrice = errors.New("bad price data")
+
+// Check refuses prices that cannot be true: a rate that is not a number, infinite, negative
+// or over a dollar a token, or a per-request price over MaxPerRequest, here or in the long
+// tier. A cap must not be checked with them.
+func (p Price) Check() error {
+	rates := []struct {
+		name string
+		v    float64
+	}{{"prompt", p.Input}, {"completion", p.Output}, {"reasoning", p.Reasoning}, {"cache read", p.CacheRead}, {"cache write", p.CacheWrite}}
+	for _, r := range rates {
+		if math.IsNaN(r.v) || math.IsInf(r.v, 0) || r.v < 0 || r.v > MaxPerMillion {
+			return fmt.Errorf("%w: the %s price is %v dollars per million tokens (a price is a finite number from 0 to %g)", ErrBadPrice, r.name, r.v, MaxPerMillion)
+		}
+	}
+	if v := p.Request; math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > MaxPerRequest {
+		return fmt.Errorf("%w: the price per request is %v dollars (a price is a finite number from 0 to %g)", ErrBadPrice, v, MaxPerRequest)
+	}
+	if p.Long != nil {
+		if p.Long.Long != nil {
+			return fmt.Errorf("%w: a long-prompt tier has a tier of its own", ErrBadPrice)
+		}
+		if err := p.Long.Check(); err != nil {
+			return fmt.Errorf("over %s prompt tokens: %w", p.LongOver, err)
+		}
+	}
+	return nil
+}
+
 // The prices that default to another when 0 (see [Price]); none is ever negative.
 func (p Price) reasoning() float64  { return cmp.Or(p.Reasoning, p.Output) }
 func (p Price) cacheRead() float64  { return cmp.Or(p.CacheRead, p.Input) }
 func (p Price) cacheWrite() float64 { return cmp.Or(p.CacheWrite, p.Input) }
+
+// boundRates are what the most expensive way to bill a prompt and an output token costs
+// at these prices: a prompt token written to the cache where that costs more than reading
+// it fresh, and the dearer of an answer and a reasoning token.
+func (p Price) boundRates() (prompt, output float64) {
+	return max(p.Input, p.cacheWrite()), max(p.Output, p.reasoning())
+}
+
+// Bound is the most a request can cost at these prices: prompt tokens (as many as the
+// provider may count; the tier is chosen by them) each at the dearest prompt rate, limit
+// output tokens (answer and reasoning) each at the dearest output rate, and the price per
+// request. A request that carries limit as its output limit cannot be billed more.
+func (p Price) Bound(prompt, limit consult.Tokens) float64 {
+	t := p.At(prompt)
+	in, out := t.boundRates()
+	return perToken(in, prompt) + perToken(out, max(limit, 0)) + p.Request
+}
+
+// LimitFor is the largest output limit whose [Price.Bound] with prompt tokens is at most usd;
+// -1 when even no output passes usd. It is at most 1<<40 (free output).
+func (p Price) LimitFor(usd float64, prompt consult.Tokens) consult.Tokens {
+	if p.Bound(prompt, 0) > usd {
+		return -1
+	}
+	_, out := p.At(prompt).boundRates()
+	if out <= 0 {
+		return 1 << 40
+	}
+	n := consult.Tokens(min((usd-p.Bound(prompt, 0))*1e6/out, 1<<40))
+	for n > 0 && p.Bound(prompt, n) > usd { // floating point: never over usd
+		n--
+	}
+	for i := 0; i < 2 && n < 1<<40 && p.Bound(prompt, n+1) <= usd; i++ { // nor a token short of it
+		n++
+	}
+	return n
+}
 
 // perToken turns a price per million tokens and a count into dollars.
 func perToken(perMillion float64, n consult.Tokens) float64 {
@@ -202,30 +281,52 @@ func tablePrice(ctx context.Context, provider, model string) (Price, bool, error
 	return pr, ok, nil
 }
 
-// openRouterPrice turns the pricing object of an OpenRouter model (US dollars per token,
-// as decimal strings: https://openrouter.ai/docs/api-reference/list-available-models)
-// into a Price. ok is false when the prompt or completion price is missing, not a number,
-// or negative (OpenRouter lists "-1" for a router whose price varies).
-func openRouterPrice(prompt, completion, reasoning, cacheRead, cacheWrite string) (Price, bool) {
-	parse := func(s string) (float64, bool) {
+// OpenRouterPricing is an OpenRouter model's pricing object: US dollars per token (per
+// request for Request), as decimal strings, as GET /models lists it
+// (https://openrouter.ai/docs/models; the fields of PublicPricing in
+// github.com/OpenRouterTeam/go-sdk models/components/publicpricing.go).
+type OpenRouterPricing struct {
+	Prompt            string `json:"prompt"`
+	Completion        string `json:"completion"`
+	Request           string `json:"request"`
+	InternalReasoning string `json:"internal_reasoning"`
+	InputCacheRead    string `json:"input_cache_read"`
+	InputCacheWrite   string `json:"input_cache_write"`
+}
+
+// Price turns the pricing object into a Price. ok is false when the prompt or completion
+// price is missing or "-1" (OpenRouter's mark of a router whose price varies): the price
+// is unknown. A figure that is not a number, or fails [Price.Check], is an error wrapping
+// ErrBadPrice: bad data, which no cap may be checked with.
+func (o OpenRouterPricing) Price() (p Price, ok bool, err error) {
+	prompt, completion := strings.TrimSpace(o.Prompt), strings.TrimSpace(o.Completion)
+	if prompt == "" || completion == "" || prompt == "-1" || completion == "-1" {
+		return Price{}, false, nil
+	}
+	parse := func(name, s string, perToken bool) float64 {
 		s = strings.TrimSpace(s)
-		if s == "" {
-			return 0, false
+		if s == "" || err != nil {
+			return 0
 		}
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			return 0, false
+		v, perr := strconv.ParseFloat(s, 64)
+		if perr != nil && !errors.Is(perr, strconv.ErrRange) {
+			err = fmt.Errorf("%w: the %s price %q is not a number", ErrBadPrice, name, s)
+			return 0
 		}
-		return v * 1e6, true
+		if perToken {
+			v *= 1e6
+		}
+		return v
 	}
-	in, ok1 := parse(prompt)
-	out, ok2 := parse(completion)
-	if !ok1 || !ok2 {
-		return Price{}, false
+	p = Price{Input: parse("prompt", prompt, true), Output: parse("completion", completion, true),
+		Reasoning: parse("internal_reasoning", o.InternalReasoning, true), CacheRead: parse("input_cache_read", o.InputCacheRead, true),
+		CacheWrite: parse("input_cache_write", o.InputCacheWrite, true), Request: parse("request", o.Request, false),
+		Source: PriceSourceOpenRouter}
+	if err == nil {
+		err = p.Check()
 	}
-	p := Price{Input: in, Output: out, Source: PriceSourceOpenRouter}
-	p.Reasoning, _ = parse(reasoning)
-	p.CacheRead, _ = parse(cacheRead)
-	p.CacheWrite, _ = parse(cacheWrite)
-	return p, true
+	if err != nil {
+		return Price{}, false, err
+	}
+	return p, true, nil
 }

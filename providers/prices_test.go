@@ -2,6 +2,7 @@ package providers
 
 import (
 	"context"
+	"errors"
 	"math"
 	"testing"
 
@@ -86,14 +87,56 @@ func TestCostAndSaved(t *testing.T) {
 
 func TestOpenRouterPriceParse(t *testing.T) {
 	t.Parallel()
-	p, ok := openRouterPrice("0.000003", "0.000015", "", "0.0000003", "0.00000375")
-	if !ok || !near(p.Input, 3) || !near(p.Output, 15) || !near(p.CacheRead, 0.3) || !near(p.CacheWrite, 3.75) {
-		t.Errorf("openRouterPrice = %+v, %v", p, ok)
+	p, ok, err := OpenRouterPricing{Prompt: "0.000003", Completion: "0.000015", InputCacheRead: "0.0000003",
+		InputCacheWrite: "0.00000375", Request: "0.02"}.Price()
+	if err != nil || !ok || !near(p.Input, 3) || !near(p.Output, 15) || !near(p.CacheRead, 0.3) || !near(p.CacheWrite, 3.75) || !near(p.Request, 0.02) {
+		t.Errorf("Price = %+v, %v, %v", p, ok, err)
 	}
-	for _, bad := range [][2]string{{"-1", "-1"}, {"", "0.1"}, {"x", "0.1"}, {"NaN", "0"}} {
-		if _, ok := openRouterPrice(bad[0], bad[1], "", "", ""); ok {
-			t.Errorf("openRouterPrice(%q, %q) is known, want unknown", bad[0], bad[1])
+	for _, unknown := range [][2]string{{"-1", "-1"}, {"", "0.1"}, {"0.1", ""}} {
+		if _, ok, err := (OpenRouterPricing{Prompt: unknown[0], Completion: unknown[1]}).Price(); ok || err != nil {
+			t.Errorf("Price(%q, %q) = %v, %v; want unknown, no error", unknown[0], unknown[1], ok, err)
 		}
+	}
+	// Figures no price can have are bad data: refused, never a price.
+	for _, bad := range []OpenRouterPricing{
+		{Prompt: "x", Completion: "0.1"},
+		{Prompt: "NaN", Completion: "0"},
+		{Prompt: "0.000001", Completion: "1e303"}, // infinite per million tokens
+		{Prompt: "0.000001", Completion: "Inf"},
+		{Prompt: "-0.5", Completion: "0.1"},
+		{Prompt: "2", Completion: "0.1"}, // two dollars a token
+		{Prompt: "0.000001", Completion: "0.000002", Request: "-1"},
+		{Prompt: "0.000001", Completion: "0.000002", InputCacheRead: "NaN"},
+	} {
+		if p, ok, err := bad.Price(); ok || !errors.Is(err, ErrBadPrice) {
+			t.Errorf("Price(%+v) = %+v, %v, %v; want ErrBadPrice", bad, p, ok, err)
+		}
+	}
+}
+
+// TestBound: the bound is the prompt at the dearest prompt rate of its tier, the output limit
+// at the dearest output rate and the price per request; LimitFor inverts it, never over.
+func TestBound(t *testing.T) {
+	t.Parallel()
+	p := Price{Input: 3, Output: 15, CacheWrite: 3.75, Reasoning: 20, Request: 0.01,
+		LongOver: 200_000, Long: &Price{Input: 6, Output: 22.5}}
+	if got, want := p.Bound(100_000, 1_000), 100_000*3.75e-6+1_000*20e-6+0.01; !near(got, want) {
+		t.Errorf("Bound = %v, want %v", got, want)
+	}
+	if got, want := p.Bound(300_000, 1_000), 300_000*6e-6+1_000*22.5e-6+0.01; !near(got, want) {
+		t.Errorf("Bound over the tier = %v, want %v", got, want)
+	}
+	for _, usd := range []float64{0.4, 0.5, 1, 2.5, 10} {
+		n := p.LimitFor(usd, 100_000)
+		if n < 0 || p.Bound(100_000, n) > usd || p.Bound(100_000, n+1) <= usd {
+			t.Errorf("LimitFor(%v) = %d: bound %v, next %v", usd, n, p.Bound(100_000, n), p.Bound(100_000, n+1))
+		}
+	}
+	if n := p.LimitFor(0.3, 100_000); n != -1 {
+		t.Errorf("LimitFor a cap under the prompt alone = %d, want -1", n)
+	}
+	if n := (Price{Input: 1}).LimitFor(1, 10); n != 1<<40 {
+		t.Errorf("LimitFor free output = %d", n)
 	}
 }
 

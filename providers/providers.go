@@ -69,6 +69,13 @@ type Request struct {
 	// the same limit. 0 picks a default: no limit (the model's own maximum) unless thinking
 	// has a budget, in which case budget + [DefaultAnswerTokens] (OpenRouter, Gemini).
 	MaxOutput consult.Tokens
+	// OutputLimit, when positive, is the whole output limit sent, reasoning included (every
+	// provider bills reasoning as output and counts it against the limit): OpenRouter's
+	// max_tokens, OpenAI's max_completion_tokens, Gemini's maxOutputTokens. It wins over
+	// MaxOutput. A thinking budget is cut to leave room for an answer within it
+	// ([MinAnswerRoom]). A caller that prices the request sets it, so that what the model
+	// can write, and so the price, is bounded.
+	OutputLimit consult.Tokens
 }
 
 // Usage is what the provider reported about a call's tokens and cost.
@@ -258,6 +265,8 @@ func (m *reasoningMeter) tokens() consult.Tokens {
 func outputLimit(req Request, answerDefault bool) consult.Tokens {
 	t := req.Thinking
 	switch {
+	case req.OutputLimit > 0:
+		return req.OutputLimit
 	case req.MaxOutput > 0 && !t.On:
 		return req.MaxOutput
 	case req.MaxOutput > 0 && t.Budget > 0:
@@ -269,6 +278,18 @@ func outputLimit(req Request, answerDefault bool) consult.Tokens {
 	}
 	return 0
 }
+
+// budgetWithin is a thinking budget cut to fit an output limit with room for an answer: a
+// quarter of the limit, at most [MinAnswerRoom]. A limit of 0 (none) leaves it as it is.
+func budgetWithin(budget, limit consult.Tokens) consult.Tokens {
+	if limit <= 0 || budget <= 0 {
+		return budget
+	}
+	return max(min(budget, limit-min(MinAnswerRoom, limit/4)), 1)
+}
+
+// MinAnswerRoom is the room a thinking budget leaves for the answer within an output limit.
+const MinAnswerRoom consult.Tokens = 1_024
 
 // normaliseFinish maps provider finish reasons onto a small vocabulary.
 func normaliseFinish(reason string) string {

@@ -39,7 +39,7 @@ func TestDailyBudgetAcrossServers(t *testing.T) {
 	first, second := server(), server()
 
 	dry := first(map[string]any{"dry_run": true})
-	if !strings.Contains(resultText(dry), "Estimated price: $") || !strings.Contains(resultText(dry), "OpenRouter's model list") {
+	if !strings.Contains(resultText(dry), "Expected price: $") || !strings.Contains(resultText(dry), "OpenRouter's model list") {
 		t.Errorf("dry run lacks the estimate:\n%s", resultText(dry))
 	}
 	if res := first(nil); res.IsError {
