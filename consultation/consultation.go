@@ -241,7 +241,7 @@ func (s *Service) run(ctx context.Context, req request, start time.Time, d time.
 	res.Answer = c.fullAnswer()
 	res.Digests = c.digests
 	if res.Summary != nil {
-		res.Summary.Warnings = append(res.Summary.Warnings, req.Warnings...)
+		res.Summary.Warnings = append(res.Summary.Warnings, c.req.Warnings...)
 	}
 	s.logger().Info("consultation done", "path", req.Path, "pattern", req.Pattern, "dry_run", req.DryRun,
 		"error", res.IsError, "elapsed", time.Since(start).Round(time.Millisecond))
@@ -318,6 +318,7 @@ type call struct {
 	price     *providers.Price       // the model's prices, when known
 	badPrice  error                  // the model's prices are bad data (providers.ErrBadPrice)
 	limit     consult.Tokens         // the output limit the request carries
+	hold      string                 // the call's hold in the daily budget's ledger, until settled
 	// cachedTokens and writtenTokens are the prompt tokens expected from, and written to,
 	// the provider's cache.
 	cachedTokens, writtenTokens consult.Tokens

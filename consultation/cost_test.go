@@ -3,15 +3,20 @@ package consultation
 import (
 	"context"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/results"
 	"github.com/consultmcp/consult/providers"
 )
 
@@ -297,69 +302,171 @@ func TestMaxCostValidated(t *testing.T) {
 	}
 }
 
-// memLedger is a Ledger in memory, for the core's tests; the results directory's ledger is
-// tested in internal/results.
-type memLedger struct {
-	mu    sync.Mutex
-	spent map[string]float64
-	adds  []float64
+// ledger is the results directory's spend ledger in a new directory (what servers share).
+func ledger(t *testing.T) *results.Store {
+	t.Helper()
+	return results.Open(t.TempDir(), 0, 0, 0)
 }
 
-func (l *memLedger) Spent(day time.Time) (float64, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.spent[day.UTC().Format(time.DateOnly)], nil
-}
-
-func (l *memLedger) AddSpend(day time.Time, usd float64) (float64, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.spent == nil {
-		l.spent = map[string]float64{}
+// spentToday is what l holds spent today, failing the test on an error.
+func spentToday(t *testing.T, l Ledger) (spent, held float64) {
+	t.Helper()
+	spent, held, err := l.Spent(time.Now())
+	if err != nil {
+		t.Fatal(err)
 	}
-	k := day.UTC().Format(time.DateOnly)
-	l.spent[k] += usd
-	l.adds = append(l.adds, usd)
-	return l.spent[k], nil
+	return spent, held
 }
 
-// TestDailyBudget: with a daily budget, a request whose estimate is more than what is left
-// today is refused before sending, saying how much is left and when it resets; one that
-// fits is sent, and its reported cost is added to the ledger.
+// TestDailyBudget: with a daily budget, a call that fits is sent with its bound held in the
+// ledger, settled with the reported cost; a call whose prompt and shortest answer do not fit
+// what is left is refused before sending, saying how much is left, what would admit it and
+// when it resets; one in between is sent with its output limit sized to what is left.
 func TestDailyBudget(t *testing.T) {
 	t.Parallel()
 	srv, svc := upstream(t, 0) // OpenRouter: reports its cost
-	srv.SetModels(fake.Model{ID: flavors[0].model, Context: 1_048_576,
-		Pricing: map[string]string{"prompt": "0.000001", "completion": "0.000002"}})
-	led := &memLedger{}
+	srv.SetModels(fake.Model{ID: flavors[0].model, Context: 1_048_576, MaxOutput: 50_000,
+		Pricing: map[string]string{"prompt": "0.000001", "completion": "0.00001"}})
+	led := ledger(t)
 	svc.Ledger, svc.DailyBudgetUSD = led, 1
 	dir := sampleTree(t)
 
 	srv.Push(fake.Script{Steps: fake.Chunks("ok", 1), Usage: &fake.Usage{Input: 100, Output: 2, Cost: 0.25}})
-	if res := svc.Consult(context.Background(), goReq(Request{Path: dir}), nil); res.IsError {
+	res := svc.Consult(context.Background(), goReq(Request{Path: dir}), nil)
+	if res.IsError {
 		t.Fatalf("within budget: %s", res.Text())
 	}
-	if len(led.adds) != 1 || led.adds[0] != 0.25 {
-		t.Fatalf("ledger additions %v, want the reported cost 0.25", led.adds)
+	full := summaryOf(t, res).Estimate
+	if spent, held := spentToday(t, led); spent != 0.25 || held != 0 {
+		t.Fatalf("ledger: %v spent, %v held; want the reported cost 0.25 settled", spent, held)
 	}
 
-	_, _ = led.AddSpend(time.Now(), 0.75-1e-9) // almost all spent
-	res := svc.Consult(context.Background(), goReq(Request{Path: dir}), nil)
+	// 0.75 left, less than the bound (about 0.5 of output): sent with a smaller limit.
+	if _, err := led.AddSpend(context.Background(), time.Now(), 0.5); err != nil {
+		t.Fatal(err)
+	}
+	srv.Push(fake.Script{Steps: fake.Chunks("ok", 1), Usage: &fake.Usage{Input: 100, Output: 2, Cost: 0.01}})
+	res = svc.Consult(context.Background(), goReq(Request{Path: dir}), nil)
+	e := summaryOf(t, res).Estimate
+	if res.IsError || e.LimitedBy != LimitBudget || *e.MaxUSD > 0.25 || e.OutputLimit >= full.OutputLimit {
+		t.Fatalf("with 0.25 left: estimate %+v (full %+v)\n%s", e, full, res.Text())
+	}
+	reqs := generations(srv)
+	if got := jsonPath(reqs[len(reqs)-1].JSON(), "max_tokens"); got != float64(e.OutputLimit) {
+		t.Errorf("max_tokens = %v, want the budget's limit %s", got, e.OutputLimit)
+	}
+
+	if _, err := led.AddSpend(context.Background(), time.Now(), 0.24-1e-9); err != nil { // almost all spent
+		t.Fatal(err)
+	}
+	res = svc.Consult(context.Background(), goReq(Request{Path: dir}), nil)
 	if !res.IsError {
 		t.Fatalf("over the daily budget, not refused: %s", res.Text())
 	}
 	info := summaryOf(t, res).Error
 	resets := NextUTCDay(time.Now())
-	if info.Class != ClassOverBudget || info.BudgetUSD != 1 || info.BudgetLeftUSD == nil || *info.BudgetLeftUSD > 1e-8 || !info.ResetsAt.Equal(resets) {
-		t.Errorf("error = %+v, want over_budget, budget 1, ~0 left, resets %v", info, resets)
+	if info.Class != ClassOverBudget || info.BudgetUSD != 1 || info.BudgetLeftUSD == nil || *info.BudgetLeftUSD > 1e-8 ||
+		!info.ResetsAt.Equal(resets) || info.NeedsUSD == nil {
+		t.Errorf("error = %+v, want over_budget, budget 1, ~0 left, what admits it, resets %v", info, resets)
 	}
-	for _, want := range []string{"left", "resets at 00:00 UTC", "--budget-usd"} {
+	for _, want := range []string{"left", "resets at 00:00 UTC", "--budget-usd", "It would be admitted with " + FormatUSD(deref(info.NeedsUSD)) + " left"} {
 		if !strings.Contains(res.Text(), want) {
 			t.Errorf("refusal lacks %q:\n%s", want, res.Text())
 		}
 	}
-	if n := srv.Count("/chat/completions"); n != 1 {
-		t.Errorf("%d requests sent, want only the first", n)
+	if n := len(generations(srv)); n != 2 {
+		t.Errorf("%d requests sent, want only the first two", n)
+	}
+	if _, held := spentToday(t, led); held != 0 {
+		t.Errorf("%v still held after every call ended", held)
+	}
+}
+
+// TestBudgetHoldsAcrossServers: concurrent calls on two servers (two services, each with its
+// own store on one results directory) against one daily budget, each billed the most its
+// request allows (the fake model writes its whole output limit): what they spend together
+// never passes the budget.
+func TestBudgetHoldsAcrossServers(t *testing.T) {
+	t.Parallel()
+	const budget, calls = 0.5, 24
+	srv := fake.New(t, fake.OpenRouter)
+	srv.SetModels(fake.Model{ID: "google/gemini-2.5-pro", Context: 1_048_576, MaxOutput: 9_000,
+		Pricing: map[string]string{"prompt": "0.000001", "completion": "0.00001"}})
+	dir, resultsDir := sampleTree(t), t.TempDir()
+	var bills sync.Mutex
+	billed := 0.0
+	srv.SetFunc(func(r *fake.Request) fake.Script {
+		body := r.JSON()
+		limit, _ := body["max_tokens"].(float64)
+		// The whole limit written: the most a provider can bill for this request's output
+		// (the prompt billed as 100 tokens, under what the bound counts for it).
+		cost := providers.Price{Input: 1, Output: 10}.Cost(providers.Usage{Input: 100, Output: consult.Tokens(limit)})
+		bills.Lock()
+		billed += cost
+		bills.Unlock()
+		return fake.Script{Steps: fake.Chunks("ok", 1), Usage: &fake.Usage{Input: 100, Output: int(limit), Cost: cost}}
+	})
+	service := func() *Service {
+		p, err := providers.NewOpenRouter(providers.Config{APIKey: "sk-test-key-123456", BaseURL: srv.BaseURL(),
+			HTTPClient: &http.Client{Transport: providers.ActivityTransport(nil)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &Service{Counter: counter, Model: p, DefaultModel: "google/gemini-2.5-pro",
+			Ledger: results.Open(resultsDir, 0, 0, 0), DailyBudgetUSD: budget}
+	}
+	servers := []*Service{service(), service()}
+	var wg sync.WaitGroup
+	var sent, refused atomic.Int32
+	for i := range calls {
+		wg.Go(func() {
+			res := servers[i%2].Consult(context.Background(), goReq(Request{Path: dir, Timeout: 60 * time.Second}), nil)
+			switch {
+			case !res.IsError:
+				sent.Add(1)
+			case summaryOf(t, res).Error.Class == ClassOverBudget:
+				refused.Add(1)
+			default:
+				t.Errorf("call failed otherwise: %s", res.Text())
+			}
+		})
+	}
+	wg.Wait()
+	spent, held := spentToday(t, results.Open(resultsDir, 0, 0, 0))
+	if spent > budget || held != 0 || billed > budget+1e-9 {
+		t.Errorf("%d calls sent, %d refused: ledger %v spent, %v held; upstream billed %v; budget %v",
+			sent.Load(), refused.Load(), spent, held, billed, budget)
+	}
+	if sent.Load() == 0 || refused.Load() == 0 {
+		t.Errorf("%d sent, %d refused: want both (the budget admits some of %d calls)", sent.Load(), refused.Load(), calls)
+	}
+}
+
+// TestBudgetWithoutLedger: a daily budget with no ledger to keep it refuses every model call,
+// saying why, rather than being dropped; a dry run still works.
+func TestBudgetWithoutLedger(t *testing.T) {
+	t.Parallel()
+	srv, svc := upstream(t, 1)
+	svc.DailyBudgetUSD = 5
+	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t)}), nil)
+	if !res.IsError || !strings.Contains(res.Text(), "--budget-usd") || !strings.Contains(res.Text(), "no spend ledger") {
+		t.Errorf("a budget without a ledger: %s", res.Text())
+	}
+	// A ledger that cannot be used (an unsafe directory) is refused the same way.
+	unsafe := t.TempDir()
+	if err := os.Chmod(unsafe, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	svc.Ledger = results.Open(filepath.Join(unsafe, "results"), 0, 0, 0)
+	res = svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t)}), nil)
+	if runtime.GOOS != "windows" && (!res.IsError || !strings.Contains(res.Text(), "spend ledger cannot be used")) {
+		t.Errorf("a budget whose ledger is in an unsafe directory: %s", res.Text())
+	}
+	if n := len(generations(srv)); n != 0 {
+		t.Errorf("%d requests sent", n)
+	}
+	if res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), DryRun: true}), nil); res.IsError {
+		t.Errorf("dry run under a budget without a ledger: %s", res.Text())
 	}
 }
 
@@ -368,7 +475,7 @@ func TestDailyBudget(t *testing.T) {
 func TestSpendAtListPrices(t *testing.T) {
 	t.Parallel()
 	srv, svc := upstream(t, 1)
-	led := &memLedger{}
+	led := ledger(t)
 	svc.Ledger = led
 	srv.Push(fake.Script{Steps: fake.Chunks("ok", 1), Usage: &fake.Usage{Input: 10_000, Cached: 8_000, Output: 100, Reasoning: 50}})
 	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t)}), nil)
@@ -376,8 +483,8 @@ func TestSpendAtListPrices(t *testing.T) {
 		t.Fatal(res.Text())
 	}
 	want := 2_000*2e-6 + 8_000*0.5e-6 + 150*8e-6 // gpt-4.1: $2, $0.50 cached, $8
-	if len(led.adds) != 1 || !closeTo(led.adds[0], want) {
-		t.Errorf("ledger additions %v, want %v", led.adds, want)
+	if spent, _ := spentToday(t, led); !closeTo(spent, want) {
+		t.Errorf("ledger holds %v, want %v", spent, want)
 	}
 	u := summaryOf(t, res).Usage
 	if u.CostUSD == nil || !closeTo(*u.CostUSD, want) || !u.CostFromPrices || u.CacheSavedUSD == nil || !closeTo(*u.CacheSavedUSD, 8_000*1.5e-6) {

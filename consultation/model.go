@@ -113,9 +113,10 @@ func (c *call) consult(ctx context.Context, rep *Report) Result {
 	if rep.Fits != nil && !*rep.Fits {
 		return c.fail(ErrorInfo{Class: ClassTooLarge}, Facts{Reason: ReasonTooLarge}, rep)
 	}
-	if res, refused := c.overBudget(rep); refused {
+	if res, refused := c.overBudget(ctx, rep); refused {
 		return res
 	}
+	defer c.settle(ctx, 0) // a hold the call did not settle (nothing was sent) is released
 	c.announceEstimate()
 	preq, err := c.request()
 	if err != nil {
@@ -127,7 +128,7 @@ func (c *call) consult(ctx context.Context, rep *Report) Result {
 	}
 	resp, failed, gaveUp, err := c.streamWithRetries(ctx, preq)
 	c.failed = failed
-	c.recordSpend(resp)
+	c.recordSpend(ctx, resp)
 	if ctx.Err() != nil {
 		return c.stopped(ctx)
 	}

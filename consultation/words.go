@@ -324,7 +324,7 @@ func writeFailure(b *strings.Builder, sum *Summary, f Facts, n Names) {
 		fmt.Fprintf(b, ". Or make the prompt smaller: narrow %s or exclude files (the largest are listed below); or use a cheaper model.\n", n.of(ArgPattern))
 		rep.write(b, n)
 	case ReasonLedgerUnreadable:
-		fmt.Fprintf(b, "Not sent: the server has a daily budget of %s (--budget-usd), but today's spend cannot be read: %s", FormatUSD(info.BudgetUSD), f.Detail)
+		fmt.Fprintf(b, "Not sent: the server has a daily budget of %s (--budget-usd), but its spend ledger cannot be used, so the budget cannot be kept: %s. Fix the results directory (or remove --budget-usd) where the server is started.", FormatUSD(info.BudgetUSD), f.Detail)
 	case ReasonBudgetUnpriced, ReasonOverBudget:
 		left := deref(info.BudgetLeftUSD)
 		resets := info.ResetsAt

@@ -116,8 +116,8 @@ Server flags (each also an environment variable CONSULT_<NAME>, e.g. CONSULT_BAS
                           to fetch the next with consultation_result (default 30000, under
                           what MCP clients pass on whole; 0: never)
   --budget-usd USD        cap on what consultations cost per UTC day, over every server sharing
-                          the results directory (default 0: none); a call whose estimated price
-                          is more than what is left is refused before it is sent
+                          the results directory (default 0: none); each call holds the most it
+                          can cost until it ends, its output limit sized to what is left
   --test                  send a one-line question, print answer, model and timing, and exit
 Durations take Go syntax (90s, 2m) or plain seconds (90).
 `

@@ -68,6 +68,12 @@ func newServer(cfg config, logger *slog.Logger) (*serving, error) {
 	if cfg.ResultsDir != "" && !cfg.InWorker {
 		if err := srv.store.Check(); err != nil {
 			logger.Warn("the results directory cannot be used: on_timeout \"continue\" is refused until it is fixed", "error", err)
+			if cfg.BudgetUSD > 0 {
+				// The budget is kept, never dropped: its ledger's every use fails with the
+				// reason, so every model call is refused, saying why.
+				logger.Error("--budget-usd is set, but its spend ledger in the results directory cannot be used: every model call is refused until it is fixed", "error", err)
+				svc.Ledger, svc.DailyBudgetUSD = srv.store, cfg.BudgetUSD
+			}
 			cfg.ResultsDir = ""
 		} else if err := srv.store.Prune(); err != nil {
 			logger.Warn("cannot tidy the results directory", "dir", cfg.ResultsDir, "error", err)
