@@ -16,6 +16,7 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/files"
+	"github.com/consultmcp/consult/internal/catalog"
 	"github.com/consultmcp/consult/internal/models"
 	"github.com/consultmcp/consult/internal/tokens"
 	"github.com/consultmcp/consult/providers"
@@ -93,6 +94,9 @@ type Service struct {
 	DailyBudgetUSD float64
 	// Ledger records what each consultation cost, per UTC day; nil records nothing.
 	Ledger Ledger
+	// Catalog knows models' prices, windows, largest outputs and expiry dates; nil knows
+	// none (every model's price and window are unknown).
+	Catalog Catalog
 
 	// sent remembers the prompt prefixes sent lately, for estimates that expect a cache hit.
 	sent sentPrefixes
@@ -314,11 +318,13 @@ type call struct {
 	failed    []Attempt
 	sized     atomic.Pointer[Report] // the size report once counted; read by "still running"
 	fileSet   string                 // FileSetKey of the gathered files
+	model     catalog.Model          // what the catalog knows of the call's model
 	estimate  *CostEstimate          // the price before sending, once the model is looked up
 	price     *providers.Price       // the model's prices, when known
 	badPrice  error                  // the model's prices are bad data (providers.ErrBadPrice)
 	limit     consult.Tokens         // the output limit the request carries
 	hold      string                 // the call's hold in the daily budget's ledger, until settled
+	repriced  bool                   // the cost is at the prices of another model than asked (answeredPrice)
 	// cachedTokens and writtenTokens are the prompt tokens expected from, and written to,
 	// the provider's cache.
 	cachedTokens, writtenTokens consult.Tokens
@@ -391,18 +397,18 @@ func (c *call) run(ctx context.Context) Result {
 		return c.fail(ErrorInfo{Class: ClassNotFound}, Facts{Reason: ReasonNoMatch}, rep)
 	}
 	c.setPhase(PhaseLookup)
-	w, known, err := c.lookupWindow(ctx)
+	if err := c.lookupModel(ctx); err != nil {
+		if ctx.Err() != nil {
+			return c.stopped(ctx)
+		}
+		return c.fail(ErrorInfo{Class: ClassInvalidArgument}, Facts{Reason: ReasonModelUnavailable, Detail: err.Error()}, c.report())
+	}
 	if ctx.Err() != nil {
 		return c.stopped(ctx)
 	}
-	if err != nil {
-		return c.fail(errorInfo(err), Facts{Reason: ReasonModelUnavailable, Detail: err.Error()}, c.report())
-	}
-	if known {
-		c.ctxWindow = w
-	}
+	c.ctxWindow = c.model.Window
 	rep := c.report()
-	c.estimateCost(ctx, rep)
+	c.estimateCost(rep)
 	c.sized.Store(rep)
 	if c.req.DryRun {
 		sum := c.summary(KindDryRun, rep)

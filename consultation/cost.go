@@ -2,10 +2,8 @@ package consultation
 
 import (
 	"cmp"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -81,42 +79,8 @@ type CostEstimate struct {
 // Known says whether the estimate has figures.
 func (e *CostEstimate) Known() bool { return e != nil && e.MaxUSD != nil }
 
-// pricer is what a Model may also do: price a model (providers.Pricer).
-type pricer interface {
-	Price(ctx context.Context, model string) (providers.Price, bool, error)
-}
-
 // defaultAnswerAllowance is the answer the expected price counts when nothing better is known.
 const defaultAnswerAllowance = maxAnswerReserve
-
-// lookupPrice finds the model's prices: the provider's (OpenRouter's list, the dated table
-// for OpenAI and Gemini) when the server has one, else the dated table by the model's name
-// (a dry run without a key). A failed look-up is an unknown price, not a failure; prices
-// that are bad data are unknown too, and bad says why.
-func (c *call) lookupPrice(ctx context.Context) (pr providers.Price, ok bool, bad error) {
-	id := c.req.Model.ID
-	if id == "" {
-		return providers.Price{}, false, nil
-	}
-	if p, ok := c.svc.Model.(pricer); ok && c.svc.Model != nil {
-		lctx, cancel := context.WithTimeout(ctx, budgetOf(ctx).lookup())
-		pr, known, err := p.Price(lctx, id)
-		cancel()
-		if errors.Is(err, providers.ErrBadPrice) {
-			return providers.Price{}, false, err
-		}
-		if err != nil {
-			c.svc.logger().Debug("price look-up failed", "model", id, "error", err)
-		}
-		return pr, known && err == nil, nil
-	}
-	for _, name := range []string{providers.NameOpenAI, providers.NameGemini} {
-		if pr, ok := providers.TablePrice(name, id); ok {
-			return pr, true, nil
-		}
-	}
-	return providers.Price{}, false, nil
-}
 
 // promptBound is the most prompt tokens a provider may count for a request consult counts as
 // n: OpenAI's models count with consult's own encoding (o200k), so only the framing is
@@ -162,15 +126,16 @@ func (c *call) leastOutput(n consult.Tokens) consult.Tokens {
 	return min(least, n)
 }
 
-// estimateCost prices rep's request for the call's model, with its natural output limit,
-// and records it on rep; a cap may lower the limit later (capCost).
-func (c *call) estimateCost(ctx context.Context, rep *Report) {
+// estimateCost prices rep's request for the call's model (what the catalog knows of it),
+// with its natural output limit, and records it on rep; a cap may lower the limit later
+// (capCost).
+func (c *call) estimateCost(rep *Report) {
 	est := &CostEstimate{PromptTokens: rep.PromptTokens, Prices: PriceUnknown}
-	pr, ok, bad := c.lookupPrice(ctx)
-	c.badPrice = bad
-	est.OutputLimit, est.LimitedBy = c.naturalLimit(rep, pr.MaxOutput)
+	c.badPrice = c.model.BadPrice
+	est.OutputLimit, est.LimitedBy = c.naturalLimit(rep, c.model.MaxOutput)
 	c.limit = est.OutputLimit
-	if ok {
+	if c.model.Price != nil {
+		pr := *c.model.Price
 		var written consult.Tokens
 		if c.cacheHitExpected(rep) {
 			est.CachedTokens = rep.Tokens

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"strings"
 	"sync"
@@ -11,18 +12,16 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/files"
-	"github.com/consultmcp/consult/internal/models"
+	"github.com/consultmcp/consult/internal/catalog"
 	"github.com/consultmcp/consult/providers"
 )
 
-// Model is what a consultation needs of a provider: stream one answer, and size a model.
+// Model is what a consultation needs of a provider: stream one answer.
 // providers.Provider satisfies it.
 type Model interface {
 	// Stream sends req once and blocks until the answer is complete, ctx ends or the
 	// upstream fails; the returned response is never nil and holds what arrived.
 	Stream(ctx context.Context, req providers.Request, obs providers.Observer) (*providers.Response, error)
-	// ContextWindow reports the model's context size when known, bounded by ctx.
-	ContextWindow(ctx context.Context, model string) (consult.Tokens, bool, error)
 }
 
 var _ Model = providers.Provider(nil)
@@ -80,25 +79,68 @@ func (s *stream) snapshot() (text string, reasoning consult.Tokens, started bool
 	return s.answer.String(), s.reasoning, !s.firstAt.IsZero()
 }
 
-// lookupWindow finds the model's context window: the provider's own figure when it answers in
-// time, else the built-in table. A model the provider says does not exist is an error.
-func (c *call) lookupWindow(ctx context.Context) (consult.Tokens, bool, error) {
+// Catalog knows what models cost and how large they are (internal/catalog).
+type Catalog interface {
+	// Lookup finds model, bounded by ctx; a model no source knows is a
+	// *catalog.UnknownModelError.
+	Lookup(ctx context.Context, model string) (catalog.Model, error)
+	// Peek is Lookup from what the catalog holds already: it never waits.
+	Peek(model string) (catalog.Model, error)
+}
+
+// lookupModel finds the call's model in the catalog, once, within a bounded part of the
+// call's time: its window, prices, largest output and expiry. A model no source knows is
+// an error, before anything is sent.
+func (c *call) lookupModel(ctx context.Context) error {
 	id := c.req.Model.ID
-	if c.svc.Model != nil && id != "" {
-		lctx, cancel := context.WithTimeout(ctx, budgetOf(ctx).lookup())
-		w, ok, err := c.svc.Model.ContextWindow(lctx, id)
-		cancel()
-		switch {
-		case err == nil && ok:
-			return w, true, nil
-		case errors.Is(err, providers.NotFound):
-			return 0, false, err
-		case err != nil:
-			c.svc.logger().Debug("context window look-up failed", "model", id, "error", err)
-		}
+	if c.svc.Catalog == nil || id == "" {
+		return nil
 	}
-	w, ok := models.KnownWindow(id)
-	return w, ok, nil
+	lctx, cancel := context.WithTimeout(ctx, budgetOf(ctx).lookup())
+	defer cancel()
+	m, err := c.svc.Catalog.Lookup(lctx, id)
+	if err != nil {
+		return err
+	}
+	c.model = m
+	if m.Unchecked != "" {
+		c.warn(fmt.Sprintf("nothing is known of model %s: %s; its window and price are unknown, so no cap can be checked", consult.Printable(id), m.Unchecked))
+	}
+	if !m.Expires.IsZero() {
+		when := "is listed to be removed after"
+		if time.Now().After(m.Expires.AddDate(0, 0, 1)) {
+			when = "was listed to be removed after"
+		}
+		c.warn(fmt.Sprintf("model %s %s %s (%s): choose a current model before then (the server's default is %s)",
+			consult.Printable(id), when, m.Expires.Format(time.DateOnly), m.Source, consult.Printable(cmp.Or(c.svc.DefaultModel, "none"))))
+	}
+	return nil
+}
+
+// answeredPrice is the price of the model that answered resp: the provider may report
+// another model than the one asked for (a snapshot, a fallback), and the cost is that
+// model's. It is the call's own price when the reported model is the same, unknown to the
+// catalog, or unpriced; the first time it differs, the result says so.
+func (c *call) answeredPrice(resp *providers.Response) *providers.Price {
+	if resp == nil || resp.Model == "" || c.svc.Catalog == nil || c.req.Model.ID == "" {
+		return c.price
+	}
+	m, err := c.svc.Catalog.Peek(resp.Model)
+	if err != nil || m.Price == nil || m.ID == c.model.ID {
+		return c.price
+	}
+	if !c.repriced {
+		c.repriced = true
+		c.req.Warnings = append(c.req.Warnings, fmt.Sprintf("model %s answered, not %s: its cost is at %s's prices (%s)",
+			consult.Printable(resp.Model), consult.Printable(c.req.Model.ID), consult.Printable(m.ID), m.Price.Source))
+	}
+	return m.Price
+}
+
+// warn tells the client of a warning now and puts it in the result's warnings.
+func (c *call) warn(msg string) {
+	c.req.Warnings = append(c.req.Warnings, msg)
+	c.log(LevelWarning, msg)
 }
 
 // consult sends the gathered files and the query to the model and turns the outcome into
@@ -221,16 +263,17 @@ func (c *call) usageOf(resp *providers.Response) *UsageSummary {
 	u := &UsageSummary{
 		Input: ru.Input, Output: ru.Output, Reasoning: ru.Reasoning, Cached: ru.Cached, CacheWrite: ru.CacheWrite,
 	}
+	price := c.answeredPrice(resp)
 	switch {
 	case ru.CostKnown:
 		cost := ru.CostUSD
 		u.CostUSD = &cost
-	case c.price != nil:
-		cost := c.price.Cost(ru)
+	case price != nil:
+		cost := price.Cost(ru)
 		u.CostUSD, u.CostFromPrices = &cost, true
 	}
-	if c.price != nil && (ru.Cached > 0 || ru.CacheWrite > 0) {
-		saved := c.price.Saved(ru)
+	if price != nil && (ru.Cached > 0 || ru.CacheWrite > 0) {
+		saved := price.Saved(ru)
 		u.CacheSavedUSD = &saved
 	}
 	return u

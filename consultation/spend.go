@@ -132,8 +132,8 @@ func (c *call) spendOf(resp *providers.Response) float64 {
 	switch {
 	case u.Reported && u.CostKnown:
 		return u.CostUSD
-	case u.Reported && c.price != nil:
-		return c.price.Cost(u)
+	case u.Reported && c.answeredPrice(resp) != nil:
+		return c.answeredPrice(resp).Cost(u)
 	case !u.Reported && (resp.Text != "" || u.Reasoning > 0) && c.estimate.Known():
 		return *c.estimate.MaxUSD // billed, but how much is unknown: the most it can be
 	}
@@ -181,6 +181,6 @@ func (c *call) announceEstimate() {
 	if c.estimate == nil {
 		return
 	}
-	note := c.estimate.String()
+	note := c.estimate.figures()
 	c.costNote.Store(&note)
 }

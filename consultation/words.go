@@ -298,7 +298,7 @@ func writeFailure(b *strings.Builder, sum *Summary, f Facts, n Names) {
 		rep.write(b, n)
 		fmt.Fprintf(b, "Check that %s %q is relative to %s (e.g. \"**/*.go\" for every Go file, \"src/**/*.{ts,tsx}\"), and that the files are not listed in .gitignore.", n.of(ArgPattern), rep.Pattern, n.of(ArgPath))
 	case ReasonModelUnavailable:
-		fmt.Fprintf(b, "Model %q is not available: %s. Check the model id (the provider's own name for it, e.g. \"google/gemini-2.5-pro\" on OpenRouter).", sum.Model, f.Detail)
+		fmt.Fprintf(b, "Not sent: %s. Check the model id (the provider's own name for it, e.g. \"google/gemini-3.5-flash\" on OpenRouter); a model no source knows can be given in a prices file (--prices) where the server is started.", f.Detail)
 	case ReasonNoProvider:
 		b.WriteString(cmp.Or(f.Detail, "no model provider is configured") + "\nDry runs (dry_run: true) work without one.\n")
 		rep.write(b, n)
@@ -308,8 +308,8 @@ func writeFailure(b *strings.Builder, sum *Summary, f Facts, n Names) {
 		fmt.Fprintf(b, "Not sent: the request is too large for %s.\n", sum.Model)
 		rep.write(b, n)
 	case ReasonCapUnpriced:
-		fmt.Fprintf(b, "Not sent: max_cost_usd is %s, but the price of %s is unknown (not in %s nor the provider's list), so the cap cannot be checked. Use a model whose price is known, or leave out max_cost_usd.\n",
-			FormatUSD(info.MaxCostUSD), model, providers.PriceSourceTable)
+		fmt.Fprintf(b, "Not sent: max_cost_usd is %s, but no source gives the price of %s, so the cap cannot be checked. Use a model whose price is known, give its prices in a prices file (--prices) where the server is started, or leave out max_cost_usd.\n",
+			FormatUSD(info.MaxCostUSD), model)
 		rep.write(b, n)
 	case ReasonBadPrice:
 		fmt.Fprintf(b, "Not sent: the prices listed for %s are not prices (%s), so no cap can be checked with them and none is trusted. Use another model, or leave out the cap.\n", model, f.Detail)
@@ -330,8 +330,8 @@ func writeFailure(b *strings.Builder, sum *Summary, f Facts, n Names) {
 		resets := info.ResetsAt
 		until := consult.FormatDuration(max(time.Until(resets), 0).Truncate(time.Minute))
 		if f.Reason == ReasonBudgetUnpriced {
-			fmt.Fprintf(b, "Not sent: the server has a daily budget of %s (--budget-usd), and the price of %s is unknown (not in %s nor the provider's list), so it cannot be counted. Use a model whose price is known. %s of the budget is left until it resets at %s (in %s).\n",
-				FormatUSD(info.BudgetUSD), model, providers.PriceSourceTable, FormatUSD(left), resets.Format("15:04 UTC"), until)
+			fmt.Fprintf(b, "Not sent: the server has a daily budget of %s (--budget-usd), and no source gives the price of %s, so it cannot be counted. Use a model whose price is known, or give its prices in a prices file (--prices). %s of the budget is left until it resets at %s (in %s).\n",
+				FormatUSD(info.BudgetUSD), model, FormatUSD(left), resets.Format("15:04 UTC"), until)
 		} else {
 			fmt.Fprintf(b, "Not sent: the %s left of the server's daily budget of %s (--budget-usd; %s spent today) cannot pay for this request: its prompt and the shortest useful answer (%s output tokens) can cost up to %s (%s). It would be admitted with %s left; the budget resets at %s (in %s). Make the request smaller or cheaper, or wait.\n",
 				FormatUSD(left), FormatUSD(info.BudgetUSD), FormatUSD(f.Spent), est.leastAnswer(), FormatUSD(deref(info.NeedsUSD)), est.Prices,
@@ -683,6 +683,15 @@ func (e *CostEstimate) String() string {
 	return fmt.Sprintf("expected %s, at most %s (prices: %s)", FormatUSD(deref(e.ExpectedUSD)), FormatUSD(*e.MaxUSD), e.Prices)
 }
 
+// figures are the two figures alone, for a progress report: "expected $0.0040, at most
+// $0.14", "price unknown".
+func (e *CostEstimate) figures() string {
+	if !e.Known() {
+		return PriceUnknown
+	}
+	return fmt.Sprintf("expected %s, at most %s", FormatUSD(deref(e.ExpectedUSD)), FormatUSD(*e.MaxUSD))
+}
+
 // capped says whether a cap set the output limit.
 func (e *CostEstimate) capped() bool {
 	return e != nil && (e.LimitedBy == LimitMaxCost || e.LimitedBy == LimitBudget)
@@ -719,7 +728,7 @@ func (e *CostEstimate) write(b *strings.Builder) {
 		return
 	}
 	if !e.Known() {
-		b.WriteString("Price: unknown (no price for this model in " + providers.PriceSourceTable + " or the provider's list).\n")
+		b.WriteString("Price: unknown (no source gives this model's price; a prices file, --prices, can).\n")
 		return
 	}
 	fmt.Fprintf(b, "Expected price: %s: %s prompt tokens", FormatUSD(deref(e.ExpectedUSD)), e.PromptTokens)

@@ -251,19 +251,6 @@ func geminiBudget(model string, b consult.Tokens) consult.Tokens {
 	return b
 }
 
-// ContextWindow reports the model's inputTokenLimit from models.get.
-func (p *Gemini) ContextWindow(ctx context.Context, model string) (consult.Tokens, bool, error) {
-	capture := &geminiCapture{}
-	m, err := p.client.Models.Get(context.WithValue(ctx, geminiCaptureKey{}, capture), model, nil)
-	if err != nil {
-		return 0, false, p.convert(ctx, err, capture, false)
-	}
-	if m == nil || m.InputTokenLimit <= 0 {
-		return 0, false, nil
-	}
-	return consult.Tokens(m.InputTokenLimit), true, nil
-}
-
 // convert turns a genai error into an *Error.
 func (p *Gemini) convert(ctx context.Context, err error, capture *geminiCapture, partial bool) *Error {
 	if e := known(ctx, NameGemini, err, partial); e != nil {

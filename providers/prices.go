@@ -2,7 +2,6 @@ package providers
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -10,19 +9,6 @@ import (
 	"strings"
 
 	"github.com/consultmcp/consult"
-)
-
-// PriceTableDate is the day the prices in [TablePrice] were taken from the providers'
-// pricing pages: OpenAI's https://platform.openai.com/docs/pricing and the Gemini API's
-// https://ai.google.dev/gemini-api/docs/pricing (standard tier, text, paid). It is shown
-// with every estimate made from the table: prices change, and an estimate says how old
-// its figures are.
-const PriceTableDate = "2025-11-20"
-
-// PriceSourceTable and PriceSourceOpenRouter name where a [Price] came from.
-const (
-	PriceSourceTable      = "consult's price table of " + PriceTableDate
-	PriceSourceOpenRouter = "OpenRouter's model list"
 )
 
 // Price is what a model costs, in US dollars per million tokens.
@@ -39,17 +25,17 @@ type Price struct {
 	// more than reading it fresh (Anthropic's models: 1.25 times Input); 0 means Input.
 	CacheWrite float64
 	// LongOver, when positive, is the prompt size above which Long's prices apply to the
-	// whole request (Gemini 2.5 Pro and 3 Pro: prompts over 200k tokens).
+	// whole request (Gemini's Pro models over 200k prompt tokens, GPT-5.4 and 5.5 over 272k).
 	LongOver consult.Tokens
 	// Long are the prices of a prompt over LongOver.
 	Long *Price
 	// Request is the price of one request in US dollars, whatever its size (OpenRouter's
 	// pricing.request); 0 is none.
 	Request float64
-	// MaxOutput is the most answer tokens the model gives in one response, when the
-	// provider lists it (OpenRouter's top_provider.max_completion_tokens); 0 is unknown.
+	// MaxOutput is the most output tokens the model gives in one response, when it is
+	// listed (OpenRouter's top_provider.max_completion_tokens); 0 is unknown.
 	MaxOutput consult.Tokens
-	// Source says where the prices come from (PriceSourceTable, PriceSourceOpenRouter).
+	// Source says where the prices come from, with their date.
 	Source string
 }
 
@@ -179,108 +165,6 @@ func (p Price) Saved(u Usage) float64 {
 	return perToken(t.Input-t.cacheRead(), u.Cached) - perToken(t.cacheWrite()-t.Input, u.CacheWrite)
 }
 
-// Pricer is implemented by the providers of this package: the price of a model, when known.
-type Pricer interface {
-	// Price returns model's prices; ok is false when they are unknown (a model not in the
-	// table, or one OpenRouter lists without a fixed price). The look-up is bounded by ctx.
-	Price(ctx context.Context, model string) (price Price, ok bool, err error)
-}
-
-var (
-	_ Pricer = (*OpenRouter)(nil)
-	_ Pricer = (*OpenAI)(nil)
-	_ Pricer = (*Gemini)(nil)
-)
-
-// priceRow is one family of models in the table: every id that starts with prefix (the
-// longest prefix wins), in dollars per million tokens.
-type priceRow struct {
-	prefix                   string
-	input, cacheRead, output float64
-	// longOver and long are the prices of a prompt over longOver tokens, when they differ.
-	longOver                             consult.Tokens
-	longInput, longCacheRead, longOutput float64
-}
-
-// priceTable holds the prices of the OpenAI and Gemini models consult knows, as the
-// providers' pricing pages gave them on PriceTableDate (see there). OpenRouter's prices
-// come from its model list instead.
-var priceTable = map[string][]priceRow{
-	NameOpenAI: {
-		{prefix: "gpt-5-nano", input: 0.05, cacheRead: 0.005, output: 0.40},
-		{prefix: "gpt-5-mini", input: 0.25, cacheRead: 0.025, output: 2.00},
-		{prefix: "gpt-5-pro", input: 15, output: 120},
-		{prefix: "gpt-5", input: 1.25, cacheRead: 0.125, output: 10}, // gpt-5, gpt-5.1, gpt-5-chat-latest
-		{prefix: "gpt-4.1-nano", input: 0.10, cacheRead: 0.025, output: 0.40},
-		{prefix: "gpt-4.1-mini", input: 0.40, cacheRead: 0.10, output: 1.60},
-		{prefix: "gpt-4.1", input: 2, cacheRead: 0.50, output: 8},
-		{prefix: "gpt-4o-mini", input: 0.15, cacheRead: 0.075, output: 0.60},
-		{prefix: "gpt-4o", input: 2.50, cacheRead: 1.25, output: 10},
-		{prefix: "o4-mini", input: 1.10, cacheRead: 0.275, output: 4.40},
-		{prefix: "o3-mini", input: 1.10, cacheRead: 0.55, output: 4.40},
-		{prefix: "o3-pro", input: 20, output: 80},
-		{prefix: "o3", input: 2, cacheRead: 0.50, output: 8},
-		{prefix: "o1-mini", input: 1.10, cacheRead: 0.55, output: 4.40},
-		{prefix: "o1", input: 15, cacheRead: 7.50, output: 60},
-	},
-	NameGemini: {
-		{prefix: "gemini-3-pro", input: 2, cacheRead: 0.20, output: 12,
-			longOver: 200_000, longInput: 4, longCacheRead: 0.40, longOutput: 18},
-		{prefix: "gemini-2.5-pro", input: 1.25, cacheRead: 0.125, output: 10,
-			longOver: 200_000, longInput: 2.50, longCacheRead: 0.25, longOutput: 15},
-		{prefix: "gemini-2.5-flash-lite", input: 0.10, cacheRead: 0.01, output: 0.40},
-		{prefix: "gemini-2.5-flash", input: 0.30, cacheRead: 0.03, output: 2.50},
-		{prefix: "gemini-2.0-flash-lite", input: 0.075, output: 0.30},
-		{prefix: "gemini-2.0-flash", input: 0.10, cacheRead: 0.025, output: 0.40},
-	},
-}
-
-// TablePrice looks model up in the dated price table of provider (openai or gemini): the
-// row whose prefix is the longest that model's id starts with ("gpt-4.1-mini-2025-04-14"
-// takes "gpt-4.1-mini"). A vendor prefix ("openai/") and Gemini's "models/" are removed
-// first. ok is false for a model not in the table: its price is unknown.
-func TablePrice(provider, model string) (Price, bool) {
-	id := strings.ToLower(strings.TrimSpace(model))
-	id = strings.TrimPrefix(id, "models/")
-	if i := strings.LastIndexByte(id, '/'); i >= 0 {
-		id = id[i+1:]
-	}
-	var best *priceRow
-	for i, r := range priceTable[provider] {
-		if strings.HasPrefix(id, r.prefix) && (best == nil || len(r.prefix) > len(best.prefix)) {
-			best = &priceTable[provider][i]
-		}
-	}
-	if best == nil {
-		return Price{}, false
-	}
-	p := Price{Input: best.input, Output: best.output, CacheRead: best.cacheRead, Source: PriceSourceTable}
-	if best.longOver > 0 {
-		p.LongOver = best.longOver
-		p.Long = &Price{Input: best.longInput, Output: best.longOutput, CacheRead: best.longCacheRead}
-	}
-	return p, true
-}
-
-// Price looks model up in the dated price table; see [Pricer].
-func (p *OpenAI) Price(ctx context.Context, model string) (Price, bool, error) {
-	return tablePrice(ctx, NameOpenAI, model)
-}
-
-// Price looks model up in the dated price table; see [Pricer].
-func (p *Gemini) Price(ctx context.Context, model string) (Price, bool, error) {
-	return tablePrice(ctx, NameGemini, model)
-}
-
-// tablePrice is [Pricer.Price] from the dated price table of provider.
-func tablePrice(ctx context.Context, provider, model string) (Price, bool, error) {
-	if err := ctx.Err(); err != nil {
-		return Price{}, false, canceledError(provider, ctx, false)
-	}
-	pr, ok := TablePrice(provider, model)
-	return pr, ok, nil
-}
-
 // OpenRouterPricing is an OpenRouter model's pricing object: US dollars per token (per
 // request for Request), as decimal strings, as GET /models lists it
 // (https://openrouter.ai/docs/models; the fields of PublicPricing in
@@ -320,8 +204,7 @@ func (o OpenRouterPricing) Price() (p Price, ok bool, err error) {
 	}
 	p = Price{Input: parse("prompt", prompt, true), Output: parse("completion", completion, true),
 		Reasoning: parse("internal_reasoning", o.InternalReasoning, true), CacheRead: parse("input_cache_read", o.InputCacheRead, true),
-		CacheWrite: parse("input_cache_write", o.InputCacheWrite, true), Request: parse("request", o.Request, false),
-		Source: PriceSourceOpenRouter}
+		CacheWrite: parse("input_cache_write", o.InputCacheWrite, true), Request: parse("request", o.Request, false)}
 	if err == nil {
 		err = p.Check()
 	}

@@ -1,46 +1,12 @@
 package providers
 
 import (
-	"context"
 	"errors"
 	"math"
 	"testing"
-
-	"github.com/consultmcp/consult/internal/fake"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-12+1e-9*math.Abs(b) }
-
-func TestTablePrice(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		provider, model string
-		input, output   float64
-		ok              bool
-	}{
-		{NameOpenAI, "gpt-4.1", 2, 8, true},
-		{NameOpenAI, "gpt-4.1-mini-2025-04-14", 0.40, 1.60, true}, // longest prefix wins over gpt-4.1
-		{NameOpenAI, "openai/gpt-4o-mini", 0.15, 0.60, true},      // vendor prefix removed
-		{NameOpenAI, "gpt-5-nano", 0.05, 0.40, true},
-		{NameOpenAI, "my-local-model", 0, 0, false},
-		{NameGemini, "gemini-2.5-flash", 0.30, 2.50, true},
-		{NameGemini, "models/gemini-2.5-flash-lite", 0.10, 0.40, true},
-		{NameGemini, "gemini-0-nothing", 0, 0, false},
-		{NameOpenRouter, "gpt-4.1", 0, 0, false}, // OpenRouter's prices come from its list
-	}
-	for _, tt := range tests {
-		t.Run(tt.provider+"/"+tt.model, func(t *testing.T) {
-			t.Parallel()
-			p, ok := TablePrice(tt.provider, tt.model)
-			if ok != tt.ok || !near(p.Input, tt.input) || !near(p.Output, tt.output) {
-				t.Fatalf("TablePrice = %+v, %v; want input %v output %v, %v", p, ok, tt.input, tt.output, tt.ok)
-			}
-			if ok && p.Source != PriceSourceTable {
-				t.Errorf("Source = %q, want the dated table", p.Source)
-			}
-		})
-	}
-}
 
 func TestEstimate(t *testing.T) {
 	t.Parallel()
@@ -59,7 +25,7 @@ func TestEstimate(t *testing.T) {
 		t.Errorf("Estimate with a cache write = %v, want %v", got, want)
 	}
 	// Gemini 2.5 Pro: over 200k prompt tokens the whole request is billed at the long rates.
-	g, _ := TablePrice(NameGemini, "gemini-2.5-pro")
+	g := Price{Input: 1.25, CacheRead: 0.125, Output: 10, LongOver: 200_000, Long: &Price{Input: 2.5, CacheRead: 0.25, Output: 15}}
 	if got, want := g.Estimate(300_000, 0, 0, 1_000), 300_000*2.5e-6+1_000*15e-6; !near(got, want) {
 		t.Errorf("Estimate over 200k = %v, want %v", got, want)
 	}
@@ -137,41 +103,5 @@ func TestBound(t *testing.T) {
 	}
 	if n := (Price{Input: 1}).LimitFor(1, 10); n != 1<<40 {
 		t.Errorf("LimitFor free output = %d", n)
-	}
-}
-
-// TestOpenRouterPriceFromModelList reads prices from GET /models, as OpenRouter documents
-// its pricing object (https://openrouter.ai/docs/api-reference/list-available-models:
-// "pricing": {"prompt", "completion", "internal_reasoning", "input_cache_read",
-// "input_cache_write"}, dollars per token as strings), with one fetch for window and price.
-func TestOpenRouterPriceFromModelList(t *testing.T) {
-	t.Parallel()
-	p, srv := setup(t, flavorFor(fake.OpenRouter))
-	srv.SetModels(
-		fake.Model{ID: "anthropic/claude-sonnet-4.5", Context: 1_000_000, MaxOutput: 64_000, Pricing: map[string]string{
-			"prompt": "0.000003", "completion": "0.000015", "input_cache_read": "0.0000003", "input_cache_write": "0.00000375"}},
-		fake.Model{ID: "openrouter/auto", Context: 2_000_000, Pricing: map[string]string{"prompt": "-1", "completion": "-1"}},
-	)
-	or := p.(*OpenRouter)
-	ctx := context.Background()
-	if w, ok, err := or.ContextWindow(ctx, "anthropic/claude-sonnet-4.5"); err != nil || !ok || w != 1_000_000 {
-		t.Fatalf("ContextWindow = %d, %v, %v", w, ok, err)
-	}
-	pr, ok, err := or.Price(ctx, "anthropic/claude-sonnet-4.5:nitro")
-	if err != nil || !ok {
-		t.Fatalf("Price = %v, %v", ok, err)
-	}
-	if !near(pr.Input, 3) || !near(pr.Output, 15) || !near(pr.CacheRead, 0.3) || !near(pr.CacheWrite, 3.75) ||
-		pr.MaxOutput != 64_000 || pr.Source != PriceSourceOpenRouter {
-		t.Errorf("Price = %+v", pr)
-	}
-	if _, ok, err := or.Price(ctx, "openrouter/auto"); err != nil || ok {
-		t.Errorf("Price of a router with no fixed price = %v, %v; want unknown", ok, err)
-	}
-	if _, _, err := or.Price(ctx, "nope/nothing"); asError(t, err).Kind != NotFound {
-		t.Errorf("Price of an unlisted model: %v, want NotFound", err)
-	}
-	if n := srv.Count("/models"); n != 1 {
-		t.Errorf("model list fetched %d times, want 1 (window and price share it)", n)
 	}
 }

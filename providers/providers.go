@@ -168,12 +168,6 @@ type Provider interface {
 	// a [Canceled] error that wraps ctx.Err(), and the HTTP request is cancelled (its
 	// connection closed).
 	Stream(ctx context.Context, req Request, obs Observer) (*Response, error)
-	// ContextWindow reports the model's input context size in tokens when known
-	// (OpenRouter: GET /models, cached in-process for [ModelsTTL]; Gemini: models.get
-	// inputTokenLimit; OpenAI: none, its API publishes none). ok is false when the size is
-	// unknown: callers then use the one table, models.KnownWindow. The look-up is bounded by
-	// ctx. A model the provider does not list gives a [NotFound] error.
-	ContextWindow(ctx context.Context, model string) (window consult.Tokens, ok bool, err error)
 }
 
 // Config configures a provider.

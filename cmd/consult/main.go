@@ -118,6 +118,11 @@ Server flags (each also an environment variable CONSULT_<NAME>, e.g. CONSULT_BAS
   --budget-usd USD        cap on what consultations cost per UTC day, over every server sharing
                           the results directory (default 0: none); each call holds the most it
                           can cost until it ends, its output limit sized to what is left
+  --prices FILE           a prices file (JSON; format in README) whose prices, windows and
+                          expiry dates win over every other source
+  --models-url URL        where the model list (prices, windows, expiry dates) is fetched
+                          (default: OpenRouter's public list; the provider's own endpoint for
+                          openrouter; none for openai and gemini with --base-url); "off": none
   --test                  send a one-line question, print answer, model and timing, and exit
 Durations take Go syntax (90s, 2m) or plain seconds (90).
 `

@@ -137,7 +137,7 @@ func onlyRecord(t *testing.T, resultsDir, id string) {
 		}
 		names = names[:0]
 		for _, e := range entries {
-			if n := e.Name(); !strings.HasPrefix(n, ".slot-") && n != "spend.json" && n != ".spend.lock" { // the worker slots' locks and the spend ledger stay
+			if n := e.Name(); !strings.HasPrefix(n, ".slot-") && n != "spend.json" && n != ".spend.lock" && n != "models.json" { // the worker slots' locks, the spend ledger and the model list cache stay
 				names = append(names, e.Name())
 			}
 		}
