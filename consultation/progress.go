@@ -32,11 +32,23 @@ type Recorder interface {
 	Record(State)
 }
 
+// A Launcher is a Reporter that is also told when a call's first model request is about to
+// go out, with the call's state then: a background worker passes it on, so that the call that
+// started it can hand its client a task once the consultation will reach a model.
+type Launcher interface {
+	Launching(State)
+}
+
 // State is where a call is: its phase and figures so far.
 type State struct {
 	// Phase is what the call is doing; Message is the progress message.
 	Phase   Phase
 	Message string
+	// Model is the model asked (as the call names it); Estimate is the call's two figures
+	// in words once they are known ("expected $0.0040, at most $0.14 (prices: …)"; "price
+	// unknown"; "" before).
+	Model    string `json:",omitempty"`
+	Estimate string `json:",omitempty"`
 	// Elapsed is the time since the call started; Attempts counts model requests sent.
 	Elapsed  time.Duration
 	Attempts int
@@ -282,15 +294,33 @@ func (c *call) progressMessage(now time.Time) string {
 
 // state is the call's state at now.
 func (c *call) state(now time.Time) State {
-	st := State{Phase: c.currentPhase(), Elapsed: now.Sub(c.start), Attempts: int(c.attempts.Load())}
+	st := State{Phase: c.currentPhase(), Elapsed: now.Sub(c.start), Attempts: int(c.attempts.Load()), Model: c.req.Model.ID}
 	if rep := c.sized.Load(); rep != nil {
 		st.Files, st.Bytes, st.PromptTokens = rep.Files, rep.Bytes, rep.PromptTokens
+		if rep.Cost.Known() {
+			st.Estimate = rep.Cost.String()
+		} else if rep.Cost != nil {
+			st.Estimate = PriceUnknown
+		}
 	}
 	if live := c.liveStream(); live != nil {
 		st.Partial, st.Reasoning, _ = live.snapshot()
 		st.AnswerTokens = c.svc.Counter.CountString(st.Partial)
 	}
 	return st
+}
+
+// launching tells a Launcher reporter that the call's first model request is about to go out.
+func (c *call) launching() {
+	c.mu.Lock()
+	l, ok := c.reporter.(Launcher)
+	c.mu.Unlock()
+	if ok {
+		now := time.Now()
+		st := c.state(now)
+		st.Message = string(st.Phase) + ", " + consult.FormatDuration(now.Sub(c.start).Truncate(time.Second))
+		l.Launching(st)
+	}
 }
 
 func (c *call) liveStream() *stream {

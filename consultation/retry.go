@@ -79,6 +79,9 @@ func (c *call) streamWithRetries(ctx context.Context, preq providers.Request) (*
 		live := &stream{onFirst: func() { c.setPhase(PhaseReceiving) }}
 		c.setLiveStream(live)
 		c.setPhase(PhaseWaiting)
+		if n == 1 {
+			c.launching()
+		}
 		c.alive.resume()
 		t0 := time.Now()
 		resp, err := c.svc.Model.Stream(ctx, preq, live)

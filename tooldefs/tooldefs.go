@@ -26,13 +26,13 @@ const (
 // consultationDescription is the consultation tool's description; the first %s is the
 // sentence that names this server's provider and default model (see Server), the second
 // the rule for choosing timeout.
-const consultationDescription = `Ask a large-context model a question about many files at once: the files under path matching pattern (skipping .gitignored files, dependencies, lock files, binaries, secrets) go with query to the model.%s
+const consultationDescription = `Ask a large-context model a question about many files at once: the files under path matching pattern (skipping ignored files, dependencies, lock files, binaries, secrets) go with query to the model.%s
 
-For questions that need many files together. The model sees only these files and the query.
+The model sees only these files and the query.
 
-On a large tree, call first with dry_run: true (files, tokens, price, whether it fits; no model call).
+On a large tree, call first with dry_run: true (files, tokens, price, fit; no model call).
 
-timeout covers the whole call; on timeout the error says what was gathered and what to do. %s If not done by then, the result is "still running" with next: the consultation_result call that collects it.`
+timeout covers the whole call; its timeout error says what was gathered and what to do. %s If not done by then, the result is "still running" with next: the call that collects it. With MCP tasks, a model call becomes a task whose result arrives by itself.`
 
 // timeoutRule is how to choose a call's timeout; %g is the server's default timeout in seconds.
 const timeoutRule = `A fast model answers about 100k tokens in 10-20 s (default timeout %g s); a thinking model ("model|thinking") or a bigger request takes minutes: pass on_timeout: "continue" with a timeout under your client's tool-call limit.`
@@ -77,12 +77,12 @@ type ConsultationArgs struct {
 	Path       string  `json:"path" schema:"required" desc:"Absolute directory to gather files from."`
 	Pattern    string  `json:"pattern" schema:"required" desc:"Glob relative to path, e.g. \"**/*.py\" or \"src/**/*.{ts,tsx}\"."`
 	Query      string  `json:"query" schema:"required" desc:"The question, self-contained."`
-	Model      string  `json:"model,omitempty" desc:"Model id as the provider names it; server default if omitted. Suffix \"|thinking\" or \"|thinking=N\" turns on reasoning (N = budget in tokens)."`
+	Model      string  `json:"model,omitempty" desc:"Model id as the provider names it; server default if omitted. Suffix \"|thinking\" or \"|thinking=N\" turns on reasoning (N: token budget)."`
 	Exclude    string  `json:"exclude_pattern,omitempty" desc:"Glob of files to leave out, e.g. \"{**/*_test.go,docs/**}\"."`
 	Timeout    float64 `json:"timeout,omitempty"` // described from its limits and the server's default
-	OutputFile string  `json:"output_file,omitempty" desc:"Absolute path of a new file to write the answer to; the result then holds the path and the footer."`
+	OutputFile string  `json:"output_file,omitempty" desc:"Absolute path of a new file for the answer; the result then holds its path and the footer."`
 	DryRun     bool    `json:"dry_run,omitempty" desc:"Gather and count only; no model call."`
-	OnTimeout  string  `json:"on_timeout,omitempty" enum:"fail,continue" desc:"\"fail\" (default): stop at timeout. \"continue\": at timeout return an id and finish in the background."`
+	OnTimeout  string  `json:"on_timeout,omitempty" enum:"fail,continue" desc:"\"fail\" (default): stop at timeout. \"continue\": return an id at timeout and finish in the background."`
 	MaxCost    float64 `json:"max_cost_usd,omitempty" desc:"Cost cap, USD."`
 	FollowUpOf string  `json:"follow_up_of,omitempty" desc:"An earlier answer's id: ask about the same files, with that thread as context."`
 }

@@ -95,10 +95,16 @@ func resultsCommand(_ context.Context, args []string, getenv func(string) string
 	type entry struct {
 		results.Record
 		State string `json:"state"`
+		// NobodyWaits marks a consultation whose client stopped waiting without asking for a
+		// stop, not yet named to its owner.
+		NobodyWaits bool `json:"nobody_waits,omitempty"`
 	}
 	entries := make([]entry, len(recs))
 	for i, r := range recs {
-		entries[i] = entry{r, jobs.State(r)}
+		entries[i] = entry{r, jobs.State(r), jobs.IsOrphan(r.ID)}
+		if entries[i].NobodyWaits {
+			entries[i].State += ", nobody waits"
+		}
 	}
 	if *asJSON {
 		return printJSON(stdout, entries)

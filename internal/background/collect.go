@@ -75,9 +75,9 @@ func (e *Engine) collect(ctx context.Context, id, owner string, wait time.Durati
 	end := time.Now().Add(wait)
 	wctx, cancel := context.WithDeadline(ctx, end)
 	defer cancel()
-	res, done := e.follow(wctx, id, end.Add(-quiet), &relay{r: r, id: id}, nil)
+	res, how := e.follow(wctx, id, end.Add(-quiet), &relay{r: r, id: id}, nil, false)
 	switch {
-	case done:
+	case how == followDone:
 		return res
 	case ctx.Err() != nil:
 		return consultation.Failure(consultation.ClassCancelled, fmt.Sprintf("Stopped waiting for %s because the call was cancelled; the consultation goes on.", id))
@@ -247,8 +247,8 @@ func (e *Engine) stop(id string, cause *stopCause) consultation.Result {
 	e.logger.Info("background consultation cancelled", "id", id, "why", cause)
 	ctx, cancel := context.WithTimeout(context.Background(), stopWait)
 	defer cancel()
-	res, done := e.follow(ctx, id, time.Time{}, &relay{}, nil)
-	if !done {
+	res, how := e.follow(ctx, id, time.Time{}, &relay{}, nil, false)
+	if how != followDone {
 		return consultation.Said(&consultation.Summary{Kind: consultation.KindRunning, ID: id}, fmt.Sprintf("Cancellation of %s requested; its worker is stopping.", id))
 	}
 	return res

@@ -169,18 +169,74 @@ func (e *Engine) slot() (*results.Lock, error) {
 // first progress notification goes out at once and carries the id. A client that stops
 // waiting stops the worker only when its user explicitly aborted the call
 // (consultation.ErrUserCancelled); a client's own timeout, a cancel without a reason, or the
-// client quitting leave it running, to be collected later.
+// client quitting leave it running, to be collected later, and the next result the same
+// owner gets names it (Orphans).
 func (e *Engine) Start(ctx context.Context, in consultation.Request, r consultation.Reporter) consultation.Result {
-	start := consultation.Arrival(ctx)
-	warnings, err := e.svc.Validate(in)
-	if err != nil {
-		return consultation.FailureOf(err)
-	}
-	if _, _, fail := e.prepare(OwnerFrom(ctx), in); fail != nil {
+	w, fail := e.launch(ctx, in, r)
+	if fail != nil {
 		return *fail
 	}
+	defer w.close()
+	fg, cancel := context.WithDeadline(ctx, w.start.Add(w.timeout))
+	defer cancel()
+	res, end := e.follow(fg, w.job.ID, w.start.Add(w.timeout-quiet), w.relay, w.events, false)
+	switch {
+	case end == followDone:
+		return withWarnings(res, w.warnings)
+	case ctx.Err() != nil && userAborted(ctx):
+		// The user stopped the call: stop the worker too, and keep what it had.
+		return e.stop(w.job.ID, causeUser)
+	}
+	return withWarnings(e.goesOn(ctx, w), w.warnings)
+}
+
+// goesOn is "still running" for worker w whose call stops waiting: at its timeout, or because
+// its client stopped waiting without saying the user wanted it stopped. The end of the
+// latter is not announced to the session (it is gone); the owner's next result names it.
+func (e *Engine) goesOn(ctx context.Context, w *worker) consultation.Result {
+	why := fmt.Sprintf("timeout %s reached", consult.FormatDuration(w.timeout))
 	if ctx.Err() != nil {
-		return consultation.Failure(consultation.ClassCancelled, "Cancelled by the client before the consultation started; nothing was read or sent.")
+		why = "the client stopped waiting"
+		e.orphaned(w.job)
+	} else {
+		e.announce.Store(w.job.ID, true)
+	}
+	next, _ := e.store.Load(w.job.ID)
+	if next.ID == "" {
+		next = w.rec
+	}
+	return e.running(next, why)
+}
+
+// worker is a background consultation's worker as the call that started it sees it.
+type worker struct {
+	job      Job
+	rec      results.Record // its first record
+	start    time.Time      // when the call arrived
+	timeout  time.Duration  // the call's timeout
+	warnings []string       // the call's warnings
+	relay    *relay
+	events   <-chan workerEvent // what the worker tells; closed when it ends
+	stop     func()
+}
+
+// close stops listening to the worker (which goes on).
+func (w *worker) close() { w.stop() }
+
+// launch validates in and starts its worker, telling r (the first progress notification,
+// at once, carries the id); the failure to return instead when it cannot.
+func (e *Engine) launch(ctx context.Context, in consultation.Request, r consultation.Reporter) (*worker, *consultation.Result) {
+	start := consultation.Arrival(ctx)
+	fail := func(res consultation.Result) (*worker, *consultation.Result) { return nil, &res }
+	warnings, err := e.svc.Validate(in)
+	if err != nil {
+		return fail(consultation.FailureOf(err))
+	}
+	if _, _, res := e.prepare(OwnerFrom(ctx), in); res != nil {
+		return nil, res
+	}
+	if ctx.Err() != nil {
+		return fail(consultation.Failure(consultation.ClassCancelled, "Cancelled by the client before the consultation started; nothing was read or sent."))
 	}
 	timeout := in.Timeout
 	if timeout == 0 {
@@ -196,9 +252,9 @@ func (e *Engine) Start(ctx context.Context, in consultation.Request, r consultat
 	slot, err := e.slot()
 	switch {
 	case err != nil:
-		return consultation.Failure(consultation.ClassInternal, fmt.Sprintf("Cannot start a background consultation: the results directory %s cannot be used (%v). Call again without on_timeout \"continue\".", e.store.Dir(), err))
+		return fail(consultation.Failure(consultation.ClassInternal, fmt.Sprintf("Cannot start a background consultation: the results directory %s cannot be used (%v). Call again without on_timeout \"continue\".", e.store.Dir(), err)))
 	case slot == nil:
-		return consultation.Failure(consultation.ClassOverloaded, fmt.Sprintf("Too many background consultations are running: %d, the most the server allows (--background-workers). Wait for one to finish (consultation_result), cancel one (consultation_cancel), or call without on_timeout \"continue\".", e.maxWorkers))
+		return fail(consultation.Failure(consultation.ClassOverloaded, fmt.Sprintf("Too many background consultations are running: %d, the most the server allows (--background-workers). Wait for one to finish (consultation_result), cancel one (consultation_cancel), or call without on_timeout \"continue\".", e.maxWorkers)))
 	}
 	lock, ok, err := e.store.TryLock(id)
 	if err == nil && !ok {
@@ -206,7 +262,7 @@ func (e *Engine) Start(ctx context.Context, in consultation.Request, r consultat
 	}
 	if err != nil {
 		slot.Close()
-		return consultation.Failure(consultation.ClassInternal, fmt.Sprintf("Cannot start a background consultation: %v", err))
+		return fail(consultation.Failure(consultation.ClassInternal, fmt.Sprintf("Cannot start a background consultation: %v", err)))
 	}
 	rec := jobRecord(job)
 	rec.Note = "starting"
@@ -214,7 +270,7 @@ func (e *Engine) Start(ctx context.Context, in consultation.Request, r consultat
 		lock.Close()
 		slot.Close()
 		_ = e.store.RemoveLock(id)
-		return consultation.Failure(consultation.ClassInternal, fmt.Sprintf("Cannot start a background consultation: its record cannot be written in the results directory %s (%v). Free some space there, or call again without on_timeout \"continue\".", e.store.Dir(), err))
+		return fail(consultation.Failure(consultation.ClassInternal, fmt.Sprintf("Cannot start a background consultation: its record cannot be written in the results directory %s (%v). Free some space there, or call again without on_timeout \"continue\".", e.store.Dir(), err)))
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -229,34 +285,15 @@ func (e *Engine) Start(ctx context.Context, in consultation.Request, r consultat
 		if rec, err := doneRecord(rec, res, nil); err == nil {
 			_ = e.store.Save(rec)
 		}
-		return res
+		return fail(res)
 	}
-	defer pr.Close()
 	e.logger.Info("background worker started", "id", id)
-	inBand := make(chan consultation.Result, 1)
-	go readResult(pr, inBand)
-	rel := &relay{r: r, id: id}
-	rel.send("starting a background worker")
-	fg, cancel := context.WithDeadline(ctx, start.Add(timeout))
-	defer cancel()
-	res, done := e.follow(fg, id, start.Add(timeout-quiet), rel, inBand)
-	switch {
-	case done:
-		return withWarnings(res, warnings)
-	case ctx.Err() != nil && userAborted(ctx):
-		// The user stopped the call: stop the worker too, and keep what it had.
-		return e.stop(id, causeUser)
-	}
-	e.announce.Store(id, true)
-	why := fmt.Sprintf("timeout %s reached", consult.FormatDuration(timeout))
-	if ctx.Err() != nil {
-		why = "the client stopped waiting"
-	}
-	next, _ := e.store.Load(id)
-	if next.ID == "" {
-		next = rec
-	}
-	return withWarnings(e.running(next, why), warnings)
+	events, done := make(chan workerEvent, 8), make(chan struct{})
+	go listen(pr, events, done)
+	w := &worker{job: job, rec: rec, start: start, timeout: timeout, warnings: warnings, relay: &relay{r: r, id: id}, events: events,
+		stop: sync.OnceFunc(func() { close(done); pr.Close() })}
+	w.relay.send("starting a background worker")
+	return w, nil
 }
 
 // quiet is how long before a wait ends no progress is relayed: a notification sent just
@@ -273,18 +310,27 @@ func withWarnings(res consultation.Result, warnings []string) consultation.Resul
 	return res
 }
 
-// readResult reads the result a worker writes at its end; nothing is sent when the worker
-// ends without writing one (it died, or the pipe was closed).
-func readResult(r io.Reader, out chan<- consultation.Result) {
-	defer close(out) // the worker has ended: there is nothing more to wait for
-	var res consultation.Result
-	if err := json.NewDecoder(io.LimitReader(r, maxInBand)).Decode(&res); err == nil {
-		out <- res
+// listen reads what a worker tells on its pipe r and passes it on to events until the
+// worker ends (events is then closed) or done is closed (its call stopped listening).
+func listen(r io.Reader, events chan<- workerEvent, done <-chan struct{}) {
+	defer close(events) // the worker has ended: there is nothing more to wait for
+	dec := json.NewDecoder(io.LimitReader(r, maxInBand))
+	for {
+		var ev workerEvent
+		if err := dec.Decode(&ev); err != nil {
+			return
+		}
+		select {
+		case events <- ev:
+		case <-done:
+			return
+		}
 	}
 }
 
-// maxInBand bounds a result read from a worker's pipe: the answer cap and room for the rest.
-const maxInBand = 64 << 20
+// maxInBand bounds what is read from a worker's pipe: its result (the answer cap and room
+// for the rest) and its states, a few hundred bytes each.
+const maxInBand = 96 << 20
 
 // userAborted reports whether ctx ended because the client's user explicitly stopped the
 // call. A client's own timeout, a cancel with no reason (an HTTP stream closed, a client
@@ -311,46 +357,78 @@ func (rl *relay) send(msg string) {
 	rl.r.Progress(float64(rl.n), msg)
 }
 
-// follow waits for consultation id until it is done, its worker is gone, or ctx ends,
-// relaying its progress every heartbeat (none from quietFrom on; zero: never quiet). The
-// result comes from inBand (nil: none) when the worker sends it there, else from its record.
-func (e *Engine) follow(ctx context.Context, id string, quietFrom time.Time, rel *relay, inBand <-chan consultation.Result) (consultation.Result, bool) {
-	tick := time.NewTicker(poll)
-	defer tick.Stop()
+// How a follow ended.
+type followEnd int
+
+const (
+	followDone     followEnd = iota // the consultation is done: its result is returned
+	followStopped                   // ctx ended first
+	followLaunched                  // its first model request went out (untilLaunch)
+)
+
+// follow waits for consultation id until it is done, its worker is gone, or ctx ends (with
+// untilLaunch, also until its first model request goes out), relaying its progress every
+// heartbeat (none from quietFrom on; zero: never quiet). With events (the worker's pipe,
+// from the call that started it) the worker tells its state and its result; without, its
+// record is read every poll, and whether it is done.
+func (e *Engine) follow(ctx context.Context, id string, quietFrom time.Time, rel *relay, events <-chan workerEvent, untilLaunch bool) (consultation.Result, followEnd) {
+	res, how, _ := e.followState(ctx, id, quietFrom, rel, events, untilLaunch)
+	return res, how
+}
+
+// followState is follow, also returning the worker's latest state as it told it (nil when it
+// told none).
+func (e *Engine) followState(ctx context.Context, id string, quietFrom time.Time, rel *relay, events <-chan workerEvent, untilLaunch bool) (consultation.Result, followEnd, *consultation.State) {
+	var tick <-chan time.Time
+	if events == nil {
+		t := time.NewTicker(poll)
+		defer t.Stop()
+		tick = t.C
+	}
 	beat := time.NewTicker(e.heartbeat)
 	defer beat.Stop()
 	var rec results.Record
+	var latest *consultation.State // the worker's latest state, from its pipe
+	if events != nil {
+		rec, _ = e.store.Load(id) // for its start, until the worker tells
+	}
 	for {
-		if next, err := e.store.Load(id); err == nil {
-			rec = next
-		}
-		if rec.ID != "" && !e.alive(rec) { // done, or its worker is gone
-			if inBand != nil { // what the worker sent before it ended is on its way: wait for it
-				select {
-				case res, ok := <-inBand:
-					if ok {
-						return res, true
-					}
-				case <-ctx.Done():
-					return consultation.Result{}, false
-				}
+		if events == nil {
+			if next, err := e.store.Load(id); err == nil {
+				rec = next
 			}
-			return e.fromRecord(e.settled(rec)), true
+			if rec.ID != "" && !e.alive(rec) { // done, or its worker is gone
+				return e.fromRecord(e.settled(rec)), followDone, latest
+			}
 		}
 		select {
 		case <-ctx.Done():
-			return consultation.Result{}, false
-		case res, ok := <-inBand:
-			if ok {
-				return res, true
+			return consultation.Result{}, followStopped, latest
+		case ev, ok := <-events:
+			switch {
+			case !ok: // the worker ended without telling its result: its record says how
+				if rec, err := e.store.Load(id); err == nil {
+					return e.fromRecord(e.settled(rec)), followDone, latest
+				}
+				return e.fromRecord(e.finishDead(id)), followDone, latest
+			case ev.Result != nil:
+				return *ev.Result, followDone, latest
+			case ev.State != nil:
+				latest = ev.State
+				if ev.Launched && untilLaunch {
+					return consultation.Result{}, followLaunched, latest
+				}
 			}
-			inBand = nil // the worker ended without sending its result: its record says how
 		case now := <-beat.C:
 			if !quietFrom.IsZero() && !now.Before(quietFrom) {
 				continue
 			}
-			rel.send(progressLine(rec))
-		case <-tick.C:
+			if latest != nil && latest.Message != "" {
+				rel.send(latest.Message)
+			} else {
+				rel.send(progressLine(rec))
+			}
+		case <-tick:
 		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 var (
 	causeTool = &stopCause{by: "tool", err: "cancelled with consultation_cancel", words: "Cancelled with consultation_cancel"}
 	causeUser = &stopCause{by: "user", err: "cancelled by the user", words: "Cancelled by the user (the client aborted the call)"}
+	causeTask = &stopCause{by: "task", err: "cancelled with tasks/cancel", words: "Cancelled by the client (tasks/cancel)"}
 )
 
 // stopCause is a cancel of a background consultation: by consultation_cancel (or
@@ -55,6 +56,8 @@ func (e *Engine) readCancel(id string) error {
 		return nil
 	case why == causeUser.by:
 		return causeUser
+	case why == causeTask.by:
+		return causeTask
 	}
 	return causeTool
 }
@@ -90,6 +93,12 @@ func (e *Engine) Work(ctx context.Context, job Job, held []*os.File, out io.Writ
 	}
 	ctx, stop := context.WithDeadlineCause(ctx, job.Created.Add(e.limit), &limitCause{e.limit})
 	defer stop()
+	if job.Request.OnTimeout != consultation.OnTimeoutContinue {
+		// A task that is to stop at its timeout (on_timeout "fail") keeps the call's deadline.
+		ctx, stop = withTimeout(ctx, job, e.svc.TimeoutRule().Default)
+		defer stop()
+	}
+	tell := &teller{w: out}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var res consultation.Result
@@ -112,7 +121,7 @@ func (e *Engine) Work(ctx context.Context, job Job, held []*os.File, out io.Writ
 			}
 		}
 	})
-	rep := recorder(func(st consultation.State) {
+	rep := recorder{tell: tell, record: func(st consultation.State) {
 		rec := base
 		rec.Progress = &results.Progress{Phase: string(st.Phase), Message: st.Message,
 			ElapsedSeconds: st.Elapsed.Round(time.Millisecond).Seconds(), Attempts: st.Attempts,
@@ -122,7 +131,7 @@ func (e *Engine) Work(ctx context.Context, job Job, held []*os.File, out io.Writ
 		if err := save(rec); err != nil {
 			e.logger.Warn("cannot write the progress of a background consultation", "id", job.ID, "error", err)
 		}
-	})
+	}}
 	run, th, fail := e.prepare(job.Owner, job.Request)
 	switch {
 	case fail != nil:
@@ -152,18 +161,64 @@ func (e *Engine) Work(ctx context.Context, job Job, held []*os.File, out io.Writ
 		note := fmt.Sprintf("This result could not be saved in the results directory %s (%v): it is returned only here, and consultation_result cannot return it again.", e.store.Dir(), err)
 		res = withWarnings(res, []string{note})
 	}
-	_ = json.NewEncoder(out).Encode(res)
+	tell.send(workerEvent{Result: &res})
 	e.logger.Info("background consultation finished", "id", job.ID, "error", res.IsError, "elapsed", time.Since(job.Created).Round(time.Millisecond))
 	return nil
 }
 
-// recorder receives a worker's progress and writes it to the record at the heartbeat's pace
-// (see WorkerHeartbeat); notices go to the worker's log only.
-type recorder func(consultation.State)
+// withTimeout is ctx ending at job's own timeout (def when the request sets none), with the
+// cause a call's own deadline has.
+func withTimeout(ctx context.Context, job Job, def time.Duration) (context.Context, context.CancelFunc) {
+	timeout := job.Request.Timeout
+	if timeout == 0 {
+		timeout = def
+	}
+	return context.WithDeadlineCause(ctx, job.Created.Add(timeout), consultation.ErrCallTimeout)
+}
+
+// recorder receives a worker's progress: it writes it to the record at the heartbeat's pace
+// (see WorkerHeartbeat) for other readers and restarts, and tells the call waiting on the
+// worker at once; notices go to the worker's log only.
+type recorder struct {
+	tell   *teller
+	record func(consultation.State)
+}
 
 func (recorder) Progress(float64, string)       {}
 func (recorder) Log(consultation.Level, string) {}
-func (r recorder) Record(st consultation.State) { r(st) }
+
+func (r recorder) Record(st consultation.State) {
+	r.record(st)
+	st.Partial = "" // the record has it; the waiting call needs the figures
+	r.tell.send(workerEvent{State: &st})
+}
+
+// Launching tells the waiting call that the consultation's first model request goes out.
+func (r recorder) Launching(st consultation.State) {
+	st.Partial = ""
+	r.tell.send(workerEvent{State: &st, Launched: true})
+}
+
+// workerEvent is one message on a worker's pipe to the call that started it: its state, the
+// moment it sends its first model request, or its result (the last message).
+type workerEvent struct {
+	State    *consultation.State  `json:"state,omitempty"`
+	Launched bool                 `json:"launched,omitempty"`
+	Result   *consultation.Result `json:"result,omitempty"`
+}
+
+// teller writes a worker's events to its pipe, one JSON line each. Once the reader has gone
+// (its call returned), writes fail and are dropped: the record serves later readers.
+type teller struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (t *teller) send(ev workerEvent) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_ = json.NewEncoder(t.w).Encode(ev)
+}
 
 // WorkerHeartbeat is the heartbeat a worker's service runs with for a server heartbeat of
 // d: a worker writes its record at each, at least every writeMax.

@@ -35,6 +35,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -94,6 +95,40 @@ type cancels struct {
 	// first: mcp-go queues notifications apart from responses, so a heartbeat may be
 	// written after the response it preceded.
 	gone []cancelKey
+	// replies rewrite the response to a request before it is written (tasks.go): set
+	// while mcp-go handles the request, taken when its response goes out.
+	replies map[cancelKey]func(resp []byte) []byte
+}
+
+// replace arranges for the response to request k to be written as f makes it of mcp-go's.
+func (c *cancels) replace(k cancelKey, f func(resp []byte) []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.replies == nil {
+		c.replies = make(map[cancelKey]func([]byte) []byte)
+	}
+	c.replies[k] = f
+}
+
+// replaced is resp, the response to request k, as its replacement makes it (resp itself
+// when there is none); the replacement is used once.
+func (c *cancels) replaced(k cancelKey, resp []byte) []byte {
+	c.mu.Lock()
+	f, ok := c.replies[k]
+	delete(c.replies, k)
+	c.mu.Unlock()
+	if !ok {
+		return resp
+	}
+	return f(resp)
+}
+
+// hasReply reports whether the response to request k is to be replaced.
+func (c *cancels) hasReply(k cancelKey) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.replies[k]
+	return ok
 }
 
 // goneTokens is how many tokens of ended, cancelled requests are remembered.
@@ -511,10 +546,18 @@ type stdioOut struct {
 
 func (s *stdioOut) Write(p []byte) (int, error) {
 	if m, ok := peekOutgoing(p); ok {
-		if m.isResponse() && s.c.end(cancelKey{"", canonicalID(m.ID)}) {
+		k := cancelKey{"", canonicalID(m.ID)}
+		if m.isResponse() && s.c.end(k) {
 			return len(p), nil
 		}
 		if s.c.notifiesCancelled("", &m) {
+			return len(p), nil
+		}
+		if m.isResponse() && s.c.hasReply(k) {
+			line := s.c.replaced(k, bytes.TrimRight(p, "\n"))
+			if _, err := s.w.Write(append(line, '\n')); err != nil {
+				return 0, err
+			}
 			return len(p), nil
 		}
 	}
@@ -624,6 +667,14 @@ func (rw *httpResponse) WriteHeader(code int) {
 }
 
 func (rw *httpResponse) Write(p []byte) (int, error) {
+	if rw.k.id != "" && rw.c.hasReply(rw.k) {
+		if q, ok := rw.rewritten(p); ok {
+			if _, err := rw.Write(q); err != nil {
+				return 0, err
+			}
+			return len(p), nil
+		}
+	}
 	if rw.dropped(p) {
 		if rw.heldStatus != 0 {
 			rw.Header().Del("Content-Type")
@@ -656,6 +707,25 @@ func (rw *httpResponse) dropped(p []byte) bool {
 		return st.cancelled
 	}
 	return rw.c.notifiesCancelled(rw.session, &m)
+}
+
+// rewritten is p (a JSON body or one SSE event) with the response to this request as its
+// replacement makes it; false when p is not that response.
+func (rw *httpResponse) rewritten(p []byte) ([]byte, bool) {
+	data := bytes.TrimSpace(p)
+	sse := bytes.HasPrefix(data, []byte("event:")) || bytes.HasPrefix(data, []byte("data:"))
+	if sse {
+		data = sseData(data)
+	}
+	m, ok := peekOutgoing(data)
+	if !ok || !m.isResponse() || canonicalID(m.ID) != rw.k.id {
+		return nil, false
+	}
+	out := rw.c.replaced(rw.k, data)
+	if sse {
+		return fmt.Appendf(nil, "event: message\ndata: %s\n\n", out), true
+	}
+	return append(out, '\n'), true
 }
 
 // sseData is the data of one SSE event: its "data:" lines, each without the field name

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -64,7 +65,14 @@ func New(cfg Config) *server.MCPServer {
 	instructions := Instructions(srv, cfg.Background != nil)
 	hooks := &server.Hooks{}
 	hooks.AddBeforeCallTool(rememberRequestID)
+	page := cfg.PageBytes
+	if page == 0 {
+		page = background.DefaultPageBytes
+	}
+	h := &handler{svc: cfg.Service, bg: cfg.Background, page: page, log: logger}
+	hooks.AddOnRequestInitialization(h.beforeRequest)
 	levels := &levelChoices{}
+	h.levels = levels
 	hooks.AddBeforeSetLevel(levels.note)
 	hooks.AddOnUnregisterSession(levels.forget)
 	// The token vocabulary loads in the background once a client has the tool list (or at
@@ -79,11 +87,6 @@ func New(cfg Config) *server.MCPServer {
 		server.WithRecovery(),
 		server.WithInstructions(instructions),
 	)
-	page := cfg.PageBytes
-	if page == 0 {
-		page = background.DefaultPageBytes
-	}
-	h := &handler{svc: cfg.Service, bg: cfg.Background, page: page, log: logger, levels: levels}
 	s.AddTool(tooldefs.Consultation(srv), h.tool("a JSON object with path, pattern and query", h.consultCall))
 	if cfg.Background != nil {
 		s.AddTool(tooldefs.Result(), h.tool("a JSON object with id and wait", h.resultCall))
@@ -150,6 +153,11 @@ func (h *handler) consultCall(ctx context.Context, args map[string]any, rep cons
 		if h.bg == nil {
 			return consultation.Failure(consultation.ClassInvalidArgument, `on_timeout "continue" is not available: this server has no usable results directory to keep background consultations in (its log says why; start it with --results-dir DIR, a directory of yours that others cannot write). Call again without on_timeout.`)
 		}
+	}
+	if res, ok := h.consultTask(ctx, in, rep); ok {
+		return res
+	}
+	if in.OnTimeout == consultation.OnTimeoutContinue && !in.DryRun {
 		return h.paged(ctx, h.bg.Start(ctx, in, rep))
 	}
 	if h.bg != nil && !in.DryRun {
@@ -209,6 +217,7 @@ func (h *handler) tool(want string, use func(context.Context, map[string]any, co
 			}
 			args = map[string]any{}
 		}
+		ctx = withTaskReply(ctx, req)
 		ctx, stop := callContext(ctx, req)
 		defer stop()
 		rep := &reporter{ctx: ctx, srv: server.ServerFromContext(ctx), levels: h.levels}
@@ -216,9 +225,23 @@ func (h *handler) tool(want string, use func(context.Context, map[string]any, co
 			rep.token = req.Params.Meta.ProgressToken
 		}
 		res := use(ctx, args, rep)
+		if h.bg != nil && res.Summary != nil {
+			res = withOrphans(res, h.bg.OrphanWarnings(background.OwnerFrom(ctx)))
+		}
 		rep.settle()
 		return toMCP(res), nil
 	}
+}
+
+// withOrphans is res also warning of the consultations its caller's clients left running.
+func withOrphans(res consultation.Result, warnings []string) consultation.Result {
+	if len(warnings) == 0 {
+		return res
+	}
+	sum := *res.Summary
+	sum.Warnings = append(slices.Clip(sum.Warnings), warnings...)
+	res.Summary = &sum
+	return res
 }
 
 // settleTime is how long the result waits after the last notification: notifications and

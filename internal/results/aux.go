@@ -43,17 +43,24 @@ func (s *Store) Check() error {
 // WriteCancel leaves the cancel marker of id, saying who cancelled (why, a short word); a
 // marker already there is kept. It is created exclusively, never through a link.
 func (s *Store) WriteCancel(id, why string) error {
-	f, err := s.openAux(id, cancelExt, os.O_WRONLY|os.O_CREATE|os.O_EXCL, true)
+	err := s.writeAux(id, cancelExt, why)
 	if errors.Is(err, fs.ErrExist) {
 		if _, ok := s.ReadCancel(id); ok {
 			return nil // cancelled already
 		}
 		return fmt.Errorf("results: %s: something that is not a cancel marker is in its place", auxName(id, cancelExt))
 	}
+	return err
+}
+
+// writeAux creates the file with ext beside id's record, exclusively (an error wrapping
+// fs.ErrExist when something has that name), never through a link, holding content.
+func (s *Store) writeAux(id, ext, content string) error {
+	f, err := s.openAux(id, ext, os.O_WRONLY|os.O_CREATE|os.O_EXCL, true)
 	if err != nil {
 		return err
 	}
-	_, err = f.WriteString(why)
+	_, err = f.WriteString(content)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -135,7 +142,7 @@ func auxID(name string) (string, bool) {
 	if !strings.HasPrefix(name, ".") {
 		return "", false
 	}
-	for _, ext := range []string{cancelExt, lockExt, logExt} {
+	for _, ext := range []string{cancelExt, lockExt, logExt, orphanExt} {
 		if id, ok := strings.CutSuffix(name[1:], ext); ok {
 			if _, err := ParseID(id); err == nil {
 				return id, true

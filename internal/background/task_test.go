@@ -1,0 +1,84 @@
+package background
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/internal/fake"
+)
+
+// TestOrphanNamedOnceToItsOwner: a consultation whose client stopped waiting without a
+// reason goes on; the next result its owner gets names it once, with its id, its state and
+// how to collect or stop it; another owner hears nothing of it; a consultation that returned
+// "still running" at its timeout (its client got the id) is not named.
+func TestOrphanNamedOnceToItsOwner(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, Config{})
+	r.up.SetDefault(fake.Script{Steps: []fake.Step{fake.Sleep(time.Second), fake.Text("kept")}})
+	ctx, cancel := context.WithCancelCause(WithOwner(context.Background(), "alice"))
+	go func() {
+		if _, err := r.up.Await(1, 5*time.Second); err == nil {
+			cancel(consultation.ErrClientCancelled)
+		}
+	}()
+	res := r.eng.Start(ctx, r.request(10*time.Second), nil)
+	if kindOf(t, res) != consultation.KindRunning {
+		t.Fatalf("got %s", res.Text())
+	}
+	id := res.Summary.ID
+	if !r.eng.IsOrphan(id) {
+		t.Errorf("consultation %s whose client stopped waiting is not marked", id)
+	}
+	if w := r.eng.OrphanWarnings("mallory"); len(w) != 0 {
+		t.Errorf("another owner is told of it: %q", w)
+	}
+	w := r.eng.OrphanWarnings("alice")
+	if len(w) != 1 {
+		t.Fatalf("owner's warnings = %q, want one", w)
+	}
+	for _, want := range []string{id, "still running", "consultation_result", "consultation_cancel", "client stopped waiting"} {
+		if !strings.Contains(w[0], want) {
+			t.Errorf("warning %q does not say %q", w[0], want)
+		}
+	}
+	if again := r.eng.OrphanWarnings("alice"); len(again) != 0 {
+		t.Errorf("named twice: %q", again)
+	}
+	if r.eng.IsOrphan(id) {
+		t.Errorf("still marked once named")
+	}
+
+	// At its timeout, with the client waiting, the call returns the id: nobody to warn.
+	r.up.Push(fake.Script{Steps: []fake.Step{fake.Sleep(2500 * time.Millisecond), fake.Text("later")}})
+	timed := r.eng.Start(WithOwner(context.Background(), "alice"), r.request(time.Second), nil)
+	if kindOf(t, timed) != consultation.KindRunning {
+		t.Fatalf("got %s", timed.Text())
+	}
+	if r.eng.IsOrphan(timed.Summary.ID) {
+		t.Errorf("a consultation returned as still running at its timeout is marked as nobody's")
+	}
+	r.eng.Collect(context.Background(), id, 10*time.Second, nil)
+	r.eng.Collect(WithOwner(context.Background(), "alice"), timed.Summary.ID, 10*time.Second, nil)
+}
+
+// TestTaskEndsBeforeTheModelIsNoTask: a task whose consultation ends before it reaches a
+// model (nothing matched) returns its result, and no task.
+func TestTaskEndsBeforeTheModelIsNoTask(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, Config{})
+	in := r.request(10 * time.Second)
+	in.Pattern = "**/*.nothing"
+	res, task := r.eng.StartTask(context.Background(), in, nil)
+	if task != nil {
+		t.Fatalf("a consultation that matched nothing became task %s", task.ID)
+	}
+	if !res.IsError || res.Summary.Error.Class != consultation.ClassNotFound {
+		t.Errorf("got %s", res.Text())
+	}
+	if n := len(r.up.Requests()); n != 0 {
+		t.Errorf("%d requests reached the upstream", n)
+	}
+}

@@ -1,0 +1,277 @@
+package mcpserver
+
+// MCP tasks (the io.modelcontextprotocol/tasks extension of protocol 2026-07-28), which
+// mcp-go v1.2.1 does not implement (its own tasks are the 2025-11-25 shape, and stay off).
+// They are carried in the shim in front of mcp-go (cancel.go), on stdio and HTTP alike:
+//
+//   - server/discover: mcp-go's answer gains capabilities.extensions[tasks] (only discover
+//     has extensions; initialize's capabilities do not).
+//   - tools/call of consultation whose request declares the extension, and that will reach
+//     a model: the handler starts it as a task (background.Engine.StartTask) and mcp-go's
+//     response is replaced by the CreateTaskResult.
+//   - tasks/get, tasks/cancel, tasks/update: mcp-go answers them "method not found" (its
+//     tasks are off); a hook that sees each request first (OnRequestInitialization) computes
+//     the answer, which replaces mcp-go's.
+//
+// A task is a background consultation (its id is the task id, its record the task's state),
+// so it outlives the server and any server process sharing the results directory answers
+// for it; ownership is the caller's owner (over HTTP, its bearer token).
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	consult "github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/internal/background"
+)
+
+const (
+	// tasksExtension names the MCP tasks extension.
+	tasksExtension = "io.modelcontextprotocol/tasks"
+	// agentTaskMeta is Claude Code's _meta key on a CreateTaskResult: its
+	// modelImmediateResponse is shown to the model when the task starts.
+	agentTaskMeta = "com.anthropic/agent-task"
+	// taskPollInterval is the polling interval a task suggests: a task's record is a small
+	// file, and its answer is handed on within this long of landing.
+	taskPollInterval = time.Second
+)
+
+// JSON-RPC error codes the task methods answer with.
+const (
+	codeInvalidParams     = -32602
+	codeMissingCapability = -32021
+)
+
+// declaresTasks reports whether a request's _meta declares the tasks extension among its
+// client capabilities.
+func declaresTasks(meta *mcp.Meta) bool {
+	caps := meta.ClientCapabilities()
+	if caps == nil {
+		return false
+	}
+	_, ok := caps.Extensions[tasksExtension]
+	return ok
+}
+
+// taskReplyKey is the context key of the function that replaces a tool call's response with
+// a task: set when the call's request declared the extension and came through a shim.
+type taskReplyKey struct{}
+
+// taskReplier returns the function that answers ctx's tool call with a CreateTaskResult;
+// nil when the call cannot be a task.
+func taskReplier(ctx context.Context) func(result []byte) {
+	f, _ := ctx.Value(taskReplyKey{}).(func([]byte))
+	return f
+}
+
+// withTaskReply returns ctx for the tool call req: when req declares the tasks extension and
+// came through a shim, it carries the function that replaces the call's response.
+func withTaskReply(ctx context.Context, req mcp.CallToolRequest) context.Context {
+	if !declaresTasks(req.Params.Meta) {
+		return ctx
+	}
+	sc, k, ok := requestKey(ctx, req)
+	if !ok {
+		return ctx
+	}
+	return context.WithValue(ctx, taskReplyKey{}, func(result []byte) {
+		sc.c.replace(k, func([]byte) []byte { return rpcResult(k.id, result) })
+	})
+}
+
+// taskJSON is a task as the extension's results carry it: a CreateTaskResult
+// (resultType "task") or a tasks/get result (resultType "complete").
+type taskJSON struct {
+	ResultType     string              `json:"resultType"`
+	TaskID         string              `json:"taskId"`
+	Status         string              `json:"status"`
+	StatusMessage  string              `json:"statusMessage,omitempty"`
+	CreatedAt      string              `json:"createdAt"`
+	LastUpdatedAt  string              `json:"lastUpdatedAt"`
+	TTLMs          int64               `json:"ttlMs"`
+	PollIntervalMs int64               `json:"pollIntervalMs"`
+	Result         *mcp.CallToolResult `json:"result,omitempty"`
+	Meta           map[string]any      `json:"_meta,omitempty"`
+}
+
+func newTaskJSON(resultType string, t background.Task) taskJSON {
+	return taskJSON{ResultType: resultType, TaskID: t.ID, Status: string(t.Status), StatusMessage: t.Message,
+		CreatedAt: t.Created.UTC().Format(time.RFC3339Nano), LastUpdatedAt: t.Updated.UTC().Format(time.RFC3339Nano),
+		TTLMs: t.TTL.Milliseconds(), PollIntervalMs: taskPollInterval.Milliseconds()}
+}
+
+// createTaskResult is the CreateTaskResult of a task just created, with the words its model
+// reads at once.
+func createTaskResult(t *background.Task) []byte {
+	j := newTaskJSON("task", *t)
+	j.Meta = map[string]any{agentTaskMeta: map[string]any{"modelImmediateResponse": TaskStartedWords(t)}}
+	b, _ := json.Marshal(j) // strings and numbers only
+	return b
+}
+
+// TaskStartedWords tell the model what a task runs and that its answer comes by itself.
+func TaskStartedWords(t *background.Task) string {
+	what := "the files"
+	model := "the model"
+	if st := t.Launch; st != nil {
+		if st.Model != "" {
+			model = st.Model
+		}
+		if st.Files > 0 {
+			files := consult.Thousands(int64(st.Files)) + " files"
+			if st.Files == 1 {
+				files = "1 file"
+			}
+			what = fmt.Sprintf("%s (%s, %s prompt tokens", files, st.Bytes, st.PromptTokens)
+			if st.Estimate != "" {
+				what += "; " + st.Estimate
+			}
+			what += ")"
+		}
+	}
+	return fmt.Sprintf("consult is asking %s about %s as task %s; it may take until %s (%s from the start). "+
+		"Its result arrives by itself in a task notification when it is ready: do not call consultation_result for it, and go on with other work meanwhile. "+
+		"If it is no longer needed, stop it with TaskStop.",
+		consult.Printable(model), what, t.ID, t.Deadline.UTC().Format("15:04:05 UTC"), consult.FormatDuration(t.Deadline.Sub(t.Created).Round(time.Second)))
+}
+
+// beforeRequest is an OnRequestInitialization hook: it sees every request before mcp-go
+// handles it, and arranges the replies of the extension's methods (see the file comment).
+func (h *handler) beforeRequest(ctx context.Context, id any, message any) error {
+	raw, ok := message.(json.RawMessage)
+	if !ok || h.bg == nil {
+		return nil
+	}
+	sc, ok := ctx.Value(cancelScopeKey{}).(cancelScope)
+	key := cancelKey{sc.session, canonicalID(id)}
+	if !ok || key.id == "" {
+		return nil
+	}
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			TaskID json.RawMessage `json:"taskId"`
+			Meta   *mcp.Meta       `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	switch m.Method {
+	case string(mcp.MethodServerDiscover):
+		sc.c.replace(key, withTasksDeclared)
+		return nil
+	case string(mcp.MethodTasksGet), string(mcp.MethodTasksCancel), "tasks/update":
+	default:
+		return nil
+	}
+	var reply []byte
+	var taskID string
+	switch {
+	case !declaresTasks(m.Params.Meta):
+		reply = rpcError(key.id, codeMissingCapability, "Missing required client capability: "+m.Method+" needs the "+tasksExtension+" extension declared in _meta",
+			map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{tasksExtension: map[string]any{}}}})
+	case json.Unmarshal(m.Params.TaskID, &taskID) != nil || taskID == "":
+		reply = rpcError(key.id, codeInvalidParams, m.Method+" needs params.taskId, the id of a task this server created", nil)
+	default:
+		reply = h.taskMethod(ctx, key.id, m.Method, taskID)
+	}
+	sc.c.replace(key, func([]byte) []byte { return reply })
+	return nil
+}
+
+// taskMethod answers tasks/get, tasks/cancel or tasks/update for taskID (the request's id
+// is id, canonical JSON).
+func (h *handler) taskMethod(ctx context.Context, id, method, taskID string) []byte {
+	var err error
+	switch method {
+	case string(mcp.MethodTasksGet):
+		var t background.Task
+		if t, err = h.bg.TaskState(ctx, taskID); err == nil {
+			j := newTaskJSON("complete", t)
+			if t.Status == background.TaskCompleted {
+				j.Result = toMCP(h.paged(ctx, t.Result))
+			}
+			b, merr := json.Marshal(j)
+			if merr == nil {
+				return rpcResult(id, b)
+			}
+			return rpcError(id, -32603, "cannot encode task "+taskID+": "+merr.Error(), nil)
+		}
+	case string(mcp.MethodTasksCancel):
+		err = h.bg.CancelTask(ctx, taskID)
+	default: // tasks/update: consult's tasks ask for no input; the update is acknowledged
+		_, err = h.bg.TaskState(ctx, taskID)
+	}
+	switch {
+	case errors.Is(err, background.ErrNoTask):
+		return rpcError(id, codeInvalidParams, err.Error(), nil)
+	case err != nil:
+		return rpcError(id, -32603, err.Error(), nil)
+	}
+	return rpcResult(id, []byte(`{"resultType":"complete"}`))
+}
+
+// withTasksDeclared is mcp-go's server/discover response with the tasks extension among the
+// server's capabilities; the response as it is if it is not a result.
+func withTasksDeclared(resp []byte) []byte {
+	var msg map[string]json.RawMessage
+	if json.Unmarshal(resp, &msg) != nil || msg["result"] == nil {
+		return resp
+	}
+	var result map[string]json.RawMessage
+	if json.Unmarshal(msg["result"], &result) != nil {
+		return resp
+	}
+	caps := map[string]json.RawMessage{}
+	if raw, ok := result["capabilities"]; ok && json.Unmarshal(raw, &caps) != nil {
+		return resp
+	}
+	ext := map[string]json.RawMessage{}
+	if raw, ok := caps["extensions"]; ok && json.Unmarshal(raw, &ext) != nil {
+		return resp
+	}
+	ext[tasksExtension] = json.RawMessage(`{}`)
+	// Values decoded from JSON encode again without error.
+	caps["extensions"], _ = json.Marshal(ext)
+	result["capabilities"], _ = json.Marshal(caps)
+	msg["result"], _ = json.Marshal(result)
+	out, _ := json.Marshal(msg)
+	return out
+}
+
+// rpcResult is the JSON-RPC response with id (canonical JSON) and result (JSON).
+func rpcResult(id string, result []byte) []byte {
+	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":%s}`, id, result)
+}
+
+// rpcError is the JSON-RPC error response with id (canonical JSON).
+func rpcError(id string, code int, message string, data any) []byte {
+	e := map[string]any{"code": code, "message": message}
+	if data != nil {
+		e["data"] = data
+	}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "error": e})
+	return b
+}
+
+// consultTask runs in as a task when ctx's call may be one: the result to return instead
+// when it ended before reaching a model, and whether it did.
+func (h *handler) consultTask(ctx context.Context, in consultation.Request, rep consultation.Reporter) (consultation.Result, bool) {
+	reply := taskReplier(ctx)
+	if reply == nil || h.bg == nil || in.DryRun {
+		return consultation.Result{}, false
+	}
+	res, t := h.bg.StartTask(ctx, in, rep)
+	if t == nil {
+		return h.paged(ctx, res), true
+	}
+	reply(createTaskResult(t))
+	return consultation.Result{}, true
+}

@@ -1,0 +1,93 @@
+package results
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+)
+
+// orphanExt names the marker of a background consultation whose client stopped waiting
+// without asking for it to stop (a cancel without a reason, a client that quit): nobody
+// may hold its id. The marker holds the consultation's owner; the owner's next result names
+// the consultation once (TakeOrphan), and `consult results` shows it.
+const orphanExt = ".orphan"
+
+// maxOwnerBytes bounds what an orphan marker holds: an owner, a digest.
+const maxOwnerBytes = 256
+
+// Orphan is a consultation whose client stopped waiting, and its owner.
+type Orphan struct {
+	ID, Owner string
+}
+
+// WriteOrphan leaves the orphan marker of id, naming its owner; a marker already there is
+// kept. It is created exclusively, never through a link.
+func (s *Store) WriteOrphan(id, owner string) error {
+	if err := s.writeAux(id, orphanExt, owner); !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return nil
+}
+
+// Orphans lists the orphan markers in the directory; a missing directory has none.
+func (s *Store) Orphans() ([]Orphan, error) {
+	root, err := s.openDir(false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	entries, err := fs.ReadDir(root.FS(), ".")
+	if err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	var out []Orphan
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(strings.TrimPrefix(e.Name(), "."), orphanExt)
+		if !ok || !strings.HasPrefix(e.Name(), ".") || !e.Type().IsRegular() {
+			continue
+		}
+		if _, err := ParseID(id); err != nil {
+			continue
+		}
+		f, _, err := openIn(root, e.Name(), os.O_RDONLY, 0)
+		if err != nil {
+			continue
+		}
+		b, err := io.ReadAll(io.LimitReader(f, maxOwnerBytes))
+		f.Close()
+		if err == nil {
+			out = append(out, Orphan{ID: id, Owner: string(b)})
+		}
+	}
+	return out, nil
+}
+
+// IsOrphan reports whether id has an orphan marker.
+func (s *Store) IsOrphan(id string) bool {
+	f, err := s.openAux(id, orphanExt, os.O_RDONLY, false)
+	if err != nil {
+		return false
+	}
+	f.Close()
+	return true
+}
+
+// TakeOrphan removes id's orphan marker and reports whether this call removed it: of
+// several servers that see it, one names the consultation.
+func (s *Store) TakeOrphan(id string) bool {
+	if _, err := ParseID(id); err != nil {
+		return false
+	}
+	root, err := s.openDir(false)
+	if err != nil {
+		return false
+	}
+	defer root.Close()
+	return root.Remove(auxName(id, orphanExt)) == nil
+}
