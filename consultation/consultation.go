@@ -100,6 +100,8 @@ type Service struct {
 
 	// sent remembers the prompt prefixes sent lately, for estimates that expect a cache hit.
 	sent sentPrefixes
+	// answers remembers how long the recent answers were, for the expected price.
+	answers recentAnswers
 
 	// gather is files.Gather; tests replace it to observe or slow the gathering phase.
 	gather func(context.Context, files.Options) (*files.Gathered, error)

@@ -57,8 +57,11 @@ type CostEstimate struct {
 	PromptTokens consult.Tokens `json:"prompt_tokens"`
 	CachedTokens consult.Tokens `json:"cached_tokens,omitempty"`
 	BoundTokens  consult.Tokens `json:"bound_prompt_tokens,omitempty"`
-	// ExpectedAnswer is the answer (and reasoning) tokens the expected price counts.
+	// ExpectedAnswer is the answer (and reasoning) tokens the expected price counts, and
+	// ExpectedFrom where that figure comes from: the median of this server's recent
+	// answers of the model, or consult's default.
 	ExpectedAnswer consult.Tokens `json:"expected_answer_tokens"`
+	ExpectedFrom   string         `json:"expected_answer_from,omitempty"`
 	// OutputLimit is the output limit the request carries (answer and reasoning), and
 	// LimitedBy what set it (LimitModel, LimitWindow, LimitMaxCost, LimitBudget).
 	OutputLimit consult.Tokens `json:"output_limit"`
@@ -79,8 +82,69 @@ type CostEstimate struct {
 // Known says whether the estimate has figures.
 func (e *CostEstimate) Known() bool { return e != nil && e.MaxUSD != nil }
 
-// defaultAnswerAllowance is the answer the expected price counts when nothing better is known.
-const defaultAnswerAllowance = maxAnswerReserve
+// The typical answer the expected price counts: the median of this server's last
+// recentAnswersKept answers of the model (output and reasoning tokens), else a default.
+const (
+	// defaultAnswerTokens is a long answer (about 1,500 words), when none was seen yet.
+	defaultAnswerTokens consult.Tokens = 2_000
+	// defaultReasoningTokens is the reasoning a thinking model without a budget is expected
+	// to add (a budget is expected to be spent whole).
+	defaultReasoningTokens consult.Tokens = 8_000
+	// recentAnswersKept is how many answers per model the median is taken over.
+	recentAnswersKept = 20
+)
+
+// recentAnswers remembers how long this server's recent answers were, per model (and
+// whether it thought). The zero value is ready.
+type recentAnswers struct {
+	mu   sync.Mutex
+	seen map[string][]consult.Tokens
+}
+
+// note records an answer of n output tokens (reasoning included) under key.
+func (r *recentAnswers) note(key string, n consult.Tokens) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.seen == nil {
+		r.seen = map[string][]consult.Tokens{}
+	}
+	l := append(r.seen[key], n)
+	if len(l) > recentAnswersKept {
+		l = l[len(l)-recentAnswersKept:]
+	}
+	r.seen[key] = l
+}
+
+// typical is the median of key's recent answers and how many there are (0: none).
+func (r *recentAnswers) typical(key string) (consult.Tokens, int) {
+	r.mu.Lock()
+	l := slices.Clone(r.seen[key])
+	r.mu.Unlock()
+	if len(l) == 0 {
+		return 0, 0
+	}
+	slices.Sort(l)
+	return l[len(l)/2], len(l)
+}
+
+// answerKey names the answers the call's are like: the model, thinking or not.
+func (c *call) answerKey() string {
+	return fmt.Sprintf("%s|%v|%d", c.req.Model.ID, c.req.Model.Thinking, c.req.Model.Budget)
+}
+
+// typicalAnswer is the answer (and reasoning) the expected price counts, and where it
+// comes from.
+func (c *call) typicalAnswer() (consult.Tokens, string) {
+	if n, seen := c.svc.answers.typical(c.answerKey()); seen > 0 {
+		return n, fmt.Sprintf("the median of this server's last %d %s of the model", seen, plural(seen, "answer", "answers"))
+	}
+	n, from := defaultAnswerTokens, "consult's default"
+	if m := c.req.Model; m.Thinking {
+		n += cmp.Or(m.Budget, defaultReasoningTokens)
+		from = "consult's default with reasoning"
+	}
+	return n, from
+}
 
 // promptBound is the most prompt tokens a provider may count for a request consult counts as
 // n: OpenAI's models count with consult's own encoding (o200k), so only the framing is
@@ -154,7 +218,8 @@ func (c *call) estimateCost(rep *Report) {
 // priceEstimate fills in est's figures for its output limit, at the call's prices.
 func (c *call) priceEstimate(est *CostEstimate) {
 	pr := *c.price
-	est.ExpectedAnswer = min(defaultAnswerAllowance, est.OutputLimit)
+	typical, from := c.typicalAnswer()
+	est.ExpectedAnswer, est.ExpectedFrom = min(typical, est.OutputLimit), from
 	expected := pr.Estimate(est.PromptTokens, c.cachedTokens, c.writtenTokens, est.ExpectedAnswer) + pr.Request
 	bound := pr.Bound(est.BoundTokens, est.OutputLimit)
 	at := pr.At(est.PromptTokens) // the rates shown: a long prompt's where they differ

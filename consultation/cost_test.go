@@ -606,3 +606,32 @@ func TestCostOfTheModelThatAnswered(t *testing.T) {
 		t.Errorf("warnings %q do not say which model answered", w)
 	}
 }
+
+// TestExpectedFromRecentAnswers: the expected price counts a default answer until the server
+// has answers of the model, then the median of its recent ones (output and reasoning).
+func TestExpectedFromRecentAnswers(t *testing.T) {
+	t.Parallel()
+	srv, svc := upstream(t, 1)
+	dir := sampleTree(t)
+	dry := func() *CostEstimate {
+		t.Helper()
+		return reportOf(t, svc.Consult(context.Background(), goReq(Request{Path: dir, DryRun: true}), nil)).Cost
+	}
+	if e := dry(); e.ExpectedAnswer != defaultAnswerTokens || e.ExpectedFrom != "consult's default" {
+		t.Errorf("before any answer: %s tokens from %q, want the default", e.ExpectedAnswer, e.ExpectedFrom)
+	}
+	for _, out := range []int{100, 900, 300} {
+		srv.Push(fake.Script{Steps: fake.Chunks("ok", 1), Usage: &fake.Usage{Input: 100, Output: out}})
+		if res := svc.Consult(context.Background(), goReq(Request{Path: dir}), nil); res.IsError {
+			t.Fatal(res.Text())
+		}
+	}
+	e := dry()
+	if e.ExpectedAnswer != 300 || !strings.Contains(e.ExpectedFrom, "last 3 answers") {
+		t.Errorf("after three answers: %s tokens from %q, want their median 300", e.ExpectedAnswer, e.ExpectedFrom)
+	}
+	want := float64(e.PromptTokens-e.CachedTokens)*2e-6 + float64(e.CachedTokens)*0.5e-6 + 300*8e-6 // the files expected from the cache
+	if !closeTo(*e.ExpectedUSD, want) || *e.ExpectedUSD >= *e.MaxUSD {
+		t.Errorf("expected %v, want %v (under the bound %v)", *e.ExpectedUSD, want, *e.MaxUSD)
+	}
+}

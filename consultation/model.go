@@ -316,6 +316,9 @@ func (c *call) answer(resp *providers.Response, rep *Report) Result {
 	sum := c.summary(KindAnswer, rep)
 	sum.Model = cmp.Or(resp.Model, c.req.Model.ID)
 	sum.Usage = c.usageOf(resp)
+	if u := resp.Usage; u.Reported && !resp.Truncated {
+		c.svc.answers.note(c.answerKey(), u.Output+u.Reasoning) // for the next call's expected price
+	}
 	sum.StopReason = resp.StopReason
 	sum.Truncated = resp.Truncated
 	sum.Withheld, sum.Redacted = rep.Withheld, rep.Redacted

@@ -738,7 +738,7 @@ func (e *CostEstimate) write(b *strings.Builder) {
 	if e.PromptPerM != nil {
 		fmt.Fprintf(b, " at $%s/M", perMillion(*e.PromptPerM))
 	}
-	fmt.Fprintf(b, " and a typical answer of %s tokens", e.ExpectedAnswer)
+	fmt.Fprintf(b, " and a typical answer of %s tokens (%s)", e.ExpectedAnswer, cmp.Or(e.ExpectedFrom, "consult's default"))
 	if e.AnswerPerM != nil {
 		fmt.Fprintf(b, " at $%s/M", perMillion(*e.AnswerPerM))
 	}
