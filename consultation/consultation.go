@@ -310,23 +310,24 @@ type call struct {
 	interval time.Duration
 	alive    liveness
 
-	gathered  *files.Gathered
-	digests   map[string]string // the gathered files' SHA-256, by path
-	counts    []consult.Tokens
-	overhead  consult.Tokens
-	ctxWindow consult.Tokens // the model's context window, 0 if unknown
-	live      *stream        // the model call in flight, nil before it starts
-	attempts  atomic.Int32   // model requests sent; read by the heartbeat
-	failed    []Attempt
-	sized     atomic.Pointer[Report] // the size report once counted; read by "still running"
-	fileSet   string                 // FileSetKey of the gathered files
-	model     catalog.Model          // what the catalog knows of the call's model
-	estimate  *CostEstimate          // the price before sending, once the model is looked up
-	price     *providers.Price       // the model's prices, when known
-	badPrice  error                  // the model's prices are bad data (providers.ErrBadPrice)
-	limit     consult.Tokens         // the output limit the request carries
-	hold      string                 // the call's hold in the daily budget's ledger, until settled
-	repriced  bool                   // the cost is at the prices of another model than asked (answeredPrice)
+	gathered   *files.Gathered
+	digests    map[string]string // the gathered files' SHA-256, by path
+	counts     []consult.Tokens
+	overhead   consult.Tokens
+	ctxWindow  consult.Tokens // the model's context window, 0 if unknown
+	live       *stream        // the model call in flight, nil before it starts
+	attempts   atomic.Int32   // model requests sent; read by the heartbeat
+	failed     []Attempt
+	sized      atomic.Pointer[Report] // the size report once counted; read by "still running"
+	fileSet    string                 // FileSetKey of the gathered files
+	model      catalog.Model          // what the catalog knows of the call's model
+	estimate   *CostEstimate          // the price before sending, once the model is looked up
+	price      *providers.Price       // the model's prices, when known
+	badPrice   error                  // the model's prices are bad data (providers.ErrBadPrice)
+	limit      consult.Tokens         // the output limit the request carries
+	hold       string                 // the call's hold in the daily budget's ledger, until settled
+	repriced   bool                   // the cost is at the prices of another model than asked (answeredPrice)
+	breakpoint bool                   // the request marks its files for the provider's cache (cacheBreakpoint)
 	// cachedTokens and writtenTokens are the prompt tokens expected from, and written to,
 	// the provider's cache.
 	cachedTokens, writtenTokens consult.Tokens

@@ -198,13 +198,14 @@ func (c *call) estimateCost(rep *Report) {
 	c.badPrice = c.model.BadPrice
 	est.OutputLimit, est.LimitedBy = c.naturalLimit(rep, c.model.MaxOutput)
 	c.limit = est.OutputLimit
+	c.breakpoint = c.cacheBreakpoint(rep)
 	if c.model.Price != nil {
 		pr := *c.model.Price
 		var written consult.Tokens
 		if c.cacheHitExpected(rep) {
 			est.CachedTokens = rep.Tokens
-		} else if providers.CacheControlled(c.req.Model.ID) {
-			written = rep.Tokens
+		} else if c.breakpoint {
+			written = rep.Tokens // written to the cache, at its price
 		}
 		est.BoundTokens = promptBound(c.req.Model.ID, rep.PromptTokens)
 		c.cachedTokens, c.writtenTokens = est.CachedTokens, written
@@ -248,8 +249,12 @@ func (c *call) capCost(usd float64, by string) (need float64, ok bool) {
 	return 0, true
 }
 
-// cacheMinimum is the smallest prefix a provider's prompt cache keeps: 1,024 tokens
-// (OpenAI, Anthropic), 2,048 for Gemini 2.5 and 4,096 for Gemini 3 (implicit caching).
+// cacheMinimum is the smallest prefix a provider's prompt cache keeps: 1,024 tokens for
+// OpenAI and most of Anthropic's models; 2,048 for Gemini 2.5 (implicit caching), Claude
+// Sonnet 4.6, Opus 4.7 and the Haiku 3 models; 4,096 for Gemini 3, Claude Opus 4.5 and 4.6
+// and Haiku 4.5 (https://ai.google.dev/gemini-api/docs/caching; Anthropic's minimums as
+// https://docs.orq.ai/docs/proxy/prompt-caching and
+// https://dev.to/creeta/claudes-prompt-cache-fails-silently-below-1024-tokens-1ch1 list them).
 func cacheMinimum(model string) consult.Tokens {
 	m := strings.ToLower(model)
 	switch {
@@ -257,8 +262,20 @@ func cacheMinimum(model string) consult.Tokens {
 		return 4_096
 	case strings.Contains(m, "gemini"):
 		return 2_048
+	case strings.Contains(m, "claude-opus-4.5"), strings.Contains(m, "claude-opus-4.6"), strings.Contains(m, "claude-haiku-4.5"):
+		return 4_096
+	case strings.Contains(m, "claude-sonnet-4.6"), strings.Contains(m, "claude-opus-4.7"), strings.Contains(m, "claude-3-haiku"),
+		strings.Contains(m, "claude-3.5-haiku"):
+		return 2_048
 	}
 	return 1_024
+}
+
+// cacheBreakpoint says whether the call's request marks its files for the provider's cache:
+// for the models that cache nothing without a mark (providers.CacheControlled), when the
+// files reach the model's minimum cacheable size. Below it the mark caches nothing.
+func (c *call) cacheBreakpoint(rep *Report) bool {
+	return providers.CacheControlled(c.req.Model.ID) && rep.Tokens >= cacheMinimum(c.req.Model.ID)
 }
 
 // cacheTTL is how long a prompt prefix is expected to stay in a provider's cache after it

@@ -52,9 +52,15 @@ type Request struct {
 	// Question, when set, is the end of the user message, after Text (or Prompt): the part
 	// that changes from one question to the next about the same files (files.Prompt.Question).
 	// Where a provider needs a cache breakpoint (OpenRouter to Anthropic's models,
-	// [CacheControlled]) the files and the question are two content parts, the breakpoint on
-	// the files; elsewhere the question is appended to the one message.
+	// [CacheControlled]) and CacheBreakpoint is set, the files and the question are two
+	// content parts, the breakpoint on the files; elsewhere the question is appended to the
+	// one message.
 	Question string
+	// CacheBreakpoint asks for a cache breakpoint after the files where a provider needs one
+	// to cache anything: the caller sets it when the files reach the model's minimum
+	// cacheable size (a breakpoint on less caches nothing, and writing the cache costs more
+	// than reading the prompt).
+	CacheBreakpoint bool
 	// CacheKey names the file set the message holds (the same files, the same key): OpenAI
 	// requests carry it as prompt_cache_key, which routes requests with the same prefix to
 	// the same cache. Empty sends none.
