@@ -516,6 +516,10 @@ func TestCacheHitExpected(t *testing.T) {
 		t.Fatal(res.Text())
 	}
 	second := est()
+	// A hit is expected, not promised: the bound still counts the files at full price.
+	if *second.MaxUSD != *first.MaxUSD {
+		t.Errorf("the bound with a cache hit expected is %v, want the same as without, %v", *second.MaxUSD, *first.MaxUSD)
+	}
 	if second.CachedTokens < 1_024 || *second.ExpectedUSD >= *first.ExpectedUSD {
 		t.Errorf("after a send: cached %s, usd %v (first %v); want the files cached and a lower price", second.CachedTokens, *second.ExpectedUSD, *first.ExpectedUSD)
 	}

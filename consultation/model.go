@@ -111,8 +111,11 @@ func (c *call) lookupModel(ctx context.Context) error {
 		if time.Now().After(m.Expires.AddDate(0, 0, 1)) {
 			when = "was listed to be removed after"
 		}
-		c.warn(fmt.Sprintf("model %s %s %s (%s): choose a current model before then (the server's default is %s)",
-			consult.Printable(id), when, m.Expires.Format(time.DateOnly), m.Source, consult.Printable(cmp.Or(c.svc.DefaultModel, "none"))))
+		advice := "choose a current model before then"
+		if d := c.svc.DefaultModel; d != "" && d != id {
+			advice += " (the server's default is " + consult.Printable(d) + ")"
+		}
+		c.warn(fmt.Sprintf("model %s %s %s (%s): %s", consult.Printable(id), when, m.Expires.Format(time.DateOnly), m.Source, advice))
 	}
 	return nil
 }

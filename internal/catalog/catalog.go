@@ -441,7 +441,11 @@ func (c *Catalog) resolve(model string, l *modelList) (Model, error) {
 	if !found && l == nil && c.cfg.ListURL != "" {
 		// The list that would say whether the model exists could not be had: the table
 		// is no authority on that. Nothing is known of the model; it is not refused.
-		return Model{ID: model, Unchecked: "the model list (" + c.cfg.ListURL + ") could not be had, and no other source knows it"}, nil
+		why := "the model list (" + c.cfg.ListURL + ") could not be had, and no other source knows it"
+		if c.cfg.Offline {
+			why = "no model list is cached in the results directory (this fetches none), and no other source knows it"
+		}
+		return Model{ID: model, Unchecked: why}, nil
 	}
 	if !found {
 		known := []string{from}
