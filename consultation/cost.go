@@ -169,11 +169,14 @@ func openAIModel(model string) bool {
 }
 
 // naturalLimit is the output limit a call carries without a cap: the model's largest output
-// (defaultOutputLimit when unknown), cut to the room the prompt leaves in the window.
+// (defaultOutputLimit when unknown), cut to the room the prompt leaves in the window (the
+// prompt taken a tenth larger than consult counts it, and the framing; providers refuse a
+// prompt and limit over the window), but never under MinAnswerTokens.
 func (c *call) naturalLimit(rep *Report, maxOutput consult.Tokens) (consult.Tokens, string) {
 	n, by := cmp.Or(maxOutput, defaultOutputLimit), LimitModel
 	if w := rep.ContextWindow; w > 0 {
-		if room := w - promptBound(c.req.Model.ID, rep.PromptTokens); room < n {
+		p := rep.PromptTokens
+		if room := w - (p + p/10 + promptFraming); room < n {
 			n, by = max(room, MinAnswerTokens), LimitWindow
 		}
 	}

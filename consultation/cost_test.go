@@ -150,7 +150,7 @@ func TestLimitFitsTheWindow(t *testing.T) {
 	srv.SetModels(fake.Model{ID: flavors[0].model, Context: 12_000, MaxOutput: 65_536,
 		Pricing: map[string]string{"prompt": "0.000001", "completion": "0.000002"}})
 	rep := reportOf(t, svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), DryRun: true}), nil))
-	want := 12_000 - promptBound(flavors[0].model, rep.PromptTokens)
+	want := 12_000 - (rep.PromptTokens + rep.PromptTokens/10 + promptFraming)
 	if rep.Cost.OutputLimit != want || rep.Cost.LimitedBy != LimitWindow {
 		t.Errorf("output limit %s by %s, want %s by the window", rep.Cost.OutputLimit, rep.Cost.LimitedBy, want)
 	}
