@@ -62,3 +62,26 @@ func TestReportEscapesNames(t *testing.T) {
 		}
 	}
 }
+
+// TestWarningsEscaped: a warning that quotes a hostile name is shown escaped in the text
+// and in the structured warnings, which some clients show their model as JSON (where C1
+// controls and bidi overrides would pass raw); the result's own summary is left as it was.
+func TestWarningsEscaped(t *testing.T) {
+	t.Parallel()
+	for name, want := range hostileNames {
+		t.Run(want, func(t *testing.T) {
+			sum := &Summary{Kind: KindAnswer, Answer: "ok", Warnings: []string{"clean", "files changed: " + name + " (new)"}}
+			text, out := Render(Result{Summary: sum}, ToolNames)
+			assertPrintable(t, text)
+			for _, w := range out.Warnings {
+				assertPrintable(t, w)
+			}
+			if got := out.Warnings[1]; !strings.Contains(got, want) {
+				t.Errorf("structured warning %q, want the name as %q", got, want)
+			}
+			if sum.Warnings[1] != "files changed: "+name+" (new)" {
+				t.Errorf("Render changed the result's own summary: %q", sum.Warnings[1])
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -176,6 +177,7 @@ func Render(r Result, n Names) (string, *Summary) {
 	}
 	sum := r.Summary
 	out := *sum
+	out.Warnings = printables(sum.Warnings) // they may quote a file name or a provider's words
 	var b strings.Builder
 	b.WriteString(f.Lead)
 	switch {
@@ -206,7 +208,7 @@ func Render(r Result, n Names) (string, *Summary) {
 		}
 	}
 	if sum.Page == nil || sum.Page.Offset == 0 {
-		for _, w := range sum.Warnings {
+		for _, w := range out.Warnings {
 			b.WriteString("\n\nWarning: " + w)
 		}
 		if sum.Kind == KindAnswer && sum.ID != "" && f.Reason != ReasonSaid {
@@ -214,6 +216,20 @@ func Render(r Result, n Names) (string, *Summary) {
 		}
 	}
 	return b.String(), &out
+}
+
+// printables is ss with each string escaped by consult.Printable; ss itself when none needs it.
+func printables(ss []string) []string {
+	for i, s := range ss {
+		if consult.Printable(s) != s {
+			out := slices.Clone(ss)
+			for k := i; k < len(out); k++ {
+				out[k] = consult.Printable(out[k])
+			}
+			return out
+		}
+	}
+	return ss
 }
 
 // namedAs is a refused argument's message with the argument named in the caller's words:

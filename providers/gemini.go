@@ -39,6 +39,9 @@ func NewGemini(cfg Config) (*Gemini, error) {
 	if err := cfg.checkKey(NameGemini); err != nil {
 		return nil, err
 	}
+	if err := cfg.checkZDR(NameGemini); err != nil {
+		return nil, err
+	}
 	hc := *cfg.httpClient()
 	hc.Transport = &geminiTransport{base: hc.Transport}
 	client, err := genai.NewClient(context.Background(), &genai.ClientConfig{

@@ -21,6 +21,9 @@ var _ Provider = (*OpenAI)(nil)
 
 // NewOpenAI returns an OpenAI provider. cfg.APIKey is required.
 func NewOpenAI(cfg Config) (*OpenAI, error) {
+	if err := cfg.checkZDR(NameOpenAI); err != nil {
+		return nil, err
+	}
 	c, err := newChatClient(NameOpenAI, cfg, openAIParams)
 	if err != nil {
 		return nil, err

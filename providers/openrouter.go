@@ -2,6 +2,9 @@ package providers
 
 import (
 	"context"
+	"errors"
+	"maps"
+	"strings"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -12,6 +15,7 @@ import (
 // the stream.
 type OpenRouter struct {
 	chat chatClient
+	zdr  bool // requests ask for endpoints that keep no data (Config.ZDR)
 }
 
 var _ Provider = (*OpenRouter)(nil)
@@ -19,7 +23,11 @@ var _ Provider = (*OpenRouter)(nil)
 // NewOpenRouter returns an OpenRouter provider. cfg.APIKey is required; cfg.BaseURL
 // defaults to OpenRouter's public endpoint ([Spec.DefaultBaseURL]).
 func NewOpenRouter(cfg Config) (*OpenRouter, error) {
-	c, err := newChatClient(NameOpenRouter, cfg, openRouterParams,
+	params := openRouterParams
+	if cfg.ZDR {
+		params = func(req Request) openai.ChatCompletionNewParams { return withZDR(openRouterParams(req)) }
+	}
+	c, err := newChatClient(NameOpenRouter, cfg, params,
 		option.WithHeader("HTTP-Referer", "https://github.com/consultmcp/consult"),
 		option.WithHeader("X-Title", "consult"),
 		// openai-go adds these from OPENAI_ORG_ID / OPENAI_PROJECT_ID; they are OpenAI's.
@@ -29,7 +37,7 @@ func NewOpenRouter(cfg Config) (*OpenRouter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &OpenRouter{chat: c}, nil
+	return &OpenRouter{chat: c, zdr: cfg.ZDR}, nil
 }
 
 // Name returns "openrouter".
@@ -39,7 +47,12 @@ func (p *OpenRouter) Name() string { return NameOpenRouter }
 // parameter ({"max_tokens": N} with a budget, {"effort": "high"} without), reasoning
 // deltas are reported to obs, and usage accounting is requested so Usage carries the cost.
 func (p *OpenRouter) Stream(ctx context.Context, req Request, obs Observer) (*Response, error) {
-	return p.chat.stream(ctx, req, obs)
+	resp, err := p.chat.stream(ctx, req, obs)
+	var e *Error
+	if p.zdr && errors.As(err, &e) && e.Kind == NotFound && strings.Contains(strings.ToLower(e.Message), "data policy") {
+		e.Message += " (this server asks for zero data retention, --zdr, and this model has no endpoint that keeps no data: choose another model)"
+	}
+	return resp, err
 }
 
 // Encode builds req's body once; see [Encoder].
@@ -58,6 +71,21 @@ func openRouterParams(req Request) openai.ChatCompletionNewParams {
 	if n := outputLimit(req, true); n > 0 {
 		params.MaxTokens = openai.Int(int64(n))
 	}
+	params.SetExtraFields(extra)
+	return params
+}
+
+// withZDR is params asking OpenRouter for zero data retention: its provider routing
+// preferences (https://openrouter.ai/docs/guides/routing/provider-selection) with "zdr":
+// true (only endpoints that keep no prompt) and "data_collection": "deny" (only providers
+// that do not store or train on it). A model without such an endpoint is refused by
+// OpenRouter (404, "No endpoints found matching your data policy"), never served elsewhere.
+func withZDR(params openai.ChatCompletionNewParams) openai.ChatCompletionNewParams {
+	extra := maps.Clone(params.ExtraFields())
+	if extra == nil {
+		extra = map[string]any{}
+	}
+	extra["provider"] = map[string]any{"zdr": true, "data_collection": "deny"}
 	params.SetExtraFields(extra)
 	return params
 }

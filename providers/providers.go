@@ -191,6 +191,20 @@ type Config struct {
 	HTTPClient *http.Client
 	// Logger receives debug records (never the key, never the prompt). Nil discards them.
 	Logger *slog.Logger
+	// ZDR asks for zero data retention: every request may be served only by an endpoint
+	// that keeps no data. OpenRouter takes it per request (its provider routing
+	// preferences); OpenAI and Gemini cannot be asked per request (their retention is the
+	// account's agreement with them), and their constructors refuse it ([Spec.ZDR]).
+	ZDR bool
+}
+
+// checkZDR refuses cfg.ZDR for provider name, which cannot be asked per request to keep
+// no data.
+func (c Config) checkZDR(name string) error {
+	if c.ZDR {
+		return fmt.Errorf("%s: zero data retention cannot be asked for per request: what %s keeps is set by the account's agreement with it, not by a request; OpenRouter can route each request to endpoints that keep no data", name, name)
+	}
+	return nil
 }
 
 // checkKey refuses a config without an API key, saying where provider name's key comes

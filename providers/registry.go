@@ -22,6 +22,9 @@ type Spec struct {
 	DefaultModel string
 	// DefaultBaseURL is the provider's public endpoint, used when [Config.BaseURL] is empty.
 	DefaultBaseURL string
+	// ZDR says whether the provider can be asked, per request, to keep no data
+	// ([Config.ZDR]); New refuses a Config asking for it when it cannot.
+	ZDR bool
 	// New builds the provider.
 	New func(Config) (Provider, error)
 }
@@ -34,7 +37,7 @@ func Registry() []Spec {
 	return []Spec{
 		{
 			Name: NameOpenRouter, KeyEnv: []string{"OPENROUTER_API_KEY"},
-			DefaultModel: "google/gemini-3.1-flash-lite", DefaultBaseURL: "https://openrouter.ai/api/v1",
+			DefaultModel: "google/gemini-3.1-flash-lite", DefaultBaseURL: "https://openrouter.ai/api/v1", ZDR: true,
 			New: func(c Config) (Provider, error) { return NewOpenRouter(c) },
 		},
 		{

@@ -26,8 +26,6 @@ import (
 const (
 	// minHeartbeat bounds the heartbeat from below so a typo cannot flood the client.
 	minHeartbeat = 100 * time.Millisecond
-	// minPageBytes is the smallest page: smaller ones make a long answer take too many calls.
-	minPageBytes = 4096
 	// minInflight is the smallest --max-inflight: below it even a small tree would be refused.
 	minInflight consult.Bytes = 16 << 20
 )
@@ -92,6 +90,7 @@ type config struct {
 
 	Prices    string `json:"prices,omitempty"`     // the user's prices file; "": none
 	ModelsURL string `json:"models_url,omitempty"` // where the model list is fetched; "": the provider's default, "off": none
+	ZDR       bool   `json:"zdr,omitempty"`        // send requests only to endpoints that keep no data (openrouter)
 
 	InWorker bool `json:"-"` // this process is a background worker, not a server
 }
@@ -121,6 +120,32 @@ func (v value[T]) Set(s string) error {
 	}
 	return err
 }
+
+// boolValue is a flag.Value for a switch: --name alone sets it, and its variable takes
+// 1, true, yes or on (0, false, no, off).
+type boolValue struct{ p *bool }
+
+func (b boolValue) String() string {
+	if b.p == nil {
+		return "false"
+	}
+	return strconv.FormatBool(*b.p)
+}
+
+func (b boolValue) Set(s string) error {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "1", "true", "yes", "on":
+		*b.p = true
+	case "0", "false", "no", "off", "":
+		*b.p = false
+	default:
+		return fmt.Errorf("%q is not a switch: write 1 or 0 (true or false)", s)
+	}
+	return nil
+}
+
+// IsBoolFlag lets --name stand alone on the command line.
+func (b boolValue) IsBoolFlag() bool { return true }
 
 // parseDollars reads a price in US dollars: a number, 0 or more ("5", "0.50", "$5").
 func parseDollars(s string) (float64, error) {
@@ -287,6 +312,7 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 		{"budget-usd", "cap on what consultations cost per UTC day, in US dollars, across servers sharing the results directory (0: none)", newValue(&cfg.BudgetUSD, parseDollars)},
 		{"prices", "a prices file (JSON) whose prices, windows and expiry dates win over every other source", &cfg.Prices},
 		{"models-url", "where the model list (prices, windows) is fetched; \"off\" for none", &cfg.ModelsURL},
+		{"zdr", "zero data retention: send requests only to endpoints that keep no data (openrouter)", boolValue{&cfg.ZDR}},
 	})
 	if err != nil {
 		return cfg, err
@@ -339,8 +365,11 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 	if cfg.BackgroundWorkers < 1 {
 		return cfg, fmt.Errorf("--background-workers %d: must be at least 1", cfg.BackgroundWorkers)
 	}
-	if cfg.PageBytes != 0 && cfg.PageBytes < minPageBytes {
-		return cfg, fmt.Errorf("--page-bytes %d: must be 0 (answers are never paged) or at least %d", cfg.PageBytes, minPageBytes)
+	if cfg.PageBytes != 0 && cfg.PageBytes < background.MinPageBytes {
+		return cfg, fmt.Errorf("--page-bytes %d: must be 0 (answers are never paged) or at least %d: smaller pages make a long answer take thousands of calls", cfg.PageBytes, background.MinPageBytes)
+	}
+	if cfg.ZDR && !spec.ZDR {
+		return cfg, fmt.Errorf("--zdr (or CONSULT_ZDR): %s cannot be asked per request to keep no data: what it keeps is set by your account's agreement with it. Serve with consult openrouter --zdr, which sends each request only to endpoints that keep none, or drop --zdr", provider)
 	}
 	if cfg.MaxInflight < minInflight {
 		return cfg, fmt.Errorf("--max-inflight %s: must be at least %s", cfg.MaxInflight, minInflight)

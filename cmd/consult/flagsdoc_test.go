@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // TestEveryFlagDocumented: every server flag the command line takes is in the usage text
@@ -31,6 +33,21 @@ func TestEveryFlagDocumented(t *testing.T) {
 		}
 		if !strings.Contains(string(readme), "| `"+flag+"`") && !strings.Contains(string(readme), "| `"+flag+" ") {
 			t.Errorf("README's flag table does not list %s", flag)
+		}
+	}
+}
+
+// TestReadmeListsProtocolVersions: README names every MCP protocol version consult serves
+// (mcp-go's list), so a version gained or lost with an upgrade cannot go unsaid.
+func TestReadmeListsProtocolVersions(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range mcp.ValidProtocolVersions {
+		if !strings.Contains(string(readme), v) {
+			t.Errorf("README does not name protocol version %s", v)
 		}
 	}
 }

@@ -114,7 +114,7 @@ Server flags (each also an environment variable CONSULT_<NAME>, e.g. CONSULT_BAS
                           as 512MiB, 1.5GB); a call that would pass it waits, its deadline running
   --page-bytes N          answers longer than N bytes are returned in pages, each saying how
                           to fetch the next with consultation_result (default 30000, under
-                          what MCP clients pass on whole; 0: never)
+                          what MCP clients pass on whole; 0: never; else at least 4096)
   --budget-usd USD        cap on what consultations cost per UTC day, over every server sharing
                           the results directory (default 0: none); each call holds the most it
                           can cost until it ends, its output limit sized to what is left
@@ -123,6 +123,9 @@ Server flags (each also an environment variable CONSULT_<NAME>, e.g. CONSULT_BAS
   --models-url URL        where the model list (prices, windows, expiry dates) is fetched
                           (default: OpenRouter's public list; the provider's own endpoint for
                           openrouter; none for openai and gemini with --base-url); "off": none
+  --zdr                   zero data retention (openrouter only): send every request only to
+                          endpoints that keep no data (OpenRouter's zdr and data_collection
+                          deny); a model without one is refused. CONSULT_ZDR=1 does the same
   --test                  send a one-line question, print answer, model and timing, and exit
 Durations take Go syntax (90s, 2m) or plain seconds (90).
 `

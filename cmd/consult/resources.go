@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/consultmcp/consult/internal/background"
+	"github.com/consultmcp/consult/internal/mcpserver"
 	"github.com/consultmcp/consult/internal/results"
 )
 
@@ -32,6 +33,23 @@ func addResultResources(s *server.MCPServer, eng *background.Engine) {
 	})
 }
 
+// resultLookup says, for the layer in front of mcp-go (mcpserver.WithResourceLookup),
+// whether the caller may read a resource: consult serves only consult://results/{id}, and
+// of those only the caller's, known and not expired.
+func resultLookup(eng *background.Engine) mcpserver.ResourceLookup {
+	return func(ctx context.Context, uri string) (bool, string) {
+		id, ok := strings.CutPrefix(uri, resultsURI)
+		if !ok {
+			return false, "consult serves only " + resultsURI + "{id}, the results of consultations"
+		}
+		res, found := eng.Find(ctx, id)
+		if found {
+			return true, ""
+		}
+		return false, res.Text()
+	}
+}
+
 // readResult is the content of the resource uri: consultation id's result as its caller's
 // owner sees it.
 func readResult(ctx context.Context, eng *background.Engine, uri, id string) ([]mcp.ResourceContents, error) {
@@ -43,27 +61,22 @@ func readResult(ctx context.Context, eng *background.Engine, uri, id string) ([]
 }
 
 // announce tells the session that started a finished consultation (over stdio, the one
-// client) that its result is ready: it lists the result as a resource of that session and
-// says it was updated, then sends a notifications/message. A session no longer connected
-// misses both.
+// client) that its result is ready: it lists the result as a resource of that session, then
+// sends a notifications/message. A session no longer connected misses it. No
+// notifications/resources/updated is sent: the server does not offer resources/subscribe,
+// and a client receives that notification only for a resource it subscribed to.
 func announce(s *server.MCPServer, eng *background.Engine, rec results.Record) {
 	uri := resultsURI + rec.ID
 	res := mcp.NewResource(uri, "consultation "+rec.ID, mcp.WithResourceDescription(rec.Query), mcp.WithMIMEType("text/plain"))
 	read := func(ctx context.Context, _ mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 		return readResult(ctx, eng, uri, rec.ID)
 	}
-	notify := func(method string, params map[string]any) {
-		if rec.Session == "" {
-			s.SendNotificationToAllClients(method, params)
-		} else {
-			_ = s.SendNotificationToSpecificClient(rec.Session, method, params)
-		}
-	}
+	params := map[string]any{"level": "info", "logger": "consult", "data": background.ReadyNotice(rec)}
 	if rec.Session == "" {
 		s.AddResource(res, read)
+		s.SendNotificationToAllClients("notifications/message", params)
 	} else {
 		_ = s.AddSessionResource(rec.Session, res, read)
+		_ = s.SendNotificationToSpecificClient(rec.Session, "notifications/message", params)
 	}
-	notify("notifications/resources/updated", map[string]any{"uri": uri})
-	notify("notifications/message", map[string]any{"level": "info", "logger": "consult", "data": background.ReadyNotice(rec)})
 }

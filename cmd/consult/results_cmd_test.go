@@ -159,3 +159,47 @@ func mustJSON(t *testing.T, v any) json.RawMessage {
 	}
 	return b
 }
+
+// TestResultsShowsNobodyWaits: `consult results` marks a consultation whose client stopped
+// waiting without asking for a stop, in the listing and in --json, until it is named.
+func TestResultsShowsNobodyWaits(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "results")
+	store := results.Open(dir, 0, 0, 0)
+	left, named := results.NewID(time.Now()), results.NewID(time.Now())
+	for _, id := range []string{left, named} {
+		rec := results.Record{ID: id, Status: results.Done, Created: time.Now(), Model: "m", Query: "q", Answer: "a",
+			Summary: mustJSON(t, consultation.Summary{Kind: consultation.KindAnswer, Model: "m", Answer: "a"})}
+		if err := store.Save(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := store.WriteOrphan(left, ""); err != nil {
+		t.Fatal(err)
+	}
+	list, _, err := resultsCLI(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(list, "\n") {
+		switch {
+		case strings.HasPrefix(line, left) && !strings.Contains(line, "nobody waits"):
+			t.Errorf("the consultation nobody waits for is not marked: %q", line)
+		case strings.HasPrefix(line, named) && strings.Contains(line, "nobody waits"):
+			t.Errorf("another consultation is marked: %q", line)
+		}
+	}
+	js, _, err := resultsCLI(dir, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []map[string]any
+	if err := json.Unmarshal([]byte(js), &entries); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if got, want := e["nobody_waits"] == true, e["id"] == left; got != want {
+			t.Errorf("%v: nobody_waits = %v, want %v", e["id"], got, want)
+		}
+	}
+}

@@ -107,7 +107,7 @@ func newServer(cfg config, logger *slog.Logger) (*serving, error) {
 		logger.Warn("no API key: dry runs work, model calls will be refused", "provider", cfg.Provider, "set", spec.KeyEnv[0])
 		return srv, nil
 	}
-	if svc.Model, err = spec.New(providers.Config{APIKey: cfg.APIKey, BaseURL: cfg.BaseURL, Logger: logger}); err != nil {
+	if svc.Model, err = spec.New(providers.Config{APIKey: cfg.APIKey, BaseURL: cfg.BaseURL, Logger: logger, ZDR: cfg.ZDR}); err != nil {
 		return nil, err
 	}
 	return srv, nil
@@ -192,10 +192,12 @@ func runServe(ctx context.Context, provider string, args []string, getenv func(s
 	logger.Info("consult serving", "provider", provider, "model", cfg.Model, "transport", transport,
 		"default_timeout", cfg.DefaultTimeout, "heartbeat", cfg.Heartbeat, "idle_timeout", cfg.IdleTimeout,
 		"results_dir", cfg.ResultsDir, "results_ttl", cfg.ResultsTTL, "background_limit", cfg.BackgroundLimit,
-		"max_inflight", cfg.MaxInflight)
+		"max_inflight", cfg.MaxInflight, "zdr", cfg.ZDR)
 	if srv.engine != nil {
 		addResultResources(s, srv.engine)
+		ctx = mcpserver.WithResourceLookup(ctx, resultLookup(srv.engine))
 		go srv.engine.WatchFinished(ctx, readyPoll, func(rec results.Record) { announce(s, srv.engine, rec) })
+		go pruneEvery(ctx, srv.store, pruneInterval, logger)
 	}
 	if cfg.HTTPAddr != "" {
 		err = serveHTTP(ctx, s, cfg, tok, logger, stderr)
@@ -211,6 +213,26 @@ func runServe(ctx context.Context, provider string, args []string, getenv func(s
 // readyPoll is how often the server looks for background consultations that finished, to
 // tell their session.
 const readyPoll = time.Second
+
+// pruneInterval is how often a server prunes the results directory (expired results, files
+// left by crashes), besides at start and at the saves that add or finish a record.
+const pruneInterval = 10 * time.Minute
+
+// pruneEvery prunes store every interval until ctx ends.
+func pruneEvery(ctx context.Context, store *results.Store, interval time.Duration, logger *slog.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := store.Prune(); err != nil {
+				logger.Warn("cannot tidy the results directory", "dir", store.Dir(), "error", err)
+			}
+		}
+	}
+}
 
 // sessionContext is the streamable HTTP server's context function: the context tool
 // handlers get carries the request's owner (which the guard put in the request's context)
@@ -263,7 +285,7 @@ func newHTTPServer(ctx context.Context, s *server.MCPServer, guard *httpGuard, l
 		server.WithSessionIdManager(guard.sessionManager()),
 	)
 	mux := http.NewServeMux()
-	guard.next = mcpserver.HTTPShim(h)
+	guard.next = mcpserver.ResourceErrors(mcpserver.HTTPShim(h))
 	mux.Handle("/mcp", guard)
 	mux.HandleFunc("/", oauthRefusal)
 	httpSrv.Handler = mux

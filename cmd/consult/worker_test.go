@@ -125,8 +125,8 @@ func answerSurvives(t *testing.T, quit func(t *testing.T, s *rawServer)) {
 	onlyRecord(t, resultsDir, id)
 }
 
-// onlyRecord checks that a finished worker left its record and nothing else, once it has
-// had up to 20 s (a hang guard) to remove the rest.
+// onlyRecord checks that a finished worker left its record (and the marker saying it was
+// collected) and nothing else, once it has had up to 20 s (a hang guard) to remove the rest.
 func onlyRecord(t *testing.T, resultsDir, id string) {
 	t.Helper()
 	var names []string
@@ -137,7 +137,9 @@ func onlyRecord(t *testing.T, resultsDir, id string) {
 		}
 		names = names[:0]
 		for _, e := range entries {
-			if n := e.Name(); !strings.HasPrefix(n, ".slot-") && n != "spend.json" && n != ".spend.lock" && n != "models.json" { // the worker slots' locks, the spend ledger and the model list cache stay
+			// The worker slots' locks, the spend ledger, the model list cache and the marker of a
+			// result collected stay.
+			if n := e.Name(); !strings.HasPrefix(n, ".slot-") && n != "spend.json" && n != ".spend.lock" && n != "models.json" && n != "."+id+".collected" {
 				names = append(names, e.Name())
 			}
 		}
@@ -279,9 +281,11 @@ func TestUserCancelStopsWorker(t *testing.T) {
 }
 
 // TestReadyNotice: when a background consultation finishes while its session is
-// connected, the server sends notifications/message naming the id and
-// notifications/resources/updated for consult://results/{id}, which resources/list then
-// lists and resources/read returns with the answer.
+// connected, the server sends notifications/message naming the id (and no
+// notifications/resources/updated: it offers no resources/subscribe), and resources/list
+// then lists consult://results/{id}, which resources/read returns with the answer. Reading
+// a malformed, unknown, expired or another owner's id answers -32002 (this session's
+// protocol, 2025-11-25) with data.uri.
 func TestReadyNotice(t *testing.T) {
 	t.Parallel()
 	srv, release := heldAnswer(t, "the slow answer")
@@ -292,15 +296,17 @@ func TestReadyNotice(t *testing.T) {
 	release() // the answer arrives after the call returned "still running"
 	uri := "consult://results/" + id
 	timeout := time.After(30 * time.Second) // a hang guard
-	for notice, updated := false, false; !notice || !updated; {
+	for notice := false; !notice; {
 		select {
 		case m := <-s.lines:
 			params, _ := m["params"].(map[string]any)
 			data, _ := params["data"].(string)
-			notice = notice || m["method"] == "notifications/message" && strings.Contains(data, id) && strings.Contains(data, "is ready")
-			updated = updated || m["method"] == "notifications/resources/updated" && params["uri"] == uri
+			notice = m["method"] == "notifications/message" && strings.Contains(data, id) && strings.Contains(data, "is ready")
+			if m["method"] == "notifications/resources/updated" {
+				t.Errorf("an unsolicited %v", m)
+			}
 		case <-timeout:
-			t.Fatalf("no notice that %s is ready, or no resource update", id)
+			t.Fatalf("no notice that %s is ready", id)
 		}
 	}
 	s.send(t, `{"jsonrpc":"2.0","id":3,"method":"resources/list"}`)
@@ -311,9 +317,29 @@ func TestReadyNotice(t *testing.T) {
 	if read, _ := json.Marshal(s.await(t, 4)); !strings.Contains(string(read), "the slow answer") {
 		t.Errorf("resources/read: %s", read)
 	}
-	s.send(t, `{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"consult://results/`+results.NewID(time.Now())+`"}}`)
-	if read, _ := json.Marshal(s.await(t, 5)); !strings.Contains(string(read), "Unknown id") {
-		t.Errorf("resources/read of an unknown id: %s", read)
+	expired, theirs := results.NewID(time.Now()), results.NewID(time.Now())
+	if err := results.Open(resultsDir, 0, 0, 0).Save(results.Record{ID: theirs, Owner: "another token", Status: results.Done, Created: time.Now(), Answer: "theirs"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := results.Open(resultsDir, time.Nanosecond, 0, 0).Save(results.Record{ID: expired, Status: results.Done, Created: time.Now(), Answer: "old"}); err != nil {
+		t.Fatal(err)
+	}
+	for n, tc := range []struct{ id, words string }{
+		{results.NewID(time.Now()), "Unknown id"},
+		{"../../etc/passwd", "not a consultation id"},
+		{expired, "expired"},
+		{theirs, "Unknown id"},
+	} {
+		u := "consult://results/" + tc.id
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 10 + n, "method": "resources/read", "params": map[string]any{"uri": u}})
+		s.send(t, string(b))
+		m := s.await(t, 10+n)
+		e, _ := m["error"].(map[string]any)
+		data, _ := e["data"].(map[string]any)
+		msg, _ := e["message"].(string)
+		if code, _ := e["code"].(float64); code != -32002 || data["uri"] != u || !strings.Contains(msg, tc.words) {
+			t.Errorf("resources/read of %s: %v, want -32002 with data.uri and %q", tc.id, m, tc.words)
+		}
 	}
 }
 

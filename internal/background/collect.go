@@ -93,6 +93,12 @@ func (e *Engine) collect(ctx context.Context, id, owner string, wait time.Durati
 // that says why: unknown, expired, unreadable. Another owner's record is unknown.
 func (e *Engine) load(id, owner string) (results.Record, *consultation.Result) {
 	rec, err := e.store.Load(id)
+	return e.judge(id, owner, rec, err)
+}
+
+// judge is load's verdict on what the store returned for id (Load, or LoadPart): the record
+// when owner may use it, else the result that says why not.
+func (e *Engine) judge(id, owner string, rec results.Record, err error) (results.Record, *consultation.Result) {
 	var res consultation.Result
 	switch {
 	case (err == nil || errors.Is(err, results.ErrExpired)) && rec.Owner != owner:
@@ -109,13 +115,36 @@ func (e *Engine) load(id, owner string) (results.Record, *consultation.Result) {
 	return results.Record{}, &res
 }
 
+// notStarted is the failure of a background consultation whose record could not be
+// written: the directory is full of results kept for their owners (results.ErrFull), or
+// cannot be written.
+func (e *Engine) notStarted(err error) consultation.Result {
+	if errors.Is(err, results.ErrFull) {
+		return consultation.Failure(consultation.ClassOverloaded, fmt.Sprintf("Cannot start a background consultation: %v. Nothing was sent. Collect finished consultations (consultation_result), wait for results to expire (kept %s), or call again without on_timeout \"continue\".", err, consult.FormatDuration(e.store.TTL())))
+	}
+	return consultation.Failure(consultation.ClassInternal, fmt.Sprintf("Cannot start a background consultation: its record cannot be written in the results directory %s (%v). Free some space there, or call again without on_timeout \"continue\".", e.store.Dir(), err))
+}
+
+// delivered notes that res, a consultation's final result, was returned to its owner
+// whole: its record may now make room for others' (results.Store.MarkCollected). Results
+// that are not final (running, a list) are not.
+func (e *Engine) delivered(res consultation.Result) {
+	sum := res.Summary
+	if sum == nil || sum.ID == "" || sum.Kind != consultation.KindAnswer && sum.Kind != consultation.KindError {
+		return
+	}
+	if err := e.store.MarkCollected(sum.ID); err != nil {
+		e.logger.Warn("cannot mark a result collected; it is kept until it expires", "id", sum.ID, "error", err)
+	}
+}
+
 // notFound explains an id the results directory does not hold: expired when it is older than
 // any result is kept, unknown otherwise.
 func (e *Engine) notFound(id string) consultation.Result {
 	if created, err := results.ParseID(id); err == nil && time.Since(created) > e.limit+e.store.TTL() {
 		return e.expired(id)
 	}
-	return consultation.Failure(consultation.ClassNotFound, fmt.Sprintf("Unknown id: no consultation %s is saved in %s. Ids come from a consultation that returned \"still running\"; call consultation_result without id to list the known ones.", id, e.store.Dir()))
+	return consultation.Failure(consultation.ClassNotFound, fmt.Sprintf("Unknown id: no consultation %s is saved in %s. Ids come from a consultation that returned \"still running\"; call consultation_result without id to list the known ones. (A result already returned whole may be removed before it expires when the directory is full.)", id, e.store.Dir()))
 }
 
 func (e *Engine) expired(id string) consultation.Result {
@@ -244,6 +273,7 @@ func (e *Engine) stop(id string, cause *stopCause) consultation.Result {
 	if err := e.store.WriteCancel(id, cause.by); err != nil {
 		return consultation.Failure(consultation.ClassInternal, fmt.Sprintf("Cannot cancel consultation %s: its cancel cannot be written in %s (%v).", id, e.store.Dir(), err))
 	}
+	e.wake(id)
 	e.logger.Info("background consultation cancelled", "id", id, "why", cause)
 	ctx, cancel := context.WithTimeout(context.Background(), stopWait)
 	defer cancel()
@@ -252,6 +282,16 @@ func (e *Engine) stop(id string, cause *stopCause) consultation.Result {
 		return consultation.Said(&consultation.Summary{Kind: consultation.KindRunning, ID: id}, fmt.Sprintf("Cancellation of %s requested; its worker is stopping.", id))
 	}
 	return res
+}
+
+// wake tells the worker of consultation id to read its cancel marker now: a signal to the
+// process its record names, while the record's lock says that process is its worker.
+func (e *Engine) wake(id string) {
+	rec, err := e.store.LoadHead(id)
+	if err != nil || !rec.Worker || rec.PID <= 0 || rec.Status != results.Running || !e.store.LockHeld(id) {
+		return
+	}
+	signalWorker(rec.PID)
 }
 
 // Peek returns consultation id's result for the caller's owner without waiting: the answer
@@ -266,7 +306,28 @@ func (e *Engine) Peek(ctx context.Context, id string) (consultation.Result, bool
 	if failed != nil {
 		return *failed, false
 	}
-	return e.view(e.settled(rec), "not finished"), true
+	res := e.view(e.settled(rec), "not finished")
+	e.delivered(res)
+	return res, true
+}
+
+// Find reports whether the caller of ctx may read consultation id (its resource,
+// consult://results/{id}), reading only the head of its record; when not, the result says
+// why: malformed, unknown, expired, or another owner's (answered as unknown). A record
+// that cannot be read counts as found: reading it reports the fault.
+func (e *Engine) Find(ctx context.Context, id string) (consultation.Result, bool) {
+	if err := checkID(id); err != nil {
+		return consultation.FailureOf(err), false
+	}
+	rec, err := e.store.LoadHead(id)
+	_, failed := e.judge(id, OwnerFrom(ctx), rec, err)
+	if failed == nil {
+		return consultation.Result{}, true
+	}
+	if info := failed.Summary.Error; info != nil && (info.Class == consultation.ClassNotFound || info.Class == consultation.ClassInvalidArgument) {
+		return *failed, false
+	}
+	return consultation.Result{}, true
 }
 
 // Lookup returns the record of id for a person reading the results directory (consult

@@ -3,11 +3,13 @@ package background
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
+	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/consultation"
 	"github.com/consultmcp/consult/internal/results"
 )
@@ -95,20 +97,21 @@ func compose(turns []results.Turn, query string) string {
 }
 
 // changed names the files that differ between an earlier consultation's digests and now's:
-// changed, new and gone; "" when none do.
+// changed, new and gone; "" when none do. Each name is escaped (consult.Printable): a file
+// name is the tree's to choose, and the warning reaches the model and the user's terminal.
 func changed(before, now map[string]string) string {
 	var out []string
 	for p, d := range now {
 		switch old, ok := before[p]; {
 		case !ok:
-			out = append(out, p+" (new)")
+			out = append(out, consult.Printable(p)+" (new)")
 		case old != d:
-			out = append(out, p+" (changed)")
+			out = append(out, consult.Printable(p)+" (changed)")
 		}
 	}
 	for p := range before {
 		if _, ok := now[p]; !ok {
-			out = append(out, p+" (gone)")
+			out = append(out, consult.Printable(p)+" (gone)")
 		}
 	}
 	slices.Sort(out)
@@ -163,6 +166,9 @@ func (e *Engine) Consult(ctx context.Context, in consultation.Request, r consult
 	id, err := e.keep(ctx, in, res, th, consultation.Arrival(ctx))
 	if err != nil {
 		e.logger.Warn("cannot keep an answer in the results directory: it cannot be paged or followed up", "error", err)
+		if errors.Is(err, results.ErrFull) {
+			return withWarnings(res, []string{fmt.Sprintf("this answer was not kept (%v): it is returned whole, and cannot be read again or followed up", err)})
+		}
 		return res
 	}
 	res.Summary.ID = id // its words then say to pass it as follow_up_of

@@ -139,3 +139,50 @@ func TestFollowUpInBackground(t *testing.T) {
 		t.Errorf("record thread %+v, digests %v", rec.Thread, rec.Digests)
 	}
 }
+
+// TestFollowUpEscapesChangedNames: a follow-up names the files changed since with every
+// control character escaped, in its text and its structured warnings alike: a file named
+// with an OSC 52 sequence (which writes the terminal's clipboard), a C1 CSI or a
+// right-to-left override reaches neither the model nor a terminal raw.
+func TestFollowUpEscapesChangedNames(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, Config{})
+	ctx := WithOwner(context.Background(), "me")
+	r.up.Push(fake.Answer("one"), fake.Answer("two"))
+	first := r.eng.Consult(ctx, r.failMode(), nil)
+	if first.IsError {
+		t.Fatal(first.Text())
+	}
+	hostile := []string{
+		"osc\x1b]52;c;cm0gLXJmIH4=\x07.go", // OSC 52: set the clipboard
+		"csi\u009b31m.go",                  // C1 CSI
+		"bidi\u202eog.txt.go",              // right-to-left override
+	}
+	for _, name := range hostile {
+		if err := os.WriteFile(filepath.Join(r.tree, name), []byte("package main\n"), 0o644); err != nil {
+			t.Skipf("this file system refuses the name %q: %v", name, err)
+		}
+	}
+	in := r.failMode()
+	in.Query, in.FollowUpOf = "And now?", first.Summary.ID
+	res := r.eng.Consult(ctx, in, nil)
+	if res.IsError {
+		t.Fatal(res.Text())
+	}
+	text, sum := consultation.Render(res, consultation.ToolNames)
+	if len(sum.Warnings) != 1 {
+		t.Fatalf("warnings %q, want the one naming the new files", sum.Warnings)
+	}
+	for where, s := range map[string]string{"text": text, "structured warning": sum.Warnings[0]} {
+		for _, raw := range []string{"\x1b", "\x07", "\u009b", "\u202e"} {
+			if strings.Contains(s, raw) {
+				t.Errorf("the %s holds %q raw: %q", where, raw, s)
+			}
+		}
+		for _, want := range []string{`osc\x1b]52;c;cm0gLXJmIH4=\x07.go (new)`, `csi\u009b31m.go (new)`, `bidi\u202eog.txt.go (new)`} {
+			if !strings.Contains(s, want) {
+				t.Errorf("the %s does not name %s:\n%s", where, want, s)
+			}
+		}
+	}
+}

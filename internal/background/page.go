@@ -23,13 +23,23 @@ const ArgOffset = "offset"
 // for the rest of the result and for JSON escaping.
 const DefaultPageBytes = 30_000
 
+// MinPageBytes is the smallest page: a long answer in smaller ones takes too many calls.
+// Smaller sizes given to Paged and Page are raised to it.
+const MinPageBytes = 4096
+
 // Paged returns res with only the first page of its answer when the answer is longer than
-// size bytes, keeping the whole answer in the results directory (under the consultation's
-// id, or a new one for a call that had none); res itself otherwise. The answer whole is
-// then also the consultation's resource, consult://results/{id}.
+// size bytes (at least MinPageBytes; size <= 0: never), keeping the whole answer in the
+// results directory (under the consultation's id, or a new one for a call that had none);
+// res itself otherwise. The answer whole is then also the consultation's resource,
+// consult://results/{id}. A result returned whole, or the last page of one (Page), is
+// marked collected: it may then make room for other owners' results.
 func (e *Engine) Paged(ctx context.Context, res consultation.Result, size int) consultation.Result {
 	sum := res.Summary
+	if size > 0 {
+		size = max(size, MinPageBytes)
+	}
 	if sum == nil || size <= 0 || len(sum.Answer) <= size || sum.Page != nil {
+		e.delivered(res) // returned whole
 		return res
 	}
 	if sum.ID == "" {
@@ -44,50 +54,63 @@ func (e *Engine) Paged(ctx context.Context, res consultation.Result, size int) c
 		}
 		sum.ID = id
 	}
-	return page(res, sum.Answer, 0, size)
+	answer := sum.Answer
+	return page(res, answer[:min(len(answer), size+utf8.UTFMax)], 0, len(answer), size)
 }
 
 // Page is consultation_result with an offset: the page of consultation id's answer that
-// starts there, for ctx's owner.
+// starts there, for ctx's owner, at most size bytes (at least MinPageBytes). The record is
+// read as a stream (results.Store.LoadPart): a page read holds the page and the record's
+// small fields, never the whole answer.
 func (e *Engine) Page(ctx context.Context, id string, offset, size int) consultation.Result {
 	if err := checkID(id); err != nil {
 		return consultation.FailureOf(err)
 	}
-	rec, failed := e.load(id, OwnerFrom(ctx))
+	size = max(size, MinPageBytes)
+	// A page may need the bytes of the character that straddles its end.
+	rec, part, err := e.store.LoadPart(id, max(offset, 0), size+utf8.UTFMax)
+	rec, failed := e.judge(id, OwnerFrom(ctx), rec, err)
 	switch {
 	case failed != nil:
 		return *failed
 	case rec.Status != results.Done:
 		return e.running(rec, "its answer is not complete yet, so it has no pages")
 	}
-	res := e.fromRecord(rec)
-	answer := rec.Answer
-	if offset > len(answer) || (offset > 0 && offset < len(answer) && !utf8.RuneStart(answer[offset])) {
-		return consultation.FailureOf(consultation.NewArgError(ArgOffset, "offset %d is not where a page of consultation %s starts: its answer has %d bytes; use next.arguments.offset of the previous page, or 0 for the first", offset, id, len(answer)))
+	if offset < 0 || offset > part.Total || (offset < part.Total && !utf8.RuneStart(part.Text[0])) {
+		return consultation.FailureOf(consultation.NewArgError(ArgOffset, "offset %d is not where a page of consultation %s starts: its answer has %d bytes; use next.arguments.offset of the previous page, or 0 for the first", offset, id, part.Total))
 	}
-	return page(res, answer, offset, size)
+	res := page(e.fromRecord(rec), part.Text, offset, part.Total, size)
+	if res.Summary.Next == nil {
+		e.delivered(res) // its last page
+	}
+	return res
 }
 
-// page is res holding the part of answer from offset, at most size bytes, cut at the last
-// line break in its final fifth, else at a character boundary; the notes and footer follow
-// the first page only.
-func page(res consultation.Result, answer string, offset, size int) consultation.Result {
-	end := min(offset+size, len(answer))
-	if end < len(answer) {
-		if nl := strings.LastIndexByte(answer[offset:end], '\n'); nl >= size*4/5 {
-			end = offset + nl + 1
+// page is res holding the page of its answer that starts at offset: part holds the
+// answer's bytes from offset (at least size+utf8.UTFMax of them, or to the end), total the
+// answer's length. The page is at most size bytes, cut at the last line break in its final
+// fifth, else at a character boundary; it always holds at least one character, so a reader
+// that follows next always moves on. The notes and footer follow the first page only.
+func page(res consultation.Result, part string, offset, total, size int) consultation.Result {
+	end := min(size, len(part)) // in part
+	if offset+end < total {
+		if nl := strings.LastIndexByte(part[:end], '\n'); nl >= size*4/5 {
+			end = nl + 1
 		}
-		for end > offset && !utf8.RuneStart(answer[end]) {
+		for end > 0 && !utf8.RuneStart(part[end]) {
 			end--
+		}
+		if end == 0 { // a character longer than the page: it makes the page alone
+			_, end = utf8.DecodeRuneInString(part)
 		}
 	}
 	sum := *res.Summary
-	sum.Answer = answer[offset:end]
-	sum.Page = &consultation.Page{Offset: offset, TotalChars: len(answer)}
+	sum.Answer = part[:end]
+	sum.Page = &consultation.Page{Offset: offset, TotalChars: total}
 	sum.Next = nil
-	if end < len(answer) {
-		sum.Page.NextOffset = end
-		sum.Next = &consultation.NextStep{Tool: "consultation_result", Arguments: map[string]any{"id": sum.ID, ArgOffset: end}}
+	if offset+end < total {
+		sum.Page.NextOffset = offset + end
+		sum.Next = &consultation.NextStep{Tool: "consultation_result", Arguments: map[string]any{"id": sum.ID, ArgOffset: offset + end}}
 	}
 	res.Summary = &sum
 	return res

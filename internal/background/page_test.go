@@ -49,6 +49,9 @@ func TestPagesCoverTheAnswer(t *testing.T) {
 			t.Fatalf("page at %d: %s", off, next.Text())
 		}
 		sum = next.Summary
+		if sum.Model != "m" || sum.ID != first.Summary.ID || sum.Kind != consultation.KindAnswer {
+			t.Errorf("page at %d: model %q, id %q, kind %q: the result's fields are lost", off, sum.Model, sum.ID, sum.Kind)
+		}
 		if len(sum.Answer) > size || !utf8.ValidString(sum.Answer) || sum.Page.Offset != off {
 			t.Fatalf("page at %d: %d bytes, valid UTF-8 %v, offset %d", off, len(sum.Answer), utf8.ValidString(sum.Answer), sum.Page.Offset)
 		}
@@ -66,5 +69,54 @@ func TestPagesCoverTheAnswer(t *testing.T) {
 	short := consultation.Result{Summary: &consultation.Summary{Kind: consultation.KindAnswer, Answer: "short"}}
 	if got := r.eng.Paged(ctx, short, size); got.Summary.Page != nil || got.Summary.ID != "" {
 		t.Errorf("a short answer was paged: %+v", got.Summary)
+	}
+}
+
+// TestPageAlwaysMovesOn: whatever the page size, even one smaller than a character, each
+// page holds at least one character and names the next offset after its own: a client
+// that follows next reads the whole answer and stops.
+func TestPageAlwaysMovesOn(t *testing.T) {
+	t.Parallel()
+	answer := strings.Repeat("🙂世é\nx", 50)
+	for _, size := range []int{1, 2, 3, 4, 5, 7, 64} {
+		res := consultation.Result{Summary: &consultation.Summary{Kind: consultation.KindAnswer, ID: "id"}}
+		var got strings.Builder
+		off := 0
+		for calls := 0; ; calls++ {
+			if calls > len(answer) {
+				t.Fatalf("size %d: still paging after %d calls", size, calls)
+			}
+			p := page(res, answer[off:min(len(answer), off+size+utf8.UTFMax)], off, len(answer), size)
+			got.WriteString(p.Summary.Answer)
+			if p.Summary.Next == nil {
+				break
+			}
+			next := p.Summary.Page.NextOffset
+			if next <= off {
+				t.Fatalf("size %d: the page at %d names %d next", size, off, next)
+			}
+			off = next
+		}
+		if got.String() != answer {
+			t.Errorf("size %d: the pages make %q", size, got.String())
+		}
+	}
+}
+
+// TestPageSizeFloor: a page asked for in a size below MinPageBytes is MinPageBytes long, so
+// a long answer never takes thousands of calls.
+func TestPageSizeFloor(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, Config{})
+	ctx := WithOwner(context.Background(), "me")
+	answer := strings.Repeat("a line of the answer\n", 2000)
+	res := consultation.Result{Summary: &consultation.Summary{Kind: consultation.KindAnswer, Answer: answer, Model: "m"}, Answer: answer}
+	first := r.eng.Paged(ctx, res, 1)
+	if n := len(first.Summary.Answer); n > MinPageBytes || n < MinPageBytes*4/5 {
+		t.Fatalf("first page of size 1: %d bytes, want about %d", n, MinPageBytes)
+	}
+	next := r.eng.Page(ctx, first.Summary.ID, first.Summary.Page.NextOffset, 1)
+	if n := len(next.Summary.Answer); next.IsError || n > MinPageBytes || n < MinPageBytes*4/5 {
+		t.Fatalf("next page of size 1: %d bytes: %s", n, next.Text()[:200])
 	}
 }

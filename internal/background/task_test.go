@@ -82,3 +82,36 @@ func TestTaskEndsBeforeTheModelIsNoTask(t *testing.T) {
 		t.Errorf("%d requests reached the upstream", n)
 	}
 }
+
+// TestWorkerToldOfCancel: a cancel reaches a running worker at once, told rather than found
+// by its fallback poll (set here to an hour).
+func TestWorkerToldOfCancel(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, Config{})
+	r.eng.cancelPoll = time.Hour
+	r.up.Push(fake.Script{Steps: []fake.Step{fake.Hang()}})
+	res, task := r.eng.StartTask(context.Background(), r.request(30*time.Second), nil)
+	if task == nil {
+		t.Fatalf("no task: %s", res.Text())
+	}
+	req, err := r.up.Await(1, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if h, err := r.store.LoadHead(task.ID); err == nil && h.PID > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the worker's record never named its process")
+		}
+	}
+	if err := r.eng.CancelTask(context.Background(), task.ID); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-req.Ended():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the upstream request is still open: the worker was not told of the cancel")
+	}
+}

@@ -275,10 +275,11 @@ func TestOwnershipThroughClient(t *testing.T) {
 // TestLongAnswerInPagesThroughClient: a 120,000-byte answer reaches the client whole over
 // pages: the call's result holds the first page (under the page size, valid against the
 // output schema) with page and next; consultation_result with next's arguments returns each
-// following page; together they are the answer.
+// following page; together they are the answer. The answer counts as collected only once
+// its last page was read, a short one as soon as it is returned.
 func TestLongAnswerInPagesThroughClient(t *testing.T) {
 	t.Parallel()
-	c, srv, _ := backgroundClient(t, nil)
+	c, srv, eng := backgroundClient(t, nil)
 	var want strings.Builder
 	for i := 0; want.Len() < 120_000; i++ {
 		fmt.Fprintf(&want, "%d. a line of the long answer, with an é in it\n", i)
@@ -291,6 +292,10 @@ func TestLongAnswerInPagesThroughClient(t *testing.T) {
 	}
 	m := checkStructured(t, schemaOf(t, tooldefs.Consultation(tooldefs.Server{})), res)
 	got, _ := m["answer"].(string)
+	id, _ := m["id"].(string)
+	if eng.Store().Collected(id) {
+		t.Error("the answer reads as collected after its first page")
+	}
 	for pages := 1; ; pages++ {
 		if len(m["answer"].(string)) > background.DefaultPageBytes {
 			t.Fatalf("page %d holds %d bytes", pages, len(m["answer"].(string)))
@@ -313,5 +318,17 @@ func TestLongAnswerInPagesThroughClient(t *testing.T) {
 	}
 	if got != want.String() {
 		t.Errorf("the pages make %d bytes, want the %d-byte answer", len(got), want.Len())
+	}
+	if !eng.Store().Collected(id) {
+		t.Error("the answer does not read as collected after its last page")
+	}
+	srv.Push(fake.Answer("short"))
+	res, err = callWith(ctx, c, "consultation", map[string]any{"path": goTree(t), "pattern": "**/*.go", "query": "q", "timeout": 20}, nil)
+	if err != nil || res.IsError {
+		t.Fatalf("consultation: %v %s", err, text(res))
+	}
+	short := checkStructured(t, schemaOf(t, tooldefs.Consultation(tooldefs.Server{})), res)
+	if sid, _ := short["id"].(string); sid == "" || !eng.Store().Collected(sid) {
+		t.Errorf("a short answer returned whole (id %q) does not read as collected", sid)
 	}
 }

@@ -170,9 +170,10 @@ func (h *handler) consultCall(ctx context.Context, args map[string]any, rep cons
 }
 
 // paged is res with its answer cut to its first page when it is too long for clients to
-// pass on whole (see background.Engine.Paged); res as it is without a results directory.
+// pass on whole (see background.Engine.Paged); res as it is without a results directory. A
+// server that never pages (h.page < 0) still has Paged note a result returned whole.
 func (h *handler) paged(ctx context.Context, res consultation.Result) consultation.Result {
-	if h.bg == nil || h.page < 0 {
+	if h.bg == nil {
 		return res
 	}
 	return h.bg.Paged(ctx, res, h.page)
@@ -185,7 +186,11 @@ func (h *handler) resultCall(ctx context.Context, args map[string]any, rep consu
 		return h.refuse(err)
 	}
 	if offset >= 0 {
-		return h.bg.Page(ctx, id, offset, max(h.page, 1))
+		size := h.page
+		if size <= 0 { // this server does not page its answers; a page asked for is of the default size
+			size = background.DefaultPageBytes
+		}
+		return h.bg.Page(ctx, id, offset, size)
 	}
 	return h.paged(ctx, h.bg.Collect(ctx, id, wait, rep))
 }
@@ -324,13 +329,16 @@ func toMCP(r consultation.Result) *mcp.CallToolResult {
 }
 
 // ServeStdio serves MCP on in and out until ctx ends or in closes. Calls still running are
-// cancelled when it returns. A cancelled call gets no response (see cancel.go).
+// cancelled when it returns. A cancelled call gets no response (see cancel.go); a
+// resources/read that ctx's ResourceLookup refuses gets the specification's error (see
+// resources.go).
 func ServeStdio(ctx context.Context, s *server.MCPServer, in io.Reader, out io.Writer, errLog io.Writer) error {
 	c := newCancels()
 	ctx = context.WithValue(ctx, cancelScopeKey{}, cancelScope{c: c})
+	in, resourcesOut := resourceStdio(ctx, in) // see resources.go
 	stdin := newStdioIn(in, c)
 	defer stdin.stop()
-	in, out = stdin, &stdioOut{w: out, c: c}
+	in, out = stdin, resourcesOut(&stdioOut{w: out, c: c})
 	ss := server.NewStdioServer(s)
 	ss.SetErrorLogger(log.New(errLog, "mcp: ", log.LstdFlags))
 	server.WithWorkerPoolSize(WorkerPoolSize)(ss)

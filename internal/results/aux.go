@@ -11,12 +11,14 @@ import (
 )
 
 // Files beside a record. A background consultation's worker holds a lock file while it
-// runs, may log to a log file, and is stopped by a cancel marker; all three are named after
-// the record's id with a leading dot, so List and Prune never take them for records.
+// runs, may log to a log file, and is stopped by a cancel marker; a result that was
+// returned to its owner whole has a collected marker. All are named after the record's id
+// with a leading dot, so List and Prune never take them for records.
 const (
-	cancelExt = ".cancel"
-	lockExt   = ".lock"
-	logExt    = ".log"
+	cancelExt    = ".cancel"
+	lockExt      = ".lock"
+	logExt       = ".log"
+	collectedExt = ".collected"
 	// maxCancelBytes bounds what a cancel marker says (who cancelled).
 	maxCancelBytes = 64
 )
@@ -65,6 +67,26 @@ func (s *Store) writeAux(id, ext, content string) error {
 		err = cerr
 	}
 	return err
+}
+
+// MarkCollected records that id's result was returned to its owner whole (or to its last
+// page): from then on Prune may remove it before it expires to make room for others (see
+// Prune). The marker is an empty file, created exclusively; one already there is kept.
+func (s *Store) MarkCollected(id string) error {
+	if err := s.writeAux(id, collectedExt, ""); !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return nil
+}
+
+// Collected reports whether id's result was marked collected.
+func (s *Store) Collected(id string) bool {
+	f, err := s.openAux(id, collectedExt, os.O_RDONLY, false)
+	if err != nil {
+		return false
+	}
+	f.Close()
+	return true
 }
 
 // ReadCancel returns what id's cancel marker says, and whether there is one.
@@ -142,7 +164,7 @@ func auxID(name string) (string, bool) {
 	if !strings.HasPrefix(name, ".") {
 		return "", false
 	}
-	for _, ext := range []string{cancelExt, lockExt, logExt, orphanExt} {
+	for _, ext := range []string{cancelExt, lockExt, logExt, orphanExt, collectedExt} {
 		if id, ok := strings.CutSuffix(name[1:], ext); ok {
 			if _, err := ParseID(id); err == nil {
 				return id, true
@@ -152,8 +174,8 @@ func auxID(name string) (string, bool) {
 	return "", false
 }
 
-// staleAux reports whether a file beside id's record is the leftover of a worker that was
-// killed: its record is gone, and it has not been touched for staleTemp.
+// staleAux reports whether a file beside id's record is a leftover: its record is gone (a
+// worker was killed, the record expired), and it has not been touched for staleTemp.
 func staleAux(root *os.Root, id string, info fs.FileInfo, now time.Time) bool {
 	if !info.Mode().IsRegular() || now.Sub(info.ModTime()) <= staleTemp {
 		return false

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -58,6 +59,64 @@ func BenchmarkListFull(b *testing.B) {
 		recs, err := s.List(0)
 		if err != nil || len(recs) != MaxResults {
 			b.Fatal(len(recs), err)
+		}
+	}
+}
+
+// largeRecord saves a record whose answer is 8 MiB (the answer cap, providers.MaxAnswerBytes)
+// with its summary repeating it, as a paged answer's record is, and returns its id.
+func largeRecord(b *testing.B) (*Store, string) {
+	b.Helper()
+	s := Open(b.TempDir(), 0, 0, 0)
+	answer := strings.Repeat("An answer line that quotes \"some\" code: fmt.Println(x)\n", (8<<20)/55)
+	sum, _ := json.Marshal(map[string]any{"kind": "answer", "model": "m", "answer": answer, "files": 120, "bytes": 480000})
+	id := NewID(time.Now())
+	if err := s.Save(Record{ID: id, Status: Done, Created: time.Now(), Query: "q", Answer: answer, Summary: sum}); err != nil {
+		b.Fatal(err)
+	}
+	return s, id
+}
+
+// BenchmarkPageRead: reading one 30,000-byte page from the middle of an 8 MiB answer, as
+// consultation_result with an offset does. B/op is the memory one page read takes.
+func BenchmarkPageRead(b *testing.B) {
+	s, id := largeRecord(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, part, err := s.LoadPart(id, 4<<20, 30_000); err != nil || len(part.Text) != 30_000 {
+			b.Fatal(len(part.Text), err)
+		}
+	}
+}
+
+// BenchmarkLoadLarge: loading the same record whole, as a page read did before LoadPart:
+// the figure BenchmarkPageRead is to be compared with.
+func BenchmarkLoadLarge(b *testing.B) {
+	s, id := largeRecord(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := s.Load(id); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkProgressSaveFull: a running consultation's progress written into a full
+// directory, as a worker does at every heartbeat: no pruning.
+func BenchmarkProgressSaveFull(b *testing.B) {
+	s := fullStore(b)
+	now := time.Now()
+	rec := Record{ID: NewID(now), Status: Running, Created: now, Query: "q", Progress: &Progress{Phase: "receiving the answer"},
+		Answer: strings.Repeat("A partial answer line.\n", 200)}
+	if err := s.Save(rec); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if err := s.Save(rec); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

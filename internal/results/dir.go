@@ -45,7 +45,7 @@ func (s *Store) openDir(create bool) (*os.Root, error) {
 	if err != nil {
 		return nil, fmt.Errorf("results: %w", err)
 	}
-	if err := checkParents(s.dir, real); err != nil {
+	if err := checkParents(s.dir, s.dir, real); err != nil {
 		return nil, err
 	}
 	root, err := os.OpenRoot(real)
@@ -84,26 +84,61 @@ func checkDir(dir string, fi fs.FileInfo) error {
 	return nil
 }
 
-// checkParents refuses a results directory (named dir, real once its links are resolved)
-// with a parent that others may write and that is not sticky: another user could rename
-// the directory away and put one of their own, or a link, in its place.
-func checkParents(dir, real string) error {
+// checkParents refuses a results directory (named dir; lexical is that path, or the path
+// of a descendant of it, as written, and real the same once its links are resolved) with a
+// parent that another user could change: one owned by a user other than the current
+// one or root, or one its group or others may write without the sticky bit (in a sticky
+// directory like /tmp, others cannot rename or remove what is ours). Such a user could
+// rename the results directory away and put one of their own, or a link, in its place. The
+// parents of dir as written are checked too when it goes through a link: the link lives in
+// one of them.
+func checkParents(dir, lexical, real string) error {
 	if !checkModes {
 		return nil
 	}
-	for p := filepath.Dir(real); ; p = filepath.Dir(p) {
+	if err := checkAncestors(dir, real); err != nil {
+		return err
+	}
+	if abs, err := filepath.Abs(lexical); err == nil && filepath.Clean(abs) != real {
+		return checkAncestors(dir, filepath.Clean(abs))
+	}
+	return nil
+}
+
+// checkAncestors checks every ancestor of p, the results directory dir's path, as
+// checkParents says; links among them are followed.
+func checkAncestors(dir, p string) error {
+	for p = filepath.Dir(p); ; p = filepath.Dir(p) {
 		fi, err := os.Stat(p)
 		if err != nil {
 			return fmt.Errorf("results: %w", err)
 		}
-		if fi.Mode().Perm()&0o002 != 0 && fi.Mode()&fs.ModeSticky == 0 {
-			return fmt.Errorf("%w: %s is inside %s, which every user may write (mode %04o, not sticky): another user could replace the results directory; run chmod o-w %s, or choose another --results-dir",
-				ErrUnsafeDir, dir, p, fi.Mode().Perm(), shellQuote(p))
+		if err := checkParent(dir, p, fi); err != nil {
+			return err
 		}
 		if next := filepath.Dir(p); next == p {
 			return nil
 		}
 	}
+}
+
+// checkParent refuses p, a parent of the results directory dir described by fi, when
+// another user could change it.
+func checkParent(dir, p string, fi fs.FileInfo) error {
+	if uid, ok := fileOwner(fi); ok && uid != currentUID() && uid != 0 {
+		return fmt.Errorf("%w: %s is inside %s, which is owned by uid %d, not by you (uid %d) or root: that user could replace the results directory; choose a directory of your own with --results-dir (or CONSULT_RESULTS_DIR)",
+			ErrUnsafeDir, dir, p, uid, currentUID())
+	}
+	perm := fi.Mode().Perm()
+	if perm&0o022 == 0 || fi.Mode()&fs.ModeSticky != 0 {
+		return nil
+	}
+	if perm&0o002 != 0 {
+		return fmt.Errorf("%w: %s is inside %s, which every user may write (mode %04o, not sticky): another user could replace the results directory; run chmod o-w %s, or choose another --results-dir",
+			ErrUnsafeDir, dir, p, perm, shellQuote(p))
+	}
+	return fmt.Errorf("%w: %s is inside %s, which its group may write (mode %04o, not sticky): another member of the group could replace the results directory; run chmod g-w %s, or choose another --results-dir",
+		ErrUnsafeDir, dir, p, perm, shellQuote(p))
 }
 
 // checkMissing checks, for a results directory dir that does not exist, its deepest
@@ -116,7 +151,7 @@ func checkMissing(dir string) error {
 	for p := filepath.Dir(dir); ; p = filepath.Dir(p) {
 		real, err := filepath.EvalSymlinks(p)
 		if err == nil {
-			return checkParents(dir, filepath.Join(real, "missing"))
+			return checkParents(dir, filepath.Join(p, "missing"), filepath.Join(real, "missing"))
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("results: %w", err)

@@ -52,8 +52,9 @@ var storeOps = []struct {
 }
 
 // TestUnsafeDirRefused: a results directory another user may change (owned by them,
-// writable by group or others, or inside a parent every user may write that is not
-// sticky) is refused by every method with an error naming the directory, what is wrong
+// writable by group or others, inside a parent another user owns, or one its group or
+// every user may write that is not sticky, or reached through a link such a parent holds)
+// is refused by every method with an error naming the directory, what is wrong
 // and the fix; nothing is written in it. A directory of the user's, also inside a sticky
 // parent like /tmp, is used.
 func TestUnsafeDirRefused(t *testing.T) {
@@ -88,6 +89,37 @@ func TestUnsafeDirRefused(t *testing.T) {
 			parent := mkdir(t, base, "shared", 0o777)
 			return filepath.Join(parent, "state", "results")
 		}, false, []string{"every user may write", "chmod o-w "}, true},
+		{"parent writable by its group, not sticky", func(t *testing.T, base string) string {
+			parent := mkdir(t, base, "team", 0o770)
+			return mkdir(t, parent, "results", 0o700)
+		}, false, []string{"its group may write", "0770", "chmod g-w ", "team,"}, false},
+		{"parent owned by another user", func(t *testing.T, base string) string {
+			parent := mkdir(t, base, "theirs", 0o755)
+			dir := mkdir(t, parent, "results", 0o700)
+			chown(t, parent, 65534)
+			return dir
+		}, true, []string{"inside", "owned by uid 65534", "not by you", "--results-dir"}, false},
+		{"grandparent owned by another user, sticky", func(t *testing.T, base string) string {
+			top := mkdir(t, base, "theirs", 0o777|os.ModeSticky)
+			dir := mkdir(t, mkdir(t, top, "mine", 0o700), "results", 0o700)
+			chown(t, top, 65534) // the owner of a sticky directory may still rename what is in it
+			return dir
+		}, true, []string{"owned by uid 65534"}, false},
+		{"missing, inside another user's directory", func(t *testing.T, base string) string {
+			parent := mkdir(t, base, "theirs", 0o755)
+			chown(t, parent, 65534)
+			return filepath.Join(parent, "state", "results")
+		}, true, []string{"owned by uid 65534"}, true},
+		{"a link in another user's directory to one of ours", func(t *testing.T, base string) string {
+			mine := mkdir(t, base, "mine", 0o700)
+			theirs := mkdir(t, base, "theirs", 0o755)
+			link := filepath.Join(theirs, "results")
+			if err := os.Symlink(mine, link); err != nil {
+				t.Fatal(err)
+			}
+			chown(t, theirs, 65534) // they may point the link elsewhere at any time
+			return link
+		}, true, []string{"owned by uid 65534"}, false},
 		{"a link to another user's directory", func(t *testing.T, base string) string {
 			other := mkdir(t, base, "theirs", 0o700)
 			chown(t, other, 65534)
@@ -136,14 +168,16 @@ func TestUnsafeDirRefused(t *testing.T) {
 }
 
 // TestSafeDirUsed: the user's own directory, 0700 or 0755, directly in a sticky
-// world-writable parent like /tmp, is used; a missing one is created 0700 with its
+// world-writable parent like /tmp or a sticky group-writable one, is used; a missing one is created 0700 with its
 // missing parents.
 func TestSafeDirUsed(t *testing.T) {
 	t.Parallel()
 	base := t.TempDir()
 	sticky := mkdir(t, base, "tmp", 0o777|os.ModeSticky)
+	teamSticky := mkdir(t, base, "team", 0o770|os.ModeSticky)
 	for _, dir := range []string{
 		mkdir(t, sticky, "mine", 0o700),
+		mkdir(t, teamSticky, "mine", 0o700),
 		mkdir(t, base, "readable", 0o755),
 		filepath.Join(sticky, "new", "state", "results"),
 	} {

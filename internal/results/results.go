@@ -187,6 +187,9 @@ var (
 	ErrBadID = errors.New("malformed consultation id")
 	// ErrCorrupt: the record's file exists but does not hold a record Load can use.
 	ErrCorrupt = errors.New("corrupt result record")
+	// ErrFull: Save did not keep a new record because the directory is at its bounds with
+	// records it may not remove (see Prune); its message gives the figures.
+	ErrFull = errors.New("the results directory is full")
 )
 
 // Errors of Save that callers are not expected to tell apart; tests check them.
@@ -267,13 +270,17 @@ func (s *Store) expiry(r Record) time.Time {
 }
 
 // Save writes r as <dir>/<id>.json (mode 0600), replacing any record with that id
-// atomically (a link in its place is replaced, never followed), then prunes the directory
-// (a pruning failure is not a Save failure); the record just written is never pruned for
-// size or count. Save sets r.Version, r.Updated (to now) and r.Expires (now plus the
-// store's TTL), and truncates r.Query; r.ID must pass ParseID (else the error wraps
-// ErrBadID) and r.Status must be Running or Done. A record that alone is larger than the
-// store's maxBytes (or MaxRecordBytes) is not kept: Save removes any earlier record with
-// its id and says so.
+// atomically (a link in its place is replaced, never followed), then, unless r is the
+// progress of a running record already saved, prunes the directory for r's owner (see
+// Prune; a pruning failure is not a Save failure). A record that
+// replaces an earlier one of its id (a consultation's progress, its result) is kept even
+// when the directory stays over its bounds: its consultation was admitted, and its answer
+// is paid for. A new record that leaves the directory over its bounds once what may be
+// removed is gone is removed again, and the error wraps ErrFull. Save sets r.Version,
+// r.Updated (to now) and r.Expires (now plus the store's TTL), and truncates r.Query;
+// r.ID must pass ParseID (else the error wraps ErrBadID) and r.Status must be Running or
+// Done. A record that alone is larger than the store's maxBytes (or MaxRecordBytes) is not
+// kept: Save removes any earlier record with its id and says so.
 func (s *Store) Save(r Record) error {
 	if _, err := ParseID(r.ID); err != nil {
 		return err
@@ -301,11 +308,28 @@ func (s *Store) Save(r Record) error {
 		}
 		return fmt.Errorf("results: consultation %s: %w (%v > %v); it was not saved", r.ID, errTooLarge, size, limit)
 	}
+	_, err = root.Lstat(recordName(r.ID))
+	saved := &saver{id: r.ID, owner: r.Owner, done: r.Status == Done, update: err == nil}
 	if err := writeAtomic(root, recordName(r.ID), tempPrefix+r.ID+"-", tempSuffix, data, r.Expires); err != nil {
 		return fmt.Errorf("results: cannot save consultation %s in %s: %w", r.ID, s.dir, err)
 	}
-	_ = s.prune(root, r.ID) // the record is saved; a later Save or Prune tries again
-	return nil
+	if saved.update && !saved.done {
+		// A running consultation's progress, written every few seconds, replaces its own
+		// record: it takes no room from anyone, and the directory is pruned on its schedule
+		// (the server's, see Prune) and by the saves that add or finish a record.
+		return nil
+	}
+	if err := s.prune(root, saved); errors.Is(err, ErrFull) {
+		return fmt.Errorf("results: consultation %s was not kept: %w", r.ID, err)
+	}
+	return nil // the record is saved; a later Save or Prune tries pruning again
+}
+
+// saver is the record Save has just written, for prune.
+type saver struct {
+	id, owner string
+	done      bool // its status is Done
+	update    bool // it replaced an earlier record of its id
 }
 
 // encode is the file form of a record: JSON without HTML escaping (the text holds code,
@@ -347,6 +371,31 @@ func (s *Store) Load(id string) (Record, error) {
 		_ = removeIfSame(root, recordName(id), fi)
 		return r, fmt.Errorf("%w: %s (last written %s, kept until %s)",
 			ErrExpired, id, r.Updated.Format(time.RFC3339), exp.Format(time.RFC3339))
+	}
+	return r, nil
+}
+
+// LoadHead is Load without the large fields: the record with this id as List gives it,
+// read from the head of its file whatever its size. Its errors are Load's (with the record
+// and ErrExpired for an expired one, which is not removed here).
+func (s *Store) LoadHead(id string) (Record, error) {
+	if _, err := ParseID(id); err != nil {
+		return Record{}, err
+	}
+	root, err := s.openDir(false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Record{}, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	if err != nil {
+		return Record{}, err
+	}
+	defer root.Close()
+	r, err := s.readHead(root, id)
+	if err != nil {
+		return Record{}, err
+	}
+	if exp := s.expiry(r); exp.Before(s.now()) {
+		return r, fmt.Errorf("%w: %s (kept until %s)", ErrExpired, id, exp.Format(time.RFC3339))
 	}
 	return r, nil
 }
@@ -519,12 +568,15 @@ func isTemp(name string) bool {
 	return strings.HasPrefix(name, tempPrefix) && strings.HasSuffix(name, tempSuffix)
 }
 
-// Prune removes the expired records (each by its own expiry time), then the ones that
-// expire soonest until the records take at most maxBytes and number at most maxFiles, the
-// temporary files that crashed writers left more than an hour ago, and the cancel, lock and
-// log files of workers whose record is gone, untouched for an hour. Files that are not ours
-// are left alone, a missing directory is fine, and a file another process removed first is
-// no error.
+// Prune removes the expired records (each by its own expiry time), the temporary files
+// that crashed writers left more than an hour ago, and the cancel, lock, log and collected
+// files of consultations whose record is gone, untouched for an hour. Then, while the
+// records take more than maxBytes or number more than maxFiles, it removes records that
+// were collected (MarkCollected), whoever's they are, soonest to expire first: a record
+// that has not been collected, or is still running, is never removed before it expires.
+// (Save, pruning for the owner whose record it saves, may also remove that owner's own
+// earlier results; see Save.) Files that are not ours are left alone, a missing directory
+// is fine, and a file another process removed first is no error.
 func (s *Store) Prune() error {
 	root, err := s.openDir(false)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -534,12 +586,16 @@ func (s *Store) Prune() error {
 		return err
 	}
 	defer root.Close()
-	return s.prune(root, "")
+	return s.prune(root, nil)
 }
 
-// prune is Prune in root, sparing the record with id keep (the one Save just wrote) from
-// removal.
-func (s *Store) prune(root *os.Root, keep string) error {
+// prune is Prune in root, for the record Save has just written (nil: for none). That record
+// is never removed to make room for others; to make room for it, the records of its owner
+// that are done may be removed after the collected ones, soonest to expire first (a running
+// record's progress only makes room from what was collected: it is written every few
+// seconds, and reading every record's owner each time would cost more than it saves). When
+// that is not enough and the record is new, it is removed and the error wraps ErrFull.
+func (s *Store) prune(root *os.Root, saved *saver) error {
 	entries, err := fs.ReadDir(root.FS(), ".")
 	if err != nil {
 		return fmt.Errorf("results: %w", err)
@@ -550,15 +606,23 @@ func (s *Store) prune(root *os.Root, keep string) error {
 		expires time.Time
 	}
 	var (
-		now   = s.now()
-		recs  = make([]rec, 0, len(entries))
-		total consult.Bytes
-		errs  []error
+		now       = s.now()
+		recs      = make([]rec, 0, len(entries))
+		collected = map[string]bool{}
+		total     consult.Bytes
+		errs      []error
+		keep      string
 	)
+	if saved != nil {
+		keep = saved.id
+	}
 	remove := func(name string, info fs.FileInfo) bool {
 		if err := removeIfSame(root, name, info); err != nil {
 			errs = append(errs, err)
 			return false
+		}
+		if id, ok := strings.CutSuffix(name, recordExt); ok {
+			_ = root.Remove(auxName(id, collectedExt)) // its marker goes with it
 		}
 		return true
 	}
@@ -571,6 +635,9 @@ func (s *Store) prune(root *os.Root, keep string) error {
 			continue
 		}
 		if id, ok := auxID(e.Name()); ok {
+			if strings.HasSuffix(e.Name(), collectedExt) {
+				collected[id] = true
+			}
 			if info, err := e.Info(); err == nil && staleAux(root, id, info, now) {
 				remove(e.Name(), info)
 			}
@@ -600,6 +667,11 @@ func (s *Store) prune(root *os.Root, keep string) error {
 		recs = append(recs, rec{id, info, expires})
 		total += consult.Bytes(info.Size())
 	}
+	count := len(recs)
+	over := func() bool { return total > s.maxBytes || count > s.maxFiles }
+	if !over() {
+		return errors.Join(errs...)
+	}
 	// Soonest to expire first; the id (creation time first) breaks ties of coarse file clocks.
 	slices.SortFunc(recs, func(a, b rec) int {
 		if c := a.expires.Compare(b.expires); c != 0 {
@@ -607,17 +679,34 @@ func (s *Store) prune(root *os.Root, keep string) error {
 		}
 		return strings.Compare(a.id, b.id)
 	})
-	count := len(recs)
-	for _, r := range recs {
-		if total <= s.maxBytes && count <= s.maxFiles {
-			break
+	evict := func(may func(id string) bool) {
+		for i, r := range recs {
+			if !over() {
+				return
+			}
+			if r.info == nil || r.id == keep || !may(r.id) {
+				continue
+			}
+			if remove(recordName(r.id), r.info) {
+				total -= consult.Bytes(r.info.Size())
+				count--
+				recs[i].info = nil
+			}
 		}
-		if r.id == keep {
-			continue
-		}
-		if remove(recordName(r.id), r.info) {
-			total -= consult.Bytes(r.info.Size())
-			count--
+	}
+	evict(func(id string) bool { return collected[id] })
+	if saved != nil && (saved.done || !saved.update) {
+		evict(func(id string) bool {
+			h, err := s.readHead(root, id)
+			return err == nil && h.Owner == saved.owner && h.Status == Done
+		})
+	}
+	if over() && saved != nil && !saved.update {
+		for _, r := range recs {
+			if r.id == keep && remove(recordName(r.id), r.info) {
+				return fmt.Errorf("%w: %d results (%v) are kept until they are collected or expire, and the directory holds at most %v and %s results",
+					ErrFull, count-1, total-consult.Bytes(r.info.Size()), s.maxBytes, consult.Thousands(int64(s.maxFiles)))
+			}
 		}
 	}
 	return errors.Join(errs...)
