@@ -52,7 +52,9 @@ func (p Price) At(prompt consult.Tokens) Price {
 // Sanity bounds of a price: no model costs more than a dollar a token, or a hundred dollars a
 // request. A figure beyond them (a unit mistake, 1e303) is bad data, not a price.
 const (
+	// MaxPerMillion is the most a token may cost, in US dollars per million tokens.
 	MaxPerMillion = 1e6
+	// MaxPerRequest is the most a request may cost by itself, in US dollars.
 	MaxPerRequest = 100.0
 )
 

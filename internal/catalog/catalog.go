@@ -73,6 +73,7 @@ type UnknownModelError struct {
 	Closest []string
 }
 
+// Error names the model, the sources asked and the closest known ids.
 func (e *UnknownModelError) Error() string {
 	s := fmt.Sprintf("model %q is not available: no source knows it (not in %s)", e.Model, strings.Join(e.Known, " nor "))
 	if len(e.Closest) > 0 {

@@ -37,6 +37,7 @@ const maxPricesBytes = 1 << 20
 // OpenRouter id ("openai/gpt-5.4-mini"). Unknown fields are refused (a misspelt field
 // would silently not count), and so are figures no price can have.
 type PricesFile struct {
+	// Path is the file's path, as figures from it name their source.
 	Path   string
 	models map[string]Model
 }
