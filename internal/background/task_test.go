@@ -17,10 +17,10 @@ import (
 func TestOrphanNamedOnceToItsOwner(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, Config{})
-	r.up.SetDefault(fake.Script{Steps: []fake.Step{fake.Sleep(time.Second), fake.Text("kept")}})
+	release := holdAnswer(t, r, "kept") // until the checks below are done
 	ctx, cancel := context.WithCancelCause(WithOwner(context.Background(), "alice"))
 	go func() {
-		if _, err := r.up.Await(1, 5*time.Second); err == nil {
+		if _, err := r.up.Await(1, 30*time.Second); err == nil {
 			cancel(consultation.ErrClientCancelled)
 		}
 	}()
@@ -60,6 +60,7 @@ func TestOrphanNamedOnceToItsOwner(t *testing.T) {
 	if r.eng.IsOrphan(timed.Summary.ID) {
 		t.Errorf("a consultation returned as still running at its timeout is marked as nobody's")
 	}
+	release()
 	r.eng.Collect(context.Background(), id, 10*time.Second, nil)
 	r.eng.Collect(WithOwner(context.Background(), "alice"), timed.Summary.ID, 10*time.Second, nil)
 }
