@@ -95,8 +95,9 @@ type Request struct {
 	DryRun bool
 	// OnTimeout is what happens at Timeout; "" is OnTimeoutFail.
 	OnTimeout OnTimeout
-	// MaxCostUSD refuses, before anything is sent, a request whose estimated price is
-	// higher, in US dollars; 0 is no cap.
+	// MaxCostUSD is the most the call may cost, in US dollars: its output limit is sized so
+	// that its bound fits, and a call whose prompt and least useful answer cannot fit is
+	// refused before anything is sent; 0 is no cap.
 	MaxCostUSD float64
 	// FollowUpOf is the id of an earlier consultation this one follows up: the background
 	// engine, which keeps consultations, turns it into the earlier files and thread; the core
@@ -131,7 +132,7 @@ type request struct {
 	Continue bool
 	// Warnings are notes about accepted arguments the caller should see (e.g. a long timeout).
 	Warnings []string
-	// MaxCostUSD is the call's cap on the estimated price; 0 is none.
+	// MaxCostUSD is the call's cap on what it may cost; 0 is none.
 	MaxCostUSD float64
 }
 

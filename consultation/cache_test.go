@@ -173,6 +173,49 @@ func TestOpenRouterCacheControl(t *testing.T) {
 	}
 }
 
+// TestCacheControlOnlyFromTheMinimum: files under the model's minimum cacheable size get no
+// breakpoint (it would cache nothing): Claude Sonnet 4 caches from 1,024 tokens, Haiku 4.5
+// from 4,096; the expected price counts the cache write only where the breakpoint is sent.
+func TestCacheControlOnlyFromTheMinimum(t *testing.T) {
+	t.Parallel()
+	srv, svc := upstream(t, 0)
+	srv.SetModels(
+		fake.Model{ID: "anthropic/claude-sonnet-4", Context: 200_000, MaxOutput: 64_000,
+			Pricing: map[string]string{"prompt": "0.000003", "completion": "0.000015", "input_cache_write": "0.00000375", "input_cache_read": "0.0000003"}},
+		fake.Model{ID: "anthropic/claude-haiku-4.5", Context: 200_000, MaxOutput: 64_000,
+			Pricing: map[string]string{"prompt": "0.000001", "completion": "0.000005", "input_cache_write": "0.00000125", "input_cache_read": "0.0000001"}},
+	)
+	large := sampleTree(t) // over 1,024 tokens of files, under 4,096
+	small := writeTree(t, map[string]string{"a.go": "package a\n"})
+	tests := []struct {
+		dir, model string
+		marked     bool
+	}{
+		{large, "anthropic/claude-sonnet-4", true},
+		{small, "anthropic/claude-sonnet-4", false},
+		{large, "anthropic/claude-haiku-4.5", false},
+	}
+	for _, tt := range tests {
+		dry := reportOf(t, svc.Consult(context.Background(), Request{Path: tt.dir, Pattern: "**/*.go", Query: "q", Model: tt.model, DryRun: true}, nil))
+		body := sentBodies(t, srv, svc, tt.dir, tt.model, "What is here?")[0]
+		parts, cc := userText(t, body)
+		if marked := len(parts) == 2 && cc[0] == "ephemeral"; marked != tt.marked {
+			t.Errorf("%s with %s file tokens: cache_control sent %v, want %v", tt.model, dry.Tokens, marked, tt.marked)
+		}
+		// The expected price counts the files at the cache-write price only when marked.
+		pr := map[string][2]float64{"anthropic/claude-sonnet-4": {3, 3.75}, "anthropic/claude-haiku-4.5": {1, 1.25}}[tt.model]
+		in := pr[0]
+		if tt.marked {
+			in = pr[0] + (pr[1]-pr[0])*float64(dry.Tokens)/float64(dry.PromptTokens)
+		}
+		e := dry.Cost
+		want := float64(e.PromptTokens)*in/1e6 + float64(e.ExpectedAnswer)*map[string]float64{"anthropic/claude-sonnet-4": 15, "anthropic/claude-haiku-4.5": 5}[tt.model]/1e6
+		if !closeTo(*e.ExpectedUSD, want) {
+			t.Errorf("%s: expected %v, want %v", tt.model, *e.ExpectedUSD, want)
+		}
+	}
+}
+
 // TestOpenAIPromptCacheKey: OpenAI requests carry prompt_cache_key
 // (https://platform.openai.com/docs/api-reference/chat/create: "prompt_cache_key", a string
 // used to route requests with the same prefix to the same cache), the same for the same

@@ -16,6 +16,7 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/files"
+	"github.com/consultmcp/consult/internal/catalog"
 	"github.com/consultmcp/consult/internal/models"
 	"github.com/consultmcp/consult/internal/tokens"
 	"github.com/consultmcp/consult/providers"
@@ -93,9 +94,14 @@ type Service struct {
 	DailyBudgetUSD float64
 	// Ledger records what each consultation cost, per UTC day; nil records nothing.
 	Ledger Ledger
+	// Catalog knows models' prices, windows, largest outputs and expiry dates; nil knows
+	// none (every model's price and window are unknown).
+	Catalog Catalog
 
 	// sent remembers the prompt prefixes sent lately, for estimates that expect a cache hit.
 	sent sentPrefixes
+	// answers remembers how long the recent answers were, for the expected price.
+	answers recentAnswers
 
 	// gather is files.Gather; tests replace it to observe or slow the gathering phase.
 	gather func(context.Context, files.Options) (*files.Gathered, error)
@@ -241,7 +247,7 @@ func (s *Service) run(ctx context.Context, req request, start time.Time, d time.
 	res.Answer = c.fullAnswer()
 	res.Digests = c.digests
 	if res.Summary != nil {
-		res.Summary.Warnings = append(res.Summary.Warnings, req.Warnings...)
+		res.Summary.Warnings = append(res.Summary.Warnings, c.req.Warnings...)
 	}
 	s.logger().Info("consultation done", "path", req.Path, "pattern", req.Pattern, "dry_run", req.DryRun,
 		"error", res.IsError, "elapsed", time.Since(start).Round(time.Millisecond))
@@ -304,20 +310,29 @@ type call struct {
 	interval time.Duration
 	alive    liveness
 
-	gathered  *files.Gathered
-	digests   map[string]string // the gathered files' SHA-256, by path
-	counts    []consult.Tokens
-	overhead  consult.Tokens
-	ctxWindow consult.Tokens // the model's context window, 0 if unknown
-	live      *stream        // the model call in flight, nil before it starts
-	attempts  atomic.Int32   // model requests sent; read by the heartbeat
-	failed    []Attempt
-	sized     atomic.Pointer[Report] // the size report once counted; read by "still running"
-	fileSet   string                 // FileSetKey of the gathered files
-	estimate  *CostEstimate          // the price before sending, once the model is looked up
-	price     *providers.Price       // the model's prices, when known
-	costNote  atomic.Pointer[string] // the estimate, for the next progress report
-	answerTxt string                 // the full (or partial) answer once the call ends, for the results directory
+	gathered   *files.Gathered
+	digests    map[string]string // the gathered files' SHA-256, by path
+	counts     []consult.Tokens
+	overhead   consult.Tokens
+	ctxWindow  consult.Tokens // the model's context window, 0 if unknown
+	live       *stream        // the model call in flight, nil before it starts
+	attempts   atomic.Int32   // model requests sent; read by the heartbeat
+	failed     []Attempt
+	sized      atomic.Pointer[Report] // the size report once counted; read by "still running"
+	fileSet    string                 // FileSetKey of the gathered files
+	model      catalog.Model          // what the catalog knows of the call's model
+	estimate   *CostEstimate          // the price before sending, once the model is looked up
+	price      *providers.Price       // the model's prices, when known
+	badPrice   error                  // the model's prices are bad data (providers.ErrBadPrice)
+	limit      consult.Tokens         // the output limit the request carries
+	hold       string                 // the call's hold in the daily budget's ledger, until settled
+	repriced   bool                   // the cost is at the prices of another model than asked (answeredPrice)
+	breakpoint bool                   // the request marks its files for the provider's cache (cacheBreakpoint)
+	// cachedTokens and writtenTokens are the prompt tokens expected from, and written to,
+	// the provider's cache.
+	cachedTokens, writtenTokens consult.Tokens
+	costNote                    atomic.Pointer[string] // the estimate, for the next progress report
+	answerTxt                   string                 // the full (or partial) answer once the call ends, for the results directory
 }
 
 // cancellable derives the call's context from parent and keeps its cancel function, which
@@ -385,18 +400,18 @@ func (c *call) run(ctx context.Context) Result {
 		return c.fail(ErrorInfo{Class: ClassNotFound}, Facts{Reason: ReasonNoMatch}, rep)
 	}
 	c.setPhase(PhaseLookup)
-	w, known, err := c.lookupWindow(ctx)
+	if err := c.lookupModel(ctx); err != nil {
+		if ctx.Err() != nil {
+			return c.stopped(ctx)
+		}
+		return c.fail(ErrorInfo{Class: ClassInvalidArgument}, Facts{Reason: ReasonModelUnavailable, Detail: err.Error()}, c.report())
+	}
 	if ctx.Err() != nil {
 		return c.stopped(ctx)
 	}
-	if err != nil {
-		return c.fail(errorInfo(err), Facts{Reason: ReasonModelUnavailable, Detail: err.Error()}, c.report())
-	}
-	if known {
-		c.ctxWindow = w
-	}
+	c.ctxWindow = c.model.Window
 	rep := c.report()
-	c.estimateCost(ctx, rep)
+	c.estimateCost(rep)
 	c.sized.Store(rep)
 	if c.req.DryRun {
 		sum := c.summary(KindDryRun, rep)

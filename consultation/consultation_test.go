@@ -12,7 +12,9 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/files"
+	"github.com/consultmcp/consult/internal/catalog"
 	"github.com/consultmcp/consult/internal/tokens"
+	"github.com/consultmcp/consult/providers"
 )
 
 var counter = tokens.NewCounter()
@@ -61,7 +63,7 @@ func countingGather(n *atomic.Int32) func(context.Context, files.Options) (*file
 func TestDryRunReport(t *testing.T) {
 	t.Parallel()
 	dir := sampleTree(t)
-	svc := &Service{Counter: counter}
+	svc := &Service{Counter: counter, Catalog: catalog.New(catalog.Config{Provider: providers.NameOpenAI})} // the fallback table
 	res := svc.Consult(context.Background(), Request{Path: dir, Pattern: "**/*.go", Query: "What is here?", DryRun: true, Model: "gpt-4.1"}, nil)
 	if res.IsError {
 		t.Fatalf("dry run failed: %s", res.Text())
@@ -108,7 +110,7 @@ func TestDryRunTooLargeSuggestsExclude(t *testing.T) {
 		"a/huge.txt":  strings.Repeat("alpha beta gamma delta ", 30000),
 		"b/small.txt": "small file\n",
 	})
-	svc := &Service{Counter: counter}
+	svc := &Service{Counter: counter, Catalog: fileCatalog(t, providers.NameOpenAI, `{"models": {"gpt-4o": {"context": 128000}}}`)}
 	res := svc.Consult(context.Background(), Request{Path: dir, Pattern: "**/*.txt", Query: "q", DryRun: true, Model: "gpt-4o"}, nil)
 	rep := reportOf(t, res)
 	if rep.Fits == nil || *rep.Fits {

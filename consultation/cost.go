@@ -1,7 +1,7 @@
 package consultation
 
 import (
-	"context"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -19,91 +19,245 @@ import (
 // PriceUnknown is what an estimate says of a model with no known price.
 const PriceUnknown = "price unknown"
 
-// CostEstimate is the price of a request before it is sent: its prompt tokens at the
-// model's prompt price (those expected from the provider's prompt cache at the cache-read
-// price) plus the answer allowance at the completion price.
+// Output limits of a call. Every request carries an output limit (reasoning included), so
+// that what it can cost is bounded.
+const (
+	// MinAnswerTokens is the least output a call is sent with under a cap (about 750 words:
+	// a short answer, but a useful one): a cap that cannot pay for the prompt and this much
+	// output (and a thinking budget, when one is asked for) refuses the call instead.
+	MinAnswerTokens consult.Tokens = 1_024
+	// defaultOutputLimit is the output limit of a model whose largest output no source lists.
+	defaultOutputLimit consult.Tokens = 16_384
+	// promptFraming is what the bound adds to consult's count of the prompt for what it does
+	// not count: the system instruction and the provider's message framing.
+	promptFraming consult.Tokens = 512
+)
+
+// What set a call's output limit (CostEstimate.LimitedBy).
+const (
+	LimitModel   = "model"        // the model's largest output (or defaultOutputLimit)
+	LimitWindow  = "window"       // the room the prompt leaves in the context window
+	LimitMaxCost = "max_cost_usd" // the call's max_cost_usd
+	LimitBudget  = "budget_usd"   // what is left of the server's daily budget
+)
+
+// CostEstimate is the price of a request before it is sent: what it is expected to cost,
+// and the most it can cost (its bound: the prompt as the provider may count it and the
+// output limit the request carries, at the dearest rates).
 type CostEstimate struct {
-	// USD is the estimate in US dollars; absent when the price is unknown.
-	USD *float64 `json:"usd,omitempty"`
+	// ExpectedUSD is what the call is expected to cost: the prompt at its prices (the part
+	// expected from the provider's cache at the cache-read price) plus ExpectedAnswer tokens
+	// at the completion price. Absent when the price is unknown.
+	ExpectedUSD *float64 `json:"expected_usd,omitempty"`
+	// MaxUSD is the most the call can cost: the bound. Absent when the price is unknown.
+	MaxUSD *float64 `json:"max_usd,omitempty"`
 	// PromptTokens is the prompt as consult counts it; CachedTokens the part of it expected
-	// from the provider's cache (the same files were sent to this model a moment ago).
+	// from the provider's cache (the same files were sent to this model a moment ago);
+	// BoundTokens the prompt as the bound counts it (what other tokenizers may count).
 	PromptTokens consult.Tokens `json:"prompt_tokens"`
 	CachedTokens consult.Tokens `json:"cached_tokens,omitempty"`
-	// AnswerTokens is the answer allowance: the report's answer reserve, or the model's
-	// largest output when smaller.
-	AnswerTokens consult.Tokens `json:"answer_tokens"`
+	BoundTokens  consult.Tokens `json:"bound_prompt_tokens,omitempty"`
+	// ExpectedAnswer is the answer (and reasoning) tokens the expected price counts, and
+	// ExpectedFrom where that figure comes from: the median of this server's recent
+	// answers of the model, or consult's default.
+	ExpectedAnswer consult.Tokens `json:"expected_answer_tokens"`
+	ExpectedFrom   string         `json:"expected_answer_from,omitempty"`
+	// OutputLimit is the output limit the request carries (answer and reasoning), and
+	// LimitedBy what set it (LimitModel, LimitWindow, LimitMaxCost, LimitBudget).
+	OutputLimit consult.Tokens `json:"output_limit"`
+	LimitedBy   string         `json:"limited_by"`
+	// FullLimit and FullUSD are the output limit without the cap that set OutputLimit, and
+	// its bound: what a cap would have to allow for the model's whole output.
+	FullLimit consult.Tokens `json:"full_output_limit,omitempty"`
+	FullUSD   *float64       `json:"full_max_usd,omitempty"`
 	// Prices says where the prices come from, with their date, or "price unknown".
 	Prices string `json:"prices"`
-	// PromptPerM and AnswerPerM are the rates used, in US dollars per million tokens.
+	// PromptPerM and AnswerPerM are the rates used, in US dollars per million tokens;
+	// RequestUSD the price per request, when there is one.
 	PromptPerM *float64 `json:"prompt_usd_per_million,omitempty"`
 	AnswerPerM *float64 `json:"answer_usd_per_million,omitempty"`
+	RequestUSD float64  `json:"request_usd,omitempty"`
 }
 
-// Known says whether the estimate has a figure.
-func (e *CostEstimate) Known() bool { return e != nil && e.USD != nil }
+// Known says whether the estimate has figures.
+func (e *CostEstimate) Known() bool { return e != nil && e.MaxUSD != nil }
 
-// pricer is what a Model may also do: price a model (providers.Pricer).
-type pricer interface {
-	Price(ctx context.Context, model string) (providers.Price, bool, error)
+// The typical answer the expected price counts: the median of this server's last
+// recentAnswersKept answers of the model (output and reasoning tokens), else a default.
+const (
+	// defaultAnswerTokens is a long answer (about 1,500 words), when none was seen yet.
+	defaultAnswerTokens consult.Tokens = 2_000
+	// defaultReasoningTokens is the reasoning a thinking model without a budget is expected
+	// to add (a budget is expected to be spent whole).
+	defaultReasoningTokens consult.Tokens = 8_000
+	// recentAnswersKept is how many answers per model the median is taken over.
+	recentAnswersKept = 20
+)
+
+// recentAnswers remembers how long this server's recent answers were, per model (and
+// whether it thought). The zero value is ready.
+type recentAnswers struct {
+	mu   sync.Mutex
+	seen map[string][]consult.Tokens
 }
 
-// defaultAnswerAllowance is the answer allowance when the model's window is unknown.
-const defaultAnswerAllowance = maxAnswerReserve
-
-// lookupPrice finds the model's prices: the provider's (OpenRouter's list, the dated table
-// for OpenAI and Gemini) when the server has one, else the dated table by the model's name
-// (a dry run without a key). A failed look-up is an unknown price, not a failure.
-func (c *call) lookupPrice(ctx context.Context) (providers.Price, bool) {
-	id := c.req.Model.ID
-	if id == "" {
-		return providers.Price{}, false
+// note records an answer of n output tokens (reasoning included) under key.
+func (r *recentAnswers) note(key string, n consult.Tokens) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.seen == nil {
+		r.seen = map[string][]consult.Tokens{}
 	}
-	if p, ok := c.svc.Model.(pricer); ok && c.svc.Model != nil {
-		lctx, cancel := context.WithTimeout(ctx, budgetOf(ctx).lookup())
-		pr, known, err := p.Price(lctx, id)
-		cancel()
-		if err != nil {
-			c.svc.logger().Debug("price look-up failed", "model", id, "error", err)
+	l := append(r.seen[key], n)
+	if len(l) > recentAnswersKept {
+		l = l[len(l)-recentAnswersKept:]
+	}
+	r.seen[key] = l
+}
+
+// typical is the median of key's recent answers and how many there are (0: none).
+func (r *recentAnswers) typical(key string) (consult.Tokens, int) {
+	r.mu.Lock()
+	l := slices.Clone(r.seen[key])
+	r.mu.Unlock()
+	if len(l) == 0 {
+		return 0, 0
+	}
+	slices.Sort(l)
+	return l[len(l)/2], len(l)
+}
+
+// answerKey names the answers the call's are like: the model, thinking or not.
+func (c *call) answerKey() string {
+	return fmt.Sprintf("%s|%v|%d", c.req.Model.ID, c.req.Model.Thinking, c.req.Model.Budget)
+}
+
+// typicalAnswer is the answer (and reasoning) the expected price counts, and where it
+// comes from.
+func (c *call) typicalAnswer() (consult.Tokens, string) {
+	if n, seen := c.svc.answers.typical(c.answerKey()); seen > 0 {
+		return n, fmt.Sprintf("the median of this server's last %d %s of the model", seen, plural(seen, "answer", "answers"))
+	}
+	n, from := defaultAnswerTokens, "consult's default"
+	if m := c.req.Model; m.Thinking {
+		n += cmp.Or(m.Budget, defaultReasoningTokens)
+		from = "consult's default with reasoning"
+	}
+	return n, from
+}
+
+// promptBound is the most prompt tokens a provider may count for a request consult counts as
+// n: OpenAI's models count with consult's own encoding (o200k), so only the framing is
+// added; other tokenizers count code in up to a third more tokens.
+func promptBound(model string, n consult.Tokens) consult.Tokens {
+	if openAIModel(model) {
+		return n + n/50 + promptFraming
+	}
+	return n + (n+2)/3 + promptFraming
+}
+
+// openAIModel reports whether model is one of OpenAI's (o200k encoding), by its name.
+func openAIModel(model string) bool {
+	m := strings.ToLower(model)
+	if vendor, rest, ok := strings.Cut(m, "/"); ok {
+		if vendor != "openai" {
+			return false
 		}
-		return pr, known && err == nil
+		m = rest
 	}
-	for _, name := range []string{providers.NameOpenAI, providers.NameGemini} {
-		if pr, ok := providers.TablePrice(name, id); ok {
-			return pr, true
-		}
-	}
-	return providers.Price{}, false
+	return strings.HasPrefix(m, "gpt-") || strings.HasPrefix(m, "o1") || strings.HasPrefix(m, "o3") || strings.HasPrefix(m, "o4") || strings.HasPrefix(m, "chatgpt-")
 }
 
-// estimateCost prices rep's request for the call's model and records it on rep.
-func (c *call) estimateCost(ctx context.Context, rep *Report) {
+// naturalLimit is the output limit a call carries without a cap: the model's largest output
+// (defaultOutputLimit when unknown), cut to the room the prompt leaves in the window (the
+// prompt taken a tenth larger than consult counts it, and the framing; providers refuse a
+// prompt and limit over the window), but never under MinAnswerTokens.
+func (c *call) naturalLimit(rep *Report, maxOutput consult.Tokens) (consult.Tokens, string) {
+	n, by := cmp.Or(maxOutput, defaultOutputLimit), LimitModel
+	if w := rep.ContextWindow; w > 0 {
+		p := rep.PromptTokens
+		if room := w - (p + p/10 + promptFraming); room < n {
+			n, by = max(room, MinAnswerTokens), LimitWindow
+		}
+	}
+	return n, by
+}
+
+// leastOutput is the least output limit a capped call is sent with: MinAnswerTokens, plus
+// the thinking budget when one is asked for, never more than the natural limit n.
+func (c *call) leastOutput(n consult.Tokens) consult.Tokens {
+	least := MinAnswerTokens
+	if m := c.req.Model; m.Thinking && m.Budget > 0 {
+		least += m.Budget
+	}
+	return min(least, n)
+}
+
+// estimateCost prices rep's request for the call's model (what the catalog knows of it),
+// with its natural output limit, and records it on rep; a cap may lower the limit later
+// (capCost).
+func (c *call) estimateCost(rep *Report) {
 	est := &CostEstimate{PromptTokens: rep.PromptTokens, Prices: PriceUnknown}
-	est.AnswerTokens = rep.Reserve
-	if est.AnswerTokens <= 0 {
-		est.AnswerTokens = defaultAnswerAllowance
-	}
-	pr, ok := c.lookupPrice(ctx)
-	if ok {
-		if pr.MaxOutput > 0 {
-			est.AnswerTokens = min(est.AnswerTokens, pr.MaxOutput)
-		}
+	c.badPrice = c.model.BadPrice
+	est.OutputLimit, est.LimitedBy = c.naturalLimit(rep, c.model.MaxOutput)
+	c.limit = est.OutputLimit
+	c.breakpoint = c.cacheBreakpoint(rep)
+	if c.model.Price != nil {
+		pr := *c.model.Price
 		var written consult.Tokens
 		if c.cacheHitExpected(rep) {
 			est.CachedTokens = rep.Tokens
-		} else if providers.CacheControlled(c.req.Model.ID) {
-			written = rep.Tokens
+		} else if c.breakpoint {
+			written = rep.Tokens // written to the cache, at its price
 		}
-		usd := pr.Estimate(rep.PromptTokens, est.CachedTokens, written, est.AnswerTokens)
-		at := pr.At(rep.PromptTokens) // the rates shown: a long prompt's where they differ
-		est.USD, est.Prices, est.PromptPerM, est.AnswerPerM = &usd, pr.Source, &at.Input, &at.Output
+		est.BoundTokens = promptBound(c.req.Model.ID, rep.PromptTokens)
+		c.cachedTokens, c.writtenTokens = est.CachedTokens, written
 		c.price = &pr
+		c.priceEstimate(est)
 	}
 	c.estimate = est
 	rep.Cost = est
 }
 
-// cacheMinimum is the smallest prefix a provider's prompt cache keeps: 1,024 tokens
-// (OpenAI, Anthropic), 2,048 for Gemini 2.5 and 4,096 for Gemini 3 (implicit caching).
+// priceEstimate fills in est's figures for its output limit, at the call's prices.
+func (c *call) priceEstimate(est *CostEstimate) {
+	pr := *c.price
+	typical, from := c.typicalAnswer()
+	est.ExpectedAnswer, est.ExpectedFrom = min(typical, est.OutputLimit), from
+	expected := pr.Estimate(est.PromptTokens, c.cachedTokens, c.writtenTokens, est.ExpectedAnswer) + pr.Request
+	bound := pr.Bound(est.BoundTokens, est.OutputLimit)
+	at := pr.At(est.PromptTokens) // the rates shown: a long prompt's where they differ
+	est.ExpectedUSD, est.MaxUSD, est.Prices, est.PromptPerM, est.AnswerPerM, est.RequestUSD =
+		&expected, &bound, pr.Source, &at.Input, &at.Output, pr.Request
+}
+
+// capCost sizes the call's output limit to a cap of usd (max_cost_usd, or what is left of
+// the daily budget: by names which), so that the call's bound fits it. ok is false when even
+// the prompt and the least useful output (leastOutput) do not fit: need is then the
+// smallest cap that admits the call. The price must be known.
+func (c *call) capCost(usd float64, by string) (need float64, ok bool) {
+	est, pr := c.estimate, *c.price
+	least := c.leastOutput(est.OutputLimit)
+	if n := pr.LimitFor(usd, est.BoundTokens); n < least {
+		return pr.Bound(est.BoundTokens, least), false
+	} else if n < est.OutputLimit {
+		if est.FullUSD == nil {
+			full := *est.MaxUSD
+			est.FullLimit, est.FullUSD = est.OutputLimit, &full
+		}
+		est.OutputLimit, est.LimitedBy = n, by
+		c.limit = n
+		c.priceEstimate(est)
+	}
+	return 0, true
+}
+
+// cacheMinimum is the smallest prefix a provider's prompt cache keeps: 1,024 tokens for
+// OpenAI and most of Anthropic's models; 2,048 for Gemini 2.5 (implicit caching), Claude
+// Sonnet 4.6, Opus 4.7 and the Haiku 3 models; 4,096 for Gemini 3, Claude Opus 4.5 and 4.6
+// and Haiku 4.5 (https://ai.google.dev/gemini-api/docs/caching; Anthropic's minimums as
+// https://docs.orq.ai/docs/proxy/prompt-caching and
+// https://dev.to/creeta/claudes-prompt-cache-fails-silently-below-1024-tokens-1ch1 list them).
 func cacheMinimum(model string) consult.Tokens {
 	m := strings.ToLower(model)
 	switch {
@@ -111,8 +265,20 @@ func cacheMinimum(model string) consult.Tokens {
 		return 4_096
 	case strings.Contains(m, "gemini"):
 		return 2_048
+	case strings.Contains(m, "claude-opus-4.5"), strings.Contains(m, "claude-opus-4.6"), strings.Contains(m, "claude-haiku-4.5"):
+		return 4_096
+	case strings.Contains(m, "claude-sonnet-4.6"), strings.Contains(m, "claude-opus-4.7"), strings.Contains(m, "claude-3-haiku"),
+		strings.Contains(m, "claude-3.5-haiku"):
+		return 2_048
 	}
 	return 1_024
+}
+
+// cacheBreakpoint says whether the call's request marks its files for the provider's cache:
+// for the models that cache nothing without a mark (providers.CacheControlled), when the
+// files reach the model's minimum cacheable size. Below it the mark caches nothing.
+func (c *call) cacheBreakpoint(rep *Report) bool {
+	return providers.CacheControlled(c.req.Model.ID) && rep.Tokens >= cacheMinimum(c.req.Model.ID)
 }
 
 // cacheTTL is how long a prompt prefix is expected to stay in a provider's cache after it

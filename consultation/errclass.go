@@ -51,6 +51,9 @@ type ErrorInfo struct {
 	// when the price is unknown); MaxCostUSD the call's cap.
 	EstimatedCostUSD *float64 `json:"estimated_cost_usd,omitempty"`
 	MaxCostUSD       float64  `json:"max_cost_usd,omitempty"`
+	// NeedsUSD is the smallest cap that admits the call (its prompt and the least useful
+	// answer, at their bound), for a refusal whose cap is too small.
+	NeedsUSD *float64 `json:"needs_usd,omitempty"`
 	// BudgetUSD is the server's daily budget, BudgetLeftUSD what is left of it today, and
 	// ResetsAt when it resets (midnight UTC), for a refusal under the daily budget.
 	BudgetUSD     float64   `json:"budget_usd,omitempty"`

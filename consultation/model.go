@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"strings"
 	"sync"
@@ -11,18 +12,16 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/files"
-	"github.com/consultmcp/consult/internal/models"
+	"github.com/consultmcp/consult/internal/catalog"
 	"github.com/consultmcp/consult/providers"
 )
 
-// Model is what a consultation needs of a provider: stream one answer, and size a model.
+// Model is what a consultation needs of a provider: stream one answer.
 // providers.Provider satisfies it.
 type Model interface {
 	// Stream sends req once and blocks until the answer is complete, ctx ends or the
 	// upstream fails; the returned response is never nil and holds what arrived.
 	Stream(ctx context.Context, req providers.Request, obs providers.Observer) (*providers.Response, error)
-	// ContextWindow reports the model's context size when known, bounded by ctx.
-	ContextWindow(ctx context.Context, model string) (consult.Tokens, bool, error)
 }
 
 var _ Model = providers.Provider(nil)
@@ -80,25 +79,71 @@ func (s *stream) snapshot() (text string, reasoning consult.Tokens, started bool
 	return s.answer.String(), s.reasoning, !s.firstAt.IsZero()
 }
 
-// lookupWindow finds the model's context window: the provider's own figure when it answers in
-// time, else the built-in table. A model the provider says does not exist is an error.
-func (c *call) lookupWindow(ctx context.Context) (consult.Tokens, bool, error) {
+// Catalog knows what models cost and how large they are (internal/catalog).
+type Catalog interface {
+	// Lookup finds model, bounded by ctx; a model no source knows is a
+	// *catalog.UnknownModelError.
+	Lookup(ctx context.Context, model string) (catalog.Model, error)
+	// Peek is Lookup from what the catalog holds already: it never waits.
+	Peek(model string) (catalog.Model, error)
+}
+
+// lookupModel finds the call's model in the catalog, once, within a bounded part of the
+// call's time: its window, prices, largest output and expiry. A model no source knows is
+// an error, before anything is sent.
+func (c *call) lookupModel(ctx context.Context) error {
 	id := c.req.Model.ID
-	if c.svc.Model != nil && id != "" {
-		lctx, cancel := context.WithTimeout(ctx, budgetOf(ctx).lookup())
-		w, ok, err := c.svc.Model.ContextWindow(lctx, id)
-		cancel()
-		switch {
-		case err == nil && ok:
-			return w, true, nil
-		case errors.Is(err, providers.NotFound):
-			return 0, false, err
-		case err != nil:
-			c.svc.logger().Debug("context window look-up failed", "model", id, "error", err)
-		}
+	if c.svc.Catalog == nil || id == "" {
+		return nil
 	}
-	w, ok := models.KnownWindow(id)
-	return w, ok, nil
+	lctx, cancel := context.WithTimeout(ctx, budgetOf(ctx).lookup())
+	defer cancel()
+	m, err := c.svc.Catalog.Lookup(lctx, id)
+	if err != nil {
+		return err
+	}
+	c.model = m
+	if m.Unchecked != "" {
+		c.warn(fmt.Sprintf("nothing is known of model %s: %s; its window and price are unknown, so no cap can be checked", consult.Printable(id), m.Unchecked))
+	}
+	if !m.Expires.IsZero() {
+		when := "is listed to be removed after"
+		if time.Now().After(m.Expires.AddDate(0, 0, 1)) {
+			when = "was listed to be removed after"
+		}
+		advice := "choose a current model before then"
+		if d := c.svc.DefaultModel; d != "" && d != id {
+			advice += " (the server's default is " + consult.Printable(d) + ")"
+		}
+		c.warn(fmt.Sprintf("model %s %s %s (%s): %s", consult.Printable(id), when, m.Expires.Format(time.DateOnly), m.Source, advice))
+	}
+	return nil
+}
+
+// answeredPrice is the price of the model that answered resp: the provider may report
+// another model than the one asked for (a snapshot, a fallback), and the cost is that
+// model's. It is the call's own price when the reported model is the same, unknown to the
+// catalog, or unpriced; the first time it differs, the result says so.
+func (c *call) answeredPrice(resp *providers.Response) *providers.Price {
+	if resp == nil || resp.Model == "" || c.svc.Catalog == nil || c.req.Model.ID == "" {
+		return c.price
+	}
+	m, err := c.svc.Catalog.Peek(resp.Model)
+	if err != nil || m.Price == nil || m.ID == c.model.ID {
+		return c.price
+	}
+	if !c.repriced {
+		c.repriced = true
+		c.req.Warnings = append(c.req.Warnings, fmt.Sprintf("model %s answered, not %s: its cost is at %s's prices (%s)",
+			consult.Printable(resp.Model), consult.Printable(c.req.Model.ID), consult.Printable(m.ID), m.Price.Source))
+	}
+	return m.Price
+}
+
+// warn tells the client of a warning now and puts it in the result's warnings.
+func (c *call) warn(msg string) {
+	c.req.Warnings = append(c.req.Warnings, msg)
+	c.log(LevelWarning, msg)
 }
 
 // consult sends the gathered files and the query to the model and turns the outcome into
@@ -113,9 +158,10 @@ func (c *call) consult(ctx context.Context, rep *Report) Result {
 	if rep.Fits != nil && !*rep.Fits {
 		return c.fail(ErrorInfo{Class: ClassTooLarge}, Facts{Reason: ReasonTooLarge}, rep)
 	}
-	if res, refused := c.overBudget(rep); refused {
+	if res, refused := c.overBudget(ctx, rep); refused {
 		return res
 	}
+	defer c.settle(ctx, 0) // a hold the call did not settle (nothing was sent) is released
 	c.announceEstimate()
 	preq, err := c.request()
 	if err != nil {
@@ -127,7 +173,7 @@ func (c *call) consult(ctx context.Context, rep *Report) Result {
 	}
 	resp, failed, gaveUp, err := c.streamWithRetries(ctx, preq)
 	c.failed = failed
-	c.recordSpend(resp)
+	c.recordSpend(ctx, resp)
 	if ctx.Err() != nil {
 		return c.stopped(ctx)
 	}
@@ -144,9 +190,10 @@ func (c *call) consult(ctx context.Context, rep *Report) Result {
 // need only paths and sizes.
 func (c *call) request() (providers.Request, error) {
 	preq := providers.Request{
-		Model:    c.req.Model.ID,
-		Thinking: providers.Thinking{On: c.req.Model.Thinking, Budget: c.req.Model.Budget},
-		System:   systemPrompt,
+		Model:       c.req.Model.ID,
+		Thinking:    providers.Thinking{On: c.req.Model.Thinking, Budget: c.req.Model.Budget},
+		System:      systemPrompt,
+		OutputLimit: c.limit,
 	}
 	defer func() {
 		for i := range c.gathered.Files {
@@ -162,6 +209,7 @@ func (c *call) request() (providers.Request, error) {
 	// which the provider's prompt cache can hold, and the key that names them.
 	prompt := files.NewPrompt(c.gathered.Files, c.req.Query)
 	preq.Text, preq.Question, preq.CacheKey = prompt.Prefix, prompt.Question(), c.fileSet
+	preq.CacheBreakpoint = c.breakpoint
 	body, err := enc.Encode(preq)
 	preq.Text, preq.Question, preq.Body = nil, "", body
 	return preq, err
@@ -219,16 +267,17 @@ func (c *call) usageOf(resp *providers.Response) *UsageSummary {
 	u := &UsageSummary{
 		Input: ru.Input, Output: ru.Output, Reasoning: ru.Reasoning, Cached: ru.Cached, CacheWrite: ru.CacheWrite,
 	}
+	price := c.answeredPrice(resp)
 	switch {
 	case ru.CostKnown:
 		cost := ru.CostUSD
 		u.CostUSD = &cost
-	case c.price != nil:
-		cost := c.price.Cost(ru)
+	case price != nil:
+		cost := price.Cost(ru)
 		u.CostUSD, u.CostFromPrices = &cost, true
 	}
-	if c.price != nil && (ru.Cached > 0 || ru.CacheWrite > 0) {
-		saved := c.price.Saved(ru)
+	if price != nil && (ru.Cached > 0 || ru.CacheWrite > 0) {
+		saved := price.Saved(ru)
 		u.CacheSavedUSD = &saved
 	}
 	return u
@@ -271,13 +320,20 @@ func (c *call) answer(resp *providers.Response, rep *Report) Result {
 	sum := c.summary(KindAnswer, rep)
 	sum.Model = cmp.Or(resp.Model, c.req.Model.ID)
 	sum.Usage = c.usageOf(resp)
+	if u := resp.Usage; u.Reported && !resp.Truncated {
+		c.svc.answers.note(c.answerKey(), u.Output+u.Reasoning) // for the next call's expected price
+	}
 	sum.StopReason = resp.StopReason
 	sum.Truncated = resp.Truncated
 	sum.Withheld, sum.Redacted = rep.Withheld, rep.Redacted
 	if resp.Truncated {
-		sum.TruncatedBy = TruncatedByOutputLimit
-		if resp.Finish == providers.FinishAnswerCap {
+		switch {
+		case resp.Finish == providers.FinishAnswerCap:
 			sum.TruncatedBy = TruncatedByAnswerCap
+		case c.estimate.capped():
+			sum.TruncatedBy = TruncatedByCostCap
+		default:
+			sum.TruncatedBy = TruncatedByOutputLimit
 		}
 	}
 	c.setAnswer(resp.Text)

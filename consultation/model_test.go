@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/consultmcp/consult/internal/catalog"
 	"github.com/consultmcp/consult/internal/fake"
 	"github.com/consultmcp/consult/providers"
 )
@@ -26,7 +27,9 @@ var flavors = []struct {
 }
 
 // upstream starts a fake of the given flavor and a service that talks to it through the
-// real SDK client.
+// real SDK client, with a catalog whose model list is a fake OpenRouter's GET /models: the
+// upstream itself for OpenRouter, another fake listing the flavor's model for OpenAI and
+// Gemini (OpenRouter's list holds their models too).
 func upstream(t *testing.T, i int) (*fake.Server, *Service) {
 	t.Helper()
 	f := flavors[i]
@@ -36,10 +39,57 @@ func upstream(t *testing.T, i int) (*fake.Server, *Service) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return srv, &Service{Counter: counter, Model: p, DefaultModel: f.model, KeyHint: "OPENROUTER_API_KEY"}
+	list := srv
+	if f.flavor != fake.OpenRouter {
+		list = fake.New(t, fake.OpenRouter)
+		list.SetModels(flavorModels...)
+	}
+	return srv, &Service{Counter: counter, Model: p, DefaultModel: f.model, KeyHint: "OPENROUTER_API_KEY",
+		Catalog: listCatalog(f.flavor, list, nil)}
 }
 
-// bubbleUpstream is upstream with the fake in memory, for a test inside a testing/synctest
+// flavorModels are the OpenAI and Gemini flavors' models as OpenRouter lists them, at their
+// providers' prices (OpenAI's and Google's pricing pages).
+var flavorModels = []fake.Model{
+	{ID: "openai/gpt-4.1", Context: 1_047_576, MaxOutput: 32_768,
+		Pricing: map[string]string{"prompt": "0.000002", "completion": "0.000008", "input_cache_read": "0.0000005"}},
+	{ID: "google/gemini-2.5-pro", Context: 1_048_576, MaxOutput: 65_536,
+		Pricing: map[string]string{"prompt": "0.00000125", "completion": "0.00001", "input_cache_read": "0.000000125"}},
+}
+
+// listCatalog is a catalog of flavor's provider whose model list is list's GET /models,
+// fetched with hc (nil: a plain client).
+func listCatalog(flavor fake.Flavor, list *fake.Server, hc *http.Client) *catalog.Catalog {
+	return catalog.New(catalog.Config{Provider: providerOf(flavor), ListURL: list.BaseURL() + "/models", HTTPClient: hc})
+}
+
+// providerOf is the provider a fake flavor stands for.
+func providerOf(f fake.Flavor) string {
+	switch f {
+	case fake.OpenAI:
+		return providers.NameOpenAI
+	case fake.Gemini:
+		return providers.NameGemini
+	}
+	return providers.NameOpenRouter
+}
+
+// fileCatalog is a catalog of provider with no model list (the fallback table) and a
+// prices file of content.
+func fileCatalog(t *testing.T, provider, content string) *catalog.Catalog {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "prices.json")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pf, err := catalog.LoadPrices(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return catalog.New(catalog.Config{Provider: provider, Prices: pf})
+}
+
+// bubbleUpstream is upstream with the fakes in memory, for a test inside a testing/synctest
 // bubble (call it inside the bubble).
 func bubbleUpstream(t *testing.T, i int) (*fake.Server, *Service) {
 	t.Helper()
@@ -50,7 +100,13 @@ func bubbleUpstream(t *testing.T, i int) (*fake.Server, *Service) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return srv, &Service{Counter: counter, Model: p, DefaultModel: f.model, KeyHint: "OPENROUTER_API_KEY"}
+	list := srv
+	if f.flavor != fake.OpenRouter {
+		list = fake.NewInMemory(t, fake.OpenRouter)
+		list.SetModels(flavorModels...)
+	}
+	return srv, &Service{Counter: counter, Model: p, DefaultModel: f.model, KeyHint: "OPENROUTER_API_KEY",
+		Catalog: listCatalog(f.flavor, list, list.Client())}
 }
 
 // goReq completes req with the Go files of its path and the question most tests ask.
@@ -237,15 +293,27 @@ func TestTooLargeIsNotSent(t *testing.T) {
 	}
 }
 
+// TestUnknownModelRefusedBeforeSending: a model no source knows is refused before anything
+// is sent, named as unknown with the closest known ids; a misspelt id is never priced or
+// sized as another by a prefix.
 func TestUnknownModelRefusedBeforeSending(t *testing.T) {
 	t.Parallel()
-	srv, svc := upstream(t, 0)
-	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Model: "nobody/no-such-model"}), nil)
-	if !res.IsError || !strings.Contains(res.Text(), `Model "nobody/no-such-model" is not available`) {
-		t.Fatalf("want an unknown-model error:\n%s", res.Text())
-	}
-	if n := srv.Count("chat/completions"); n != 0 {
-		t.Errorf("%d completion requests sent for an unknown model, want 0", n)
+	for i, model := range []string{"nobody/no-such-model", "gpt-4.1-typo", "gemini-2.5-pr0"} {
+		t.Run(flavors[i].flavor.String(), func(t *testing.T) {
+			t.Parallel()
+			srv, svc := upstream(t, i)
+			res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Model: model}), nil)
+			if !res.IsError || summaryOf(t, res).Error.Class != ClassInvalidArgument ||
+				!strings.Contains(res.Text(), `model "`+model+`" is not available: no source knows it`) || !strings.Contains(res.Text(), "the closest known") {
+				t.Fatalf("want an unknown-model refusal:\n%s", res.Text())
+			}
+			if i > 0 && !strings.Contains(res.Text(), strings.TrimPrefix(flavors[i].model, "google/")) {
+				t.Errorf("the refusal does not name %s among the closest:\n%s", flavors[i].model, res.Text())
+			}
+			if n := srv.Count("chat/completions") + srv.Count("GenerateContent"); n != 0 {
+				t.Errorf("%d completion requests sent for an unknown model, want 0", n)
+			}
+		})
 	}
 }
 
@@ -277,9 +345,9 @@ func TestOutputFile(t *testing.T) {
 
 func TestUnknownWindowIsSentWithNote(t *testing.T) {
 	t.Parallel()
-	srv, svc := upstream(t, 1) // OpenAI: the table has no entry for this id
-	srv.SetModels(fake.Model{ID: "custom-model"})
-	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Model: "custom-model", DryRun: true}), nil)
+	srv, svc := upstream(t, 0) // a model OpenRouter lists without a context length
+	srv.SetModels(fake.Model{ID: "custom/model"})
+	res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Model: "custom/model", DryRun: true}), nil)
 	if res.IsError || !strings.Contains(res.Text(), "context window unknown") {
 		t.Errorf("want a dry run that notes the unknown window:\n%s", res.Text())
 	}
@@ -359,4 +427,30 @@ func TestFormatUSD(t *testing.T) {
 			t.Errorf("FormatUSD(%g) = %q, want %q", tc.v, got, tc.want)
 		}
 	}
+}
+
+// TestHangingModelListOneWait: with OpenRouter's model list hanging and none cached, a call
+// waits for it once, a bounded part of its time (a quarter, at most 5 s), then goes on
+// without it (the model unchecked, with a warning); the next call does not wait again.
+func TestHangingModelListOneWait(t *testing.T) {
+	t.Parallel()
+	dir := sampleTree(t)
+	synctest.Test(t, func(t *testing.T) {
+		srv, svc := bubbleUpstream(t, 0)
+		srv.PushModels(fake.Script{HeaderDelay: time.Hour})
+		srv.SetDefault(fake.Answer("ok"))
+		for i, want := range []time.Duration{5 * time.Second, 0} {
+			start := time.Now()
+			res := svc.Consult(context.Background(), goReq(Request{Path: dir, Timeout: 20 * time.Second}), nil)
+			if got := time.Since(start); got != want {
+				t.Errorf("call %d took %v, want %v", i+1, got, want)
+			}
+			sum := summaryOf(t, res)
+			if res.IsError || sum.Answer != "ok" || !strings.Contains(strings.Join(sum.Warnings, "\n"), "could not be had") {
+				t.Errorf("call %d: %+v\n%s", i+1, sum.Warnings, res.Text())
+			}
+		}
+		time.Sleep(time.Minute) // the fetch ends at its own timeout
+		synctest.Wait()
+	})
 }

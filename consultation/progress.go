@@ -44,8 +44,9 @@ type State struct {
 	// Phase is what the call is doing; Message is the progress message.
 	Phase   Phase
 	Message string
-	// Model is the model asked (as the call names it); Estimate is the call's price
-	// estimate in words once it is known ("" before, or without a price).
+	// Model is the model asked (as the call names it); Estimate is the call's two figures
+	// in words once they are known ("expected $0.0040, at most $0.14 (prices: …)"; "price
+	// unknown"; "" before).
 	Model    string `json:",omitempty"`
 	Estimate string `json:",omitempty"`
 	// Elapsed is the time since the call started; Attempts counts model requests sent.
@@ -297,7 +298,7 @@ func (c *call) state(now time.Time) State {
 	if rep := c.sized.Load(); rep != nil {
 		st.Files, st.Bytes, st.PromptTokens = rep.Files, rep.Bytes, rep.PromptTokens
 		if rep.Cost.Known() {
-			st.Estimate = "estimated " + rep.Cost.String()
+			st.Estimate = rep.Cost.String()
 		} else if rep.Cost != nil {
 			st.Estimate = PriceUnknown
 		}

@@ -1,6 +1,8 @@
 package consultation
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"time"
 
@@ -9,13 +11,34 @@ import (
 
 // Ledger records what consultations cost, in US dollars per UTC day, for a daily budget
 // shared by every server that uses it. Implementations must be safe for concurrent use by
-// several processes; an error is never reported as 0 spent.
+// several processes; an error is never reported as 0 spent. Every method that changes the
+// ledger gives up when ctx ends (its lock is held elsewhere), with an error that says so.
 type Ledger interface {
-	// Spent is what was recorded for day's UTC date.
-	Spent(day time.Time) (float64, error)
+	// Spent is what was recorded for day's UTC date, and what calls in flight hold of it.
+	Spent(day time.Time) (spent, held float64, err error)
 	// AddSpend adds usd (0 or more) to day's UTC date and returns that day's new total.
-	AddSpend(day time.Time, usd float64) (float64, error)
+	AddSpend(ctx context.Context, day time.Time, usd float64) (float64, error)
+	// Reserve holds want dollars of day's budget for a call in flight when they fit what is
+	// left of budget (spend and other holds taken off), else all that is left when that is
+	// at least least, else nothing (ok false); the check and the hold are one atomic step
+	// across every process sharing the ledger. granted is what is held under id until
+	// Settle, or until expires (then it counts as spent in full); left is what was left.
+	Reserve(ctx context.Context, day time.Time, budget, want, least float64, expires time.Time) (id string, granted, left float64, ok bool, err error)
+	// Settle replaces hold id by what its call did cost.
+	Settle(ctx context.Context, id string, usd float64) error
 }
+
+// Waits on the ledger's lock. A lock held elsewhere fails the call within its deadline.
+const (
+	// ledgerWaitMax bounds the wait for the ledger before a call is sent: a quarter of
+	// what is left of the call's time, at most this.
+	ledgerWaitMax = 2 * time.Second
+	// settleWaitMin is the least wait to settle a call's hold after it ended, even past its
+	// deadline (a timed-out call's tokens were billed too); a hold not settled counts in full
+	// when it expires, settleGrace after the call's deadline.
+	settleWaitMin = 250 * time.Millisecond
+	settleGrace   = 2 * time.Minute
+)
 
 // NextUTCDay is when the daily budget of now's UTC day resets: the next midnight UTC.
 func NextUTCDay(now time.Time) time.Time {
@@ -23,53 +46,83 @@ func NextUTCDay(now time.Time) time.Time {
 	return time.Date(y, m, d+1, 0, 0, 0, 0, time.UTC)
 }
 
-// overBudget refuses, before anything is sent, a request whose estimate is over the call's
-// max_cost_usd or would take today's spend over the server's daily budget. A cap that
-// cannot be checked (the model's price is unknown, the ledger cannot be read) refuses too:
-// a cap is the caller's or the user's promise to themselves.
-func (c *call) overBudget(rep *Report) (Result, bool) {
+// overBudget sizes the call's output limit to its max_cost_usd and to what is left of the
+// server's daily budget, so that the most the call can cost fits both; it refuses, before
+// anything is sent, a call whose prompt and least useful answer fit neither. Under a daily
+// budget the bound is held in the ledger (c.hold) until the call settles it with its cost,
+// so that calls in flight on every server sharing the ledger never pass the budget. A cap
+// that cannot be checked (the model's price is unknown or bad data, the ledger cannot be
+// used) refuses too: a cap is the caller's or the user's promise to themselves.
+func (c *call) overBudget(ctx context.Context, rep *Report) (Result, bool) {
 	est := c.estimate
 	capUSD, budget := c.req.MaxCostUSD, c.svc.DailyBudgetUSD
-	if capUSD <= 0 && (budget <= 0 || c.svc.Ledger == nil) {
+	if capUSD <= 0 && budget <= 0 {
 		return Result{}, false
 	}
 	info := ErrorInfo{Class: ClassOverBudget}
-	if est.Known() {
-		v := *est.USD
-		info.EstimatedCostUSD = &v
+	unpriced := func(reason Reason) (Result, bool) {
+		f := Facts{Reason: reason}
+		if c.badPrice != nil {
+			f.Reason, f.Detail = ReasonBadPrice, c.badPrice.Error()
+		}
+		return c.fail(info, f, rep), true
 	}
 	if capUSD > 0 {
 		info.MaxCostUSD = capUSD
-		switch {
-		case !est.Known():
-			return c.fail(info, Facts{Reason: ReasonCapUnpriced}, rep), true
-		case *est.USD > capUSD:
+		if !est.Known() {
+			return unpriced(ReasonCapUnpriced)
+		}
+		if need, ok := c.capCost(capUSD, LimitMaxCost); !ok {
+			info.NeedsUSD = &need
 			return c.fail(info, Facts{Reason: ReasonOverMaxCost}, rep), true
 		}
 	}
-	if budget <= 0 || c.svc.Ledger == nil {
+	if budget <= 0 {
 		return Result{}, false
 	}
 	now := time.Now()
 	info.BudgetUSD, info.ResetsAt = budget, NextUTCDay(now)
-	spent, err := c.svc.Ledger.Spent(now)
+	if c.svc.Ledger == nil {
+		info.Class = ClassInternal
+		return c.fail(info, Facts{Reason: ReasonLedgerUnreadable, Detail: "the server keeps no spend ledger (it has no results directory)"}, rep), true
+	}
+	spent, held, err := c.svc.Ledger.Spent(now)
 	if err != nil {
 		info.Class = ClassInternal
 		return c.fail(info, Facts{Reason: ReasonLedgerUnreadable, Detail: err.Error()}, rep), true
 	}
-	left := math.Max(budget-spent, 0)
+	if !est.Known() {
+		left := math.Max(budget-spent-held, 0)
+		info.BudgetLeftUSD = &left
+		return unpriced(ReasonBudgetUnpriced)
+	}
+	pr := *c.price
+	want, least := *est.MaxUSD, pr.Bound(est.BoundTokens, c.leastOutput(est.OutputLimit))
+	expires := now.Add(24 * time.Hour)
+	if dl, ok := ctx.Deadline(); ok {
+		expires = dl.Add(settleGrace)
+	}
+	lctx, cancel := context.WithTimeout(ctx, min(ledgerWaitMax, budgetOf(ctx).left()/4))
+	id, granted, left, ok, err := c.svc.Ledger.Reserve(lctx, now, budget, want, least, expires)
+	cancel()
+	if err != nil {
+		info.Class = ClassInternal
+		return c.fail(info, Facts{Reason: ReasonLedgerUnreadable, Detail: err.Error()}, rep), true
+	}
 	info.BudgetLeftUSD = &left
-	switch {
-	case !est.Known():
-		return c.fail(info, Facts{Reason: ReasonBudgetUnpriced}, rep), true
-	case *est.USD > left:
+	if !ok {
+		info.NeedsUSD = &least
 		return c.fail(info, Facts{Reason: ReasonOverBudget, Spent: spent}, rep), true
+	}
+	c.hold = id
+	if granted < want {
+		c.capCost(granted, LimitBudget) // granted >= least: it fits
 	}
 	return Result{}, false
 }
 
 // spendOf is what a model call cost: the provider's reported cost, else its reported usage at
-// the model's prices, else (nothing reported, but the model produced something) the estimate;
+// the model's prices, else (nothing reported, but the model produced something) its bound;
 // 0 when nothing was generated or nothing is known.
 func (c *call) spendOf(resp *providers.Response) float64 {
 	if resp == nil {
@@ -79,25 +132,43 @@ func (c *call) spendOf(resp *providers.Response) float64 {
 	switch {
 	case u.Reported && u.CostKnown:
 		return u.CostUSD
-	case u.Reported && c.price != nil:
-		return c.price.Cost(u)
+	case u.Reported && c.answeredPrice(resp) != nil:
+		return c.answeredPrice(resp).Cost(u)
 	case !u.Reported && (resp.Text != "" || u.Reasoning > 0) && c.estimate.Known():
-		return *c.estimate.USD
+		return *c.estimate.MaxUSD // billed, but how much is unknown: the most it can be
 	}
 	return 0
 }
 
-// recordSpend adds what the call cost to the ledger, and notes the prompt prefix as sent
-// (for the next estimate's cache hit).
-func (c *call) recordSpend(resp *providers.Response) {
+// recordSpend settles the call's hold in the ledger with what the call cost (or adds the
+// cost to it when the call holds nothing), and notes the prompt prefix as sent (for the next
+// estimate's cache hit). It waits for the ledger at most what is left of the call's time,
+// but at least settleWaitMin; a hold it cannot settle counts in full when it expires, and
+// the result says so.
+func (c *call) recordSpend(ctx context.Context, resp *providers.Response) {
 	if resp != nil && (resp.Usage.Reported || resp.Text != "") {
 		c.svc.sent.note(c.prefixKey(), time.Now())
 	}
-	usd := c.spendOf(resp)
-	if c.svc.Ledger == nil || usd <= 0 {
+	c.settle(ctx, c.spendOf(resp))
+}
+
+// settle settles the call's hold with usd, or adds usd to the ledger when there is no hold.
+func (c *call) settle(ctx context.Context, usd float64) {
+	if c.svc.Ledger == nil || c.hold == "" && usd <= 0 {
 		return
 	}
-	if _, err := c.svc.Ledger.AddSpend(time.Now(), usd); err != nil {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(min(ledgerWaitMax, budgetOf(ctx).left()), settleWaitMin))
+	defer cancel()
+	var err error
+	if id := c.hold; id != "" {
+		c.hold = ""
+		if err = c.svc.Ledger.Settle(sctx, id, usd); err != nil {
+			c.req.Warnings = append(c.req.Warnings, fmt.Sprintf("this call's cost (%s) could not be recorded in the daily budget's ledger (%v); the %s it holds there counts as spent until it expires", FormatUSD(usd), err, FormatUSD(deref(c.estimate.MaxUSD))))
+		}
+	} else {
+		_, err = c.svc.Ledger.AddSpend(sctx, time.Now(), usd)
+	}
+	if err != nil {
 		c.svc.logger().Warn("could not record the consultation's cost", "usd", usd, "error", err)
 	}
 }
@@ -110,6 +181,6 @@ func (c *call) announceEstimate() {
 	if c.estimate == nil {
 		return
 	}
-	note := "estimated " + c.estimate.String()
+	note := c.estimate.figures()
 	c.costNote.Store(&note)
 }

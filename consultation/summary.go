@@ -44,8 +44,9 @@ type Summary struct {
 	Streamed *StreamedSummary `json:"streamed,omitempty" desc:"tokens so far"`
 	// Truncated is true when the answer is incomplete; TruncatedBy says why.
 	Truncated bool `json:"truncated,omitempty"`
-	// TruncatedBy is [TruncatedByOutputLimit] or [TruncatedByAnswerCap] when Truncated.
-	TruncatedBy string `json:"truncated_by,omitempty" enum:"output_limit,answer_cap"`
+	// TruncatedBy is [TruncatedByOutputLimit], [TruncatedByCostCap] or [TruncatedByAnswerCap]
+	// when Truncated.
+	TruncatedBy string `json:"truncated_by,omitempty" enum:"output_limit,cost_cap,answer_cap"`
 	// StopReason is the provider's own reason the model stopped ("STOP", "length",
 	// "SAFETY", "content_filter (SAFETY)").
 	StopReason string `json:"stop_reason,omitempty" schema:"undeclared"`
@@ -168,6 +169,9 @@ func (c *call) fail(info ErrorInfo, f Facts, rep *Report) Result {
 const (
 	// TruncatedByOutputLimit: the model stopped at its output-token limit.
 	TruncatedByOutputLimit = "output_limit"
+	// TruncatedByCostCap: the model stopped at the output limit consult sized to a cap
+	// (max_cost_usd, or what was left of the daily budget).
+	TruncatedByCostCap = "cost_cap"
 	// TruncatedByAnswerCap: the answer reached providers.MaxAnswerBytes and the rest was
 	// not read.
 	TruncatedByAnswerCap = "answer_cap"

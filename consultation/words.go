@@ -54,6 +54,8 @@ const (
 	// has too little left (Spent).
 	ReasonBudgetUnpriced Reason = "budget_unpriced"
 	ReasonOverBudget     Reason = "over_budget"
+	// ReasonBadPrice: a cap cannot be checked because the model's prices are bad data (Detail).
+	ReasonBadPrice Reason = "bad_price"
 	// ReasonGaveUp: attempts failed and no more could be made (GaveUp, Failed).
 	ReasonGaveUp Reason = "gave_up"
 	// ReasonContextLength: the provider refused the request as too large (Detail, Overflow).
@@ -277,6 +279,8 @@ func writeAnswer(b *strings.Builder, sum *Summary, f Facts) {
 			providers.MaxAnswerBytes>>20)
 	case TruncatedByOutputLimit:
 		b.WriteString("\n\n[The answer was cut off by the model's output limit.]")
+	case TruncatedByCostCap:
+		fmt.Fprintf(b, "\n\n[The answer was cut off at its output limit. %s]", sum.Estimate.capAdvice())
 	}
 	if f.UnknownStop {
 		fmt.Fprintf(b, "\n\n[The model stopped for a reason consult does not know: %s. The answer may be incomplete.]", consult.Printable(cmp.Or(sum.StopReason, "none given")))
@@ -310,7 +314,7 @@ func writeFailure(b *strings.Builder, sum *Summary, f Facts, n Names) {
 		rep.write(b, n)
 		fmt.Fprintf(b, "Check that %s %q is relative to %s (e.g. \"**/*.go\" for every Go file, \"src/**/*.{ts,tsx}\"), and that the files are not listed in .gitignore.", n.of(ArgPattern), rep.Pattern, n.of(ArgPath))
 	case ReasonModelUnavailable:
-		fmt.Fprintf(b, "Model %q is not available: %s. Check the model id (the provider's own name for it, e.g. \"google/gemini-2.5-pro\" on OpenRouter).", sum.Model, f.Detail)
+		fmt.Fprintf(b, "Not sent: %s. Check the model id (the provider's own name for it, e.g. \"google/gemini-3.5-flash\" on OpenRouter); a model no source knows can be given in a prices file (--prices) where the server is started.", f.Detail)
 	case ReasonNoProvider:
 		b.WriteString(cmp.Or(f.Detail, "no model provider is configured") + "\nDry runs (dry_run: true) work without one.\n")
 		rep.write(b, n)
@@ -320,28 +324,34 @@ func writeFailure(b *strings.Builder, sum *Summary, f Facts, n Names) {
 		fmt.Fprintf(b, "Not sent: the request is too large for %s.\n", sum.Model)
 		rep.write(b, n)
 	case ReasonCapUnpriced:
-		fmt.Fprintf(b, "Not sent: max_cost_usd is %s, but the price of %s is unknown (not in %s nor the provider's list), so the cap cannot be checked. Use a model whose price is known, or leave out max_cost_usd.\n",
-			FormatUSD(info.MaxCostUSD), model, providers.PriceSourceTable)
+		fmt.Fprintf(b, "Not sent: max_cost_usd is %s, but no source gives the price of %s, so the cap cannot be checked. Use a model whose price is known, give its prices in a prices file (--prices) where the server is started, or leave out max_cost_usd.\n",
+			FormatUSD(info.MaxCostUSD), model)
+		rep.write(b, n)
+	case ReasonBadPrice:
+		fmt.Fprintf(b, "Not sent: the prices listed for %s are not prices (%s), so no cap can be checked with them and none is trusted. Use another model, or leave out the cap.\n", model, f.Detail)
 		rep.write(b, n)
 	case ReasonOverMaxCost:
-		fmt.Fprintf(b, "Not sent: the estimated price is %s, over max_cost_usd %s (%s). Narrow %s or exclude files (the largest are listed below), use a cheaper model, or raise max_cost_usd.\n",
-			FormatUSD(*est.USD), FormatUSD(info.MaxCostUSD), est.Prices, n.of(ArgPattern))
+		fmt.Fprintf(b, "Not sent: max_cost_usd %s cannot pay for this request. Its prompt and the shortest useful answer (%s output tokens) can cost up to %s (%s).\n",
+			FormatUSD(info.MaxCostUSD), est.leastAnswer(), FormatUSD(deref(info.NeedsUSD)), est.Prices)
+		fmt.Fprintf(b, "A max_cost_usd of %s or more would admit it", FormatUSD(deref(info.NeedsUSD)))
+		if est.MaxUSD != nil {
+			fmt.Fprintf(b, " (%s lets the model write its whole %s output tokens)", FormatUSD(*est.MaxUSD), est.OutputLimit)
+		}
+		fmt.Fprintf(b, ". Or make the prompt smaller: narrow %s or exclude files (the largest are listed below); or use a cheaper model.\n", n.of(ArgPattern))
 		rep.write(b, n)
 	case ReasonLedgerUnreadable:
-		fmt.Fprintf(b, "Not sent: the server has a daily budget of %s (--budget-usd), but today's spend cannot be read: %s", FormatUSD(info.BudgetUSD), f.Detail)
+		fmt.Fprintf(b, "Not sent: the server has a daily budget of %s (--budget-usd), but its spend ledger cannot be used, so the budget cannot be kept: %s. Fix the results directory (or remove --budget-usd) where the server is started.", FormatUSD(info.BudgetUSD), f.Detail)
 	case ReasonBudgetUnpriced, ReasonOverBudget:
-		left := 0.0
-		if info.BudgetLeftUSD != nil {
-			left = *info.BudgetLeftUSD
-		}
+		left := deref(info.BudgetLeftUSD)
 		resets := info.ResetsAt
 		until := consult.FormatDuration(max(time.Until(resets), 0).Truncate(time.Minute))
 		if f.Reason == ReasonBudgetUnpriced {
-			fmt.Fprintf(b, "Not sent: the server has a daily budget of %s (--budget-usd), and the price of %s is unknown (not in %s nor the provider's list), so it cannot be counted. Use a model whose price is known. %s of the budget is left until it resets at %s (in %s).\n",
-				FormatUSD(info.BudgetUSD), model, providers.PriceSourceTable, FormatUSD(left), resets.Format("15:04 UTC"), until)
+			fmt.Fprintf(b, "Not sent: the server has a daily budget of %s (--budget-usd), and no source gives the price of %s, so it cannot be counted. Use a model whose price is known, or give its prices in a prices file (--prices). %s of the budget is left until it resets at %s (in %s).\n",
+				FormatUSD(info.BudgetUSD), model, FormatUSD(left), resets.Format("15:04 UTC"), until)
 		} else {
-			fmt.Fprintf(b, "Not sent: the estimated price %s is more than the %s left of the server's daily budget of %s (--budget-usd; %s spent today). It resets at %s (in %s). Make the request smaller or cheaper, or wait.\n",
-				FormatUSD(*est.USD), FormatUSD(left), FormatUSD(info.BudgetUSD), FormatUSD(f.Spent), resets.Format("15:04 UTC"), until)
+			fmt.Fprintf(b, "Not sent: the %s left of the server's daily budget of %s (--budget-usd; %s spent today) cannot pay for this request: its prompt and the shortest useful answer (%s output tokens) can cost up to %s (%s). It would be admitted with %s left; the budget resets at %s (in %s). Make the request smaller or cheaper, or wait.\n",
+				FormatUSD(left), FormatUSD(info.BudgetUSD), FormatUSD(f.Spent), est.leastAnswer(), FormatUSD(deref(info.NeedsUSD)), est.Prices,
+				FormatUSD(deref(info.NeedsUSD)), resets.Format("15:04 UTC"), until)
 		}
 		rep.write(b, n)
 	case ReasonGaveUp:
@@ -367,6 +377,9 @@ func writeFailure(b *strings.Builder, sum *Summary, f Facts, n Names) {
 		}
 	case ReasonOutputLimit:
 		fmt.Fprintf(b, "The model reached its output limit before it finished (%s).\n", f.Detail)
+		if e := sum.Estimate; e.capped() {
+			fmt.Fprintf(b, "%s\n", e.capAdvice())
+		}
 		fmt.Fprintf(b, "With a thinking model, give it a smaller reasoning budget (model %q) or ask a narrower question.", sum.Model+"|thinking=8000")
 	case ReasonFiltered:
 		fmt.Fprintf(b, "The provider's content filter stopped the request (%s).\nLeave out the files that may set it off (%s), rephrase the question, or try another model.", f.Detail, n.of(ArgExclude))
@@ -395,6 +408,9 @@ func writeFailure(b *strings.Builder, sum *Summary, f Facts, n Names) {
 		}
 		fmt.Fprintf(b, "The model reached its output limit before it wrote any answer (stop reason %s; %s, %s).\n",
 			consult.Printable(sum.StopReason), tokensWord(u.Reasoning, "reasoning token"), tokensWord(u.Output, "answer token"))
+		if e := sum.Estimate; e.capped() {
+			fmt.Fprintf(b, "%s\n", e.capAdvice())
+		}
 		fmt.Fprintf(b, "With a thinking model, give it a smaller reasoning budget (model %q) or ask a narrower question.", sum.Model+"|thinking=8000")
 	case ReasonWriteFailed:
 		fmt.Fprintf(b, "The answer arrived but could not be written to output_file: %s\n\nAnswer:\n%s", f.Detail, sum.Answer)
@@ -674,36 +690,101 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// String is the estimate for people: "$0.14 (prices: OpenRouter's model list)",
-// "price unknown".
+// String is the two figures for people: "expected $0.0040, at most $0.14 (prices:
+// OpenRouter's model list)", "price unknown".
 func (e *CostEstimate) String() string {
 	if !e.Known() {
 		return PriceUnknown
 	}
-	return fmt.Sprintf("%s (prices: %s)", FormatUSD(*e.USD), e.Prices)
+	return fmt.Sprintf("expected %s, at most %s (prices: %s)", FormatUSD(deref(e.ExpectedUSD)), FormatUSD(*e.MaxUSD), e.Prices)
 }
 
-// write writes the estimate line of a report.
+// figures are the two figures alone, for a progress report: "expected $0.0040, at most
+// $0.14", "price unknown".
+func (e *CostEstimate) figures() string {
+	if !e.Known() {
+		return PriceUnknown
+	}
+	return fmt.Sprintf("expected %s, at most %s", FormatUSD(deref(e.ExpectedUSD)), FormatUSD(*e.MaxUSD))
+}
+
+// capped says whether a cap set the output limit.
+func (e *CostEstimate) capped() bool {
+	return e != nil && (e.LimitedBy == LimitMaxCost || e.LimitedBy == LimitBudget)
+}
+
+// capAdvice says which cap set the output limit and what would lift it.
+func (e *CostEstimate) capAdvice() string {
+	capName := "max_cost_usd"
+	if e.LimitedBy == LimitBudget {
+		capName = "what was left of the server's daily budget (--budget-usd)"
+	}
+	s := fmt.Sprintf("consult set it to %s output tokens so that the call stays within %s (at most %s).", e.OutputLimit, capName, FormatUSD(deref(e.MaxUSD)))
+	if e.FullUSD != nil {
+		if e.LimitedBy == LimitBudget {
+			s += fmt.Sprintf(" With %s of the budget left, the model could write its whole %s tokens; or make the request smaller.", FormatUSD(*e.FullUSD), e.FullLimit)
+		} else {
+			s += fmt.Sprintf(" Raise max_cost_usd for a longer answer (%s lets the model write its whole %s tokens), or make the request smaller.", FormatUSD(*e.FullUSD), e.FullLimit)
+		}
+	}
+	return s
+}
+
+// leastAnswer is the least output a capped call is sent with, in words.
+func (e *CostEstimate) leastAnswer() string {
+	if e == nil {
+		return MinAnswerTokens.String()
+	}
+	return min(MinAnswerTokens, e.OutputLimit).String()
+}
+
+// write writes the estimate lines of a report.
 func (e *CostEstimate) write(b *strings.Builder) {
 	if e == nil {
 		return
 	}
 	if !e.Known() {
-		b.WriteString("Estimated price: unknown (no price for this model in " + providers.PriceSourceTable + " or the provider's list).\n")
+		b.WriteString("Price: unknown (no source gives this model's price; a prices file, --prices, can).\n")
 		return
 	}
-	fmt.Fprintf(b, "Estimated price: %s: %s prompt tokens", FormatUSD(*e.USD), e.PromptTokens)
+	fmt.Fprintf(b, "Expected price: %s: %s prompt tokens", FormatUSD(deref(e.ExpectedUSD)), e.PromptTokens)
 	if e.CachedTokens > 0 {
 		fmt.Fprintf(b, " (%s expected from the provider's cache)", e.CachedTokens)
 	}
 	if e.PromptPerM != nil {
 		fmt.Fprintf(b, " at $%s/M", perMillion(*e.PromptPerM))
 	}
-	fmt.Fprintf(b, ", up to %s answer tokens", e.AnswerTokens)
+	fmt.Fprintf(b, " and a typical answer of %s tokens (%s)", e.ExpectedAnswer, cmp.Or(e.ExpectedFrom, "consult's default"))
 	if e.AnswerPerM != nil {
 		fmt.Fprintf(b, " at $%s/M", perMillion(*e.AnswerPerM))
 	}
+	if e.RequestUSD > 0 {
+		fmt.Fprintf(b, ", plus %s a request", FormatUSD(e.RequestUSD))
+	}
 	fmt.Fprintf(b, "; prices: %s.\n", e.Prices)
+	fmt.Fprintf(b, "At most: %s: the prompt as up to %s tokens and an output limit of %s tokens (%s), at the dearest rates.\n",
+		FormatUSD(*e.MaxUSD), e.BoundTokens, e.OutputLimit, limitWhy(e.LimitedBy))
+}
+
+// limitWhy says what set an output limit.
+func limitWhy(by string) string {
+	switch by {
+	case LimitWindow:
+		return "the room left in the context window"
+	case LimitMaxCost:
+		return "sized to max_cost_usd"
+	case LimitBudget:
+		return "sized to what is left of the daily budget"
+	}
+	return "the model's largest output"
+}
+
+// deref is *p, or 0 for nil.
+func deref(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 // perMillion writes a price per million tokens without trailing zeros: "1.25", "0.075".
@@ -766,7 +847,7 @@ func footer(s *Summary) string {
 		}
 	}
 	if e := s.Estimate; e.Known() {
-		b.WriteString(" (estimated " + FormatUSD(*e.USD) + ")")
+		fmt.Fprintf(&b, " (expected %s, at most %s)", FormatUSD(deref(e.ExpectedUSD)), FormatUSD(*e.MaxUSD))
 	}
 	fmt.Fprintf(&b, " · %.1f s · %d %s", s.ElapsedSeconds, s.Attempts, plural(s.Attempts, "attempt", "attempts"))
 	if len(s.Withheld) > 0 || len(s.Redacted) > 0 {

@@ -77,9 +77,10 @@ func messages(name string, req Request) []openai.ChatCompletionMessageParamUnion
 }
 
 // cacheSplit says whether req's message goes as two parts, the files with a cache breakpoint
-// and the question: OpenRouter requests to the models that cache nothing without one.
+// and the question: OpenRouter requests to the models that cache nothing without one, when
+// the caller asks for it (Request.CacheBreakpoint).
 func cacheSplit(name string, req Request) bool {
-	return name == NameOpenRouter && req.Question != "" && CacheControlled(req.Model)
+	return name == NameOpenRouter && req.Question != "" && req.CacheBreakpoint && CacheControlled(req.Model)
 }
 
 // baseParams is the request every chat provider sends: model, messages, usage in the stream.

@@ -44,9 +44,12 @@
 // Usage.Reasoning.
 //
 // The output limit sent (OpenRouter max_tokens, OpenAI max_completion_tokens, Gemini
-// maxOutputTokens) leaves room for the answer, since reasoning counts against it in all
-// three APIs:
+// maxOutputTokens) counts reasoning, as all three APIs do (and bill it as output). A caller
+// that prices the request sets Request.OutputLimit (L), sent as it is; a thinking budget
+// is then cut to leave [MinAnswerRoom] (at most a quarter of L) for the answer. Otherwise
+// the limit leaves room for the answer:
 //
+//	L > 0                        L
 //	M > 0, thinking off          M
 //	M > 0, budget N              M + N
 //	M > 0, on without budget     M + R

@@ -216,7 +216,7 @@ func geminiConfig(req Request) *genai.GenerateContentConfig {
 		tc := &genai.ThinkingConfig{IncludeThoughts: true}
 		switch {
 		case t.Budget > 0:
-			b := geminiBudget(req.Model, t.Budget)
+			b := geminiBudget(req.Model, budgetWithin(t.Budget, req.OutputLimit))
 			r.Thinking.Budget = b
 			tc.ThinkingBudget = genai.Ptr(int32(b))
 		case isGemini3(req.Model):
@@ -252,19 +252,6 @@ func geminiBudget(model string, b consult.Tokens) consult.Tokens {
 		return min(b, 24_576)
 	}
 	return b
-}
-
-// ContextWindow reports the model's inputTokenLimit from models.get.
-func (p *Gemini) ContextWindow(ctx context.Context, model string) (consult.Tokens, bool, error) {
-	capture := &geminiCapture{}
-	m, err := p.client.Models.Get(context.WithValue(ctx, geminiCaptureKey{}, capture), model, nil)
-	if err != nil {
-		return 0, false, p.convert(ctx, err, capture, false)
-	}
-	if m == nil || m.InputTokenLimit <= 0 {
-		return 0, false, nil
-	}
-	return consult.Tokens(m.InputTokenLimit), true, nil
 }
 
 // convert turns a genai error into an *Error.

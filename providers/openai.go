@@ -88,12 +88,3 @@ func openAIReasons(model string) bool {
 	}
 	return !nonReasoningOpenAI.MatchString(m)
 }
-
-// ContextWindow reports that OpenAI publishes no window (its model list has none): ok is
-// false, and the caller falls back on the one table of known windows (models.KnownWindow).
-func (p *OpenAI) ContextWindow(ctx context.Context, model string) (consult.Tokens, bool, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, false, canceledError(NameOpenAI, ctx, false)
-	}
-	return 0, false, nil
-}

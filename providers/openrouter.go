@@ -2,29 +2,12 @@ package providers
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"maps"
-	"net/http"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-
-	"github.com/consultmcp/consult"
-)
-
-const (
-	// ModelsTTL is how long OpenRouter's model list is cached in-process: long enough that
-	// a burst of calls costs one look-up, short enough that a new model shows up within
-	// minutes.
-	ModelsTTL = 5 * time.Minute
-	// modelsFetchTimeout bounds a model-list fetch that outlives the call that started it
-	// (callers stop waiting when their own context ends; the fetch finishes for the next).
-	modelsFetchTimeout = 15 * time.Second
 )
 
 // OpenRouter talks to OpenRouter's OpenAI-compatible API through openai-go, streaming,
@@ -33,24 +16,6 @@ const (
 type OpenRouter struct {
 	chat chatClient
 	zdr  bool // requests ask for endpoints that keep no data (Config.ZDR)
-
-	mu       sync.Mutex
-	list     map[string]openRouterModel
-	fetched  time.Time
-	fetching *modelsFetch
-}
-
-// openRouterModel is what consult keeps of a model in OpenRouter's list.
-type openRouterModel struct {
-	window consult.Tokens
-	price  Price
-	priced bool
-}
-
-type modelsFetch struct {
-	done chan struct{}
-	list map[string]openRouterModel
-	err  error
 }
 
 var _ Provider = (*OpenRouter)(nil)
@@ -98,7 +63,7 @@ func openRouterParams(req Request) openai.ChatCompletionNewParams {
 	extra := map[string]any{"usage": map[string]any{"include": true}}
 	if t := req.Thinking; t.On {
 		if t.Budget > 0 {
-			extra["reasoning"] = map[string]any{"max_tokens": int64(t.Budget)}
+			extra["reasoning"] = map[string]any{"max_tokens": int64(budgetWithin(t.Budget, req.OutputLimit))}
 		} else {
 			extra["reasoning"] = map[string]any{"effort": "high"}
 		}
@@ -123,129 +88,4 @@ func withZDR(params openai.ChatCompletionNewParams) openai.ChatCompletionNewPara
 	extra["provider"] = map[string]any{"zdr": true, "data_collection": "deny"}
 	params.SetExtraFields(extra)
 	return params
-}
-
-// ContextWindow looks model up in OpenRouter's model list (GET /models), which is fetched
-// at most once per [ModelsTTL]. A model missing from the list is a [NotFound] error.
-func (p *OpenRouter) ContextWindow(ctx context.Context, model string) (consult.Tokens, bool, error) {
-	m, err := p.model(ctx, model)
-	if err != nil {
-		return 0, false, err
-	}
-	return m.window, m.window > 0, nil
-}
-
-// Price looks model up in OpenRouter's model list (its pricing object), fetched and cached
-// with the windows (see [OpenRouter.ContextWindow]); see [Pricer]. A model listed without
-// a fixed price has ok false.
-func (p *OpenRouter) Price(ctx context.Context, model string) (Price, bool, error) {
-	m, err := p.model(ctx, model)
-	if err != nil {
-		return Price{}, false, err
-	}
-	return m.price, m.priced, nil
-}
-
-// model finds id in the model list; a model missing from it is a [NotFound] error.
-func (p *OpenRouter) model(ctx context.Context, model string) (openRouterModel, error) {
-	list, err := p.models(ctx)
-	if err != nil {
-		return openRouterModel{}, err
-	}
-	id := strings.TrimSpace(model)
-	if m, ok := list[id]; ok {
-		return m, nil
-	}
-	// Routing variants (":nitro", ":floor", ":online", ":thinking") are not listed.
-	if base, _, ok := strings.Cut(id, ":"); ok {
-		if m, ok := list[base]; ok {
-			return m, nil
-		}
-	}
-	return openRouterModel{}, &Error{Provider: NameOpenRouter, Kind: NotFound,
-		Message: fmt.Sprintf("model %q is not in OpenRouter's model list", id)}
-}
-
-// models returns the cached model list, fetching it when stale. Concurrent callers share
-// one fetch; each waits only as long as its own ctx allows.
-func (p *OpenRouter) models(ctx context.Context) (map[string]openRouterModel, error) {
-	p.mu.Lock()
-	if p.list != nil && time.Since(p.fetched) < ModelsTTL {
-		w := p.list
-		p.mu.Unlock()
-		return w, nil
-	}
-	f := p.fetching
-	if f == nil {
-		f = &modelsFetch{done: make(chan struct{})}
-		p.fetching = f
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), modelsFetchTimeout)
-		go func() {
-			defer cancel()
-			f.list, f.err = p.fetchModels(fctx)
-			p.mu.Lock()
-			if f.err == nil {
-				p.list, p.fetched = f.list, time.Now()
-			}
-			p.fetching = nil
-			p.mu.Unlock()
-			close(f.done)
-		}()
-	}
-	p.mu.Unlock()
-
-	select {
-	case <-f.done:
-		return f.list, f.err
-	case <-ctx.Done():
-		return nil, canceledError(NameOpenRouter, ctx, false)
-	}
-}
-
-// openRouterModels is the part of GET /models we read.
-type openRouterModels struct {
-	Data []struct {
-		ID            string `json:"id"`
-		ContextLength int64  `json:"context_length"`
-		TopProvider   struct {
-			ContextLength       int64 `json:"context_length"`
-			MaxCompletionTokens int64 `json:"max_completion_tokens"`
-		} `json:"top_provider"`
-		// Pricing is in US dollars per token, as decimal strings
-		// (https://openrouter.ai/docs/api-reference/list-available-models).
-		Pricing struct {
-			Prompt            string `json:"prompt"`
-			Completion        string `json:"completion"`
-			InternalReasoning string `json:"internal_reasoning"`
-			InputCacheRead    string `json:"input_cache_read"`
-			InputCacheWrite   string `json:"input_cache_write"`
-		} `json:"pricing"`
-	} `json:"data"`
-}
-
-func (p *OpenRouter) fetchModels(ctx context.Context) (map[string]openRouterModel, error) {
-	var raw []byte
-	var httpResp *http.Response
-	err := p.chat.client.Get(ctx, "models", nil, &raw, option.WithResponseInto(&httpResp))
-	if err != nil {
-		return nil, p.chat.convert(ctx, err, httpResp, false)
-	}
-	var list openRouterModels
-	if err := json.Unmarshal(raw, &list); err != nil {
-		return nil, &Error{Provider: NameOpenRouter, Kind: Transport,
-			Message: "cannot decode the model list: " + p.chat.redact.clean(err.Error()), Err: err}
-	}
-	models := make(map[string]openRouterModel, len(list.Data))
-	for _, m := range list.Data {
-		w := m.ContextLength
-		if w <= 0 {
-			w = m.TopProvider.ContextLength
-		}
-		pr := m.Pricing
-		price, priced := openRouterPrice(pr.Prompt, pr.Completion, pr.InternalReasoning, pr.InputCacheRead, pr.InputCacheWrite)
-		price.MaxOutput = consult.Tokens(max(m.TopProvider.MaxCompletionTokens, 0))
-		models[m.ID] = openRouterModel{window: consult.Tokens(w), price: price, priced: priced}
-	}
-	p.chat.log.Debug("fetched model list", "provider", NameOpenRouter, "models", len(models))
-	return models, nil
 }

@@ -2,25 +2,13 @@ package providers
 
 import (
 	"cmp"
-	"context"
+	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
 
 	"github.com/consultmcp/consult"
-)
-
-// PriceTableDate is the day the prices in [TablePrice] were taken from the providers'
-// pricing pages: OpenAI's https://platform.openai.com/docs/pricing and the Gemini API's
-// https://ai.google.dev/gemini-api/docs/pricing (standard tier, text, paid). It is shown
-// with every estimate made from the table: prices change, and an estimate says how old
-// its figures are.
-const PriceTableDate = "2025-11-20"
-
-// PriceSourceTable and PriceSourceOpenRouter name where a [Price] came from.
-const (
-	PriceSourceTable      = "consult's price table of " + PriceTableDate
-	PriceSourceOpenRouter = "OpenRouter's model list"
 )
 
 // Price is what a model costs, in US dollars per million tokens.
@@ -37,14 +25,17 @@ type Price struct {
 	// more than reading it fresh (Anthropic's models: 1.25 times Input); 0 means Input.
 	CacheWrite float64
 	// LongOver, when positive, is the prompt size above which Long's prices apply to the
-	// whole request (Gemini 2.5 Pro and 3 Pro: prompts over 200k tokens).
+	// whole request (Gemini's Pro models over 200k prompt tokens, GPT-5.4 and 5.5 over 272k).
 	LongOver consult.Tokens
 	// Long are the prices of a prompt over LongOver.
 	Long *Price
-	// MaxOutput is the most answer tokens the model gives in one response, when the
-	// provider lists it (OpenRouter's top_provider.max_completion_tokens); 0 is unknown.
+	// Request is the price of one request in US dollars, whatever its size (OpenRouter's
+	// pricing.request); 0 is none.
+	Request float64
+	// MaxOutput is the most output tokens the model gives in one response, when it is
+	// listed (OpenRouter's top_provider.max_completion_tokens); 0 is unknown.
 	MaxOutput consult.Tokens
-	// Source says where the prices come from (PriceSourceTable, PriceSourceOpenRouter).
+	// Source says where the prices come from, with their date.
 	Source string
 }
 
@@ -58,10 +49,86 @@ func (p Price) At(prompt consult.Tokens) Price {
 	return p
 }
 
+// Sanity bounds of a price: no model costs more than a dollar a token, or a hundred dollars a
+// request. A figure beyond them (a unit mistake, 1e303) is bad data, not a price.
+const (
+	// MaxPerMillion is the most a token may cost, in US dollars per million tokens.
+	MaxPerMillion = 1e6
+	// MaxPerRequest is the most a request may cost by itself, in US dollars.
+	MaxPerRequest = 100.0
+)
+
+// ErrBadPrice is wrapped by [Price.Check]'s errors.
+var ErrBadPrice = errors.New("bad price data")
+
+// Check refuses prices that cannot be true: a rate that is not a number, infinite, negative
+// or over a dollar a token, or a per-request price over MaxPerRequest, here or in the long
+// tier. A cap must not be checked with them.
+func (p Price) Check() error {
+	rates := []struct {
+		name string
+		v    float64
+	}{{"prompt", p.Input}, {"completion", p.Output}, {"reasoning", p.Reasoning}, {"cache read", p.CacheRead}, {"cache write", p.CacheWrite}}
+	for _, r := range rates {
+		if math.IsNaN(r.v) || math.IsInf(r.v, 0) || r.v < 0 || r.v > MaxPerMillion {
+			return fmt.Errorf("%w: the %s price is %v dollars per million tokens (a price is a finite number from 0 to %g)", ErrBadPrice, r.name, r.v, MaxPerMillion)
+		}
+	}
+	if v := p.Request; math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > MaxPerRequest {
+		return fmt.Errorf("%w: the price per request is %v dollars (a price is a finite number from 0 to %g)", ErrBadPrice, v, MaxPerRequest)
+	}
+	if p.Long != nil {
+		if p.Long.Long != nil {
+			return fmt.Errorf("%w: a long-prompt tier has a tier of its own", ErrBadPrice)
+		}
+		if err := p.Long.Check(); err != nil {
+			return fmt.Errorf("over %s prompt tokens: %w", p.LongOver, err)
+		}
+	}
+	return nil
+}
+
 // The prices that default to another when 0 (see [Price]); none is ever negative.
 func (p Price) reasoning() float64  { return cmp.Or(p.Reasoning, p.Output) }
 func (p Price) cacheRead() float64  { return cmp.Or(p.CacheRead, p.Input) }
 func (p Price) cacheWrite() float64 { return cmp.Or(p.CacheWrite, p.Input) }
+
+// boundRates are what the most expensive way to bill a prompt and an output token costs
+// at these prices: a prompt token written to the cache where that costs more than reading
+// it fresh, and the dearer of an answer and a reasoning token.
+func (p Price) boundRates() (prompt, output float64) {
+	return max(p.Input, p.cacheWrite()), max(p.Output, p.reasoning())
+}
+
+// Bound is the most a request can cost at these prices: prompt tokens (as many as the
+// provider may count; the tier is chosen by them) each at the dearest prompt rate, limit
+// output tokens (answer and reasoning) each at the dearest output rate, and the price per
+// request. A request that carries limit as its output limit cannot be billed more.
+func (p Price) Bound(prompt, limit consult.Tokens) float64 {
+	t := p.At(prompt)
+	in, out := t.boundRates()
+	return perToken(in, prompt) + perToken(out, max(limit, 0)) + p.Request
+}
+
+// LimitFor is the largest output limit whose [Price.Bound] with prompt tokens is at most usd;
+// -1 when even no output passes usd. It is at most 1<<40 (free output).
+func (p Price) LimitFor(usd float64, prompt consult.Tokens) consult.Tokens {
+	if p.Bound(prompt, 0) > usd {
+		return -1
+	}
+	_, out := p.At(prompt).boundRates()
+	if out <= 0 {
+		return 1 << 40
+	}
+	n := consult.Tokens(min((usd-p.Bound(prompt, 0))*1e6/out, 1<<40))
+	for n > 0 && p.Bound(prompt, n) > usd { // floating point: never over usd
+		n--
+	}
+	for i := 0; i < 2 && n < 1<<40 && p.Bound(prompt, n+1) <= usd; i++ { // nor a token short of it
+		n++
+	}
+	return n
+}
 
 // perToken turns a price per million tokens and a count into dollars.
 func perToken(perMillion float64, n consult.Tokens) float64 {
@@ -100,132 +167,51 @@ func (p Price) Saved(u Usage) float64 {
 	return perToken(t.Input-t.cacheRead(), u.Cached) - perToken(t.cacheWrite()-t.Input, u.CacheWrite)
 }
 
-// Pricer is implemented by the providers of this package: the price of a model, when known.
-type Pricer interface {
-	// Price returns model's prices; ok is false when they are unknown (a model not in the
-	// table, or one OpenRouter lists without a fixed price). The look-up is bounded by ctx.
-	Price(ctx context.Context, model string) (price Price, ok bool, err error)
+// OpenRouterPricing is an OpenRouter model's pricing object: US dollars per token (per
+// request for Request), as decimal strings, as GET /models lists it
+// (https://openrouter.ai/docs/models; the fields of PublicPricing in
+// github.com/OpenRouterTeam/go-sdk models/components/publicpricing.go).
+type OpenRouterPricing struct {
+	Prompt            string `json:"prompt"`
+	Completion        string `json:"completion"`
+	Request           string `json:"request"`
+	InternalReasoning string `json:"internal_reasoning"`
+	InputCacheRead    string `json:"input_cache_read"`
+	InputCacheWrite   string `json:"input_cache_write"`
 }
 
-var (
-	_ Pricer = (*OpenRouter)(nil)
-	_ Pricer = (*OpenAI)(nil)
-	_ Pricer = (*Gemini)(nil)
-)
-
-// priceRow is one family of models in the table: every id that starts with prefix (the
-// longest prefix wins), in dollars per million tokens.
-type priceRow struct {
-	prefix                   string
-	input, cacheRead, output float64
-	// longOver and long are the prices of a prompt over longOver tokens, when they differ.
-	longOver                             consult.Tokens
-	longInput, longCacheRead, longOutput float64
-}
-
-// priceTable holds the prices of the OpenAI and Gemini models consult knows, as the
-// providers' pricing pages gave them on PriceTableDate (see there). OpenRouter's prices
-// come from its model list instead.
-var priceTable = map[string][]priceRow{
-	NameOpenAI: {
-		{prefix: "gpt-5-nano", input: 0.05, cacheRead: 0.005, output: 0.40},
-		{prefix: "gpt-5-mini", input: 0.25, cacheRead: 0.025, output: 2.00},
-		{prefix: "gpt-5-pro", input: 15, output: 120},
-		{prefix: "gpt-5", input: 1.25, cacheRead: 0.125, output: 10}, // gpt-5, gpt-5.1, gpt-5-chat-latest
-		{prefix: "gpt-4.1-nano", input: 0.10, cacheRead: 0.025, output: 0.40},
-		{prefix: "gpt-4.1-mini", input: 0.40, cacheRead: 0.10, output: 1.60},
-		{prefix: "gpt-4.1", input: 2, cacheRead: 0.50, output: 8},
-		{prefix: "gpt-4o-mini", input: 0.15, cacheRead: 0.075, output: 0.60},
-		{prefix: "gpt-4o", input: 2.50, cacheRead: 1.25, output: 10},
-		{prefix: "o4-mini", input: 1.10, cacheRead: 0.275, output: 4.40},
-		{prefix: "o3-mini", input: 1.10, cacheRead: 0.55, output: 4.40},
-		{prefix: "o3-pro", input: 20, output: 80},
-		{prefix: "o3", input: 2, cacheRead: 0.50, output: 8},
-		{prefix: "o1-mini", input: 1.10, cacheRead: 0.55, output: 4.40},
-		{prefix: "o1", input: 15, cacheRead: 7.50, output: 60},
-	},
-	NameGemini: {
-		{prefix: "gemini-3-pro", input: 2, cacheRead: 0.20, output: 12,
-			longOver: 200_000, longInput: 4, longCacheRead: 0.40, longOutput: 18},
-		{prefix: "gemini-2.5-pro", input: 1.25, cacheRead: 0.125, output: 10,
-			longOver: 200_000, longInput: 2.50, longCacheRead: 0.25, longOutput: 15},
-		{prefix: "gemini-2.5-flash-lite", input: 0.10, cacheRead: 0.01, output: 0.40},
-		{prefix: "gemini-2.5-flash", input: 0.30, cacheRead: 0.03, output: 2.50},
-		{prefix: "gemini-2.0-flash-lite", input: 0.075, output: 0.30},
-		{prefix: "gemini-2.0-flash", input: 0.10, cacheRead: 0.025, output: 0.40},
-	},
-}
-
-// TablePrice looks model up in the dated price table of provider (openai or gemini): the
-// row whose prefix is the longest that model's id starts with ("gpt-4.1-mini-2025-04-14"
-// takes "gpt-4.1-mini"). A vendor prefix ("openai/") and Gemini's "models/" are removed
-// first. ok is false for a model not in the table: its price is unknown.
-func TablePrice(provider, model string) (Price, bool) {
-	id := strings.ToLower(strings.TrimSpace(model))
-	id = strings.TrimPrefix(id, "models/")
-	if i := strings.LastIndexByte(id, '/'); i >= 0 {
-		id = id[i+1:]
+// Price turns the pricing object into a Price. ok is false when the prompt or completion
+// price is missing or "-1" (OpenRouter's mark of a router whose price varies): the price
+// is unknown. A figure that is not a number, or fails [Price.Check], is an error wrapping
+// ErrBadPrice: bad data, which no cap may be checked with.
+func (o OpenRouterPricing) Price() (p Price, ok bool, err error) {
+	prompt, completion := strings.TrimSpace(o.Prompt), strings.TrimSpace(o.Completion)
+	if prompt == "" || completion == "" || prompt == "-1" || completion == "-1" {
+		return Price{}, false, nil
 	}
-	var best *priceRow
-	for i, r := range priceTable[provider] {
-		if strings.HasPrefix(id, r.prefix) && (best == nil || len(r.prefix) > len(best.prefix)) {
-			best = &priceTable[provider][i]
-		}
-	}
-	if best == nil {
-		return Price{}, false
-	}
-	p := Price{Input: best.input, Output: best.output, CacheRead: best.cacheRead, Source: PriceSourceTable}
-	if best.longOver > 0 {
-		p.LongOver = best.longOver
-		p.Long = &Price{Input: best.longInput, Output: best.longOutput, CacheRead: best.longCacheRead}
-	}
-	return p, true
-}
-
-// Price looks model up in the dated price table; see [Pricer].
-func (p *OpenAI) Price(ctx context.Context, model string) (Price, bool, error) {
-	return tablePrice(ctx, NameOpenAI, model)
-}
-
-// Price looks model up in the dated price table; see [Pricer].
-func (p *Gemini) Price(ctx context.Context, model string) (Price, bool, error) {
-	return tablePrice(ctx, NameGemini, model)
-}
-
-// tablePrice is [Pricer.Price] from the dated price table of provider.
-func tablePrice(ctx context.Context, provider, model string) (Price, bool, error) {
-	if err := ctx.Err(); err != nil {
-		return Price{}, false, canceledError(provider, ctx, false)
-	}
-	pr, ok := TablePrice(provider, model)
-	return pr, ok, nil
-}
-
-// openRouterPrice turns the pricing object of an OpenRouter model (US dollars per token,
-// as decimal strings: https://openrouter.ai/docs/api-reference/list-available-models)
-// into a Price. ok is false when the prompt or completion price is missing, not a number,
-// or negative (OpenRouter lists "-1" for a router whose price varies).
-func openRouterPrice(prompt, completion, reasoning, cacheRead, cacheWrite string) (Price, bool) {
-	parse := func(s string) (float64, bool) {
+	parse := func(name, s string, perToken bool) float64 {
 		s = strings.TrimSpace(s)
-		if s == "" {
-			return 0, false
+		if s == "" || err != nil {
+			return 0
 		}
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			return 0, false
+		v, perr := strconv.ParseFloat(s, 64)
+		if perr != nil && !errors.Is(perr, strconv.ErrRange) {
+			err = fmt.Errorf("%w: the %s price %q is not a number", ErrBadPrice, name, s)
+			return 0
 		}
-		return v * 1e6, true
+		if perToken {
+			v *= 1e6
+		}
+		return v
 	}
-	in, ok1 := parse(prompt)
-	out, ok2 := parse(completion)
-	if !ok1 || !ok2 {
-		return Price{}, false
+	p = Price{Input: parse("prompt", prompt, true), Output: parse("completion", completion, true),
+		Reasoning: parse("internal_reasoning", o.InternalReasoning, true), CacheRead: parse("input_cache_read", o.InputCacheRead, true),
+		CacheWrite: parse("input_cache_write", o.InputCacheWrite, true), Request: parse("request", o.Request, false)}
+	if err == nil {
+		err = p.Check()
 	}
-	p := Price{Input: in, Output: out, Source: PriceSourceOpenRouter}
-	p.Reasoning, _ = parse(reasoning)
-	p.CacheRead, _ = parse(cacheRead)
-	p.CacheWrite, _ = parse(cacheWrite)
-	return p, true
+	if err != nil {
+		return Price{}, false, err
+	}
+	return p, true, nil
 }

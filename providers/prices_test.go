@@ -1,45 +1,12 @@
 package providers
 
 import (
-	"context"
+	"errors"
 	"math"
 	"testing"
-
-	"github.com/consultmcp/consult/internal/fake"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-12+1e-9*math.Abs(b) }
-
-func TestTablePrice(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		provider, model string
-		input, output   float64
-		ok              bool
-	}{
-		{NameOpenAI, "gpt-4.1", 2, 8, true},
-		{NameOpenAI, "gpt-4.1-mini-2025-04-14", 0.40, 1.60, true}, // longest prefix wins over gpt-4.1
-		{NameOpenAI, "openai/gpt-4o-mini", 0.15, 0.60, true},      // vendor prefix removed
-		{NameOpenAI, "gpt-5-nano", 0.05, 0.40, true},
-		{NameOpenAI, "my-local-model", 0, 0, false},
-		{NameGemini, "gemini-2.5-flash", 0.30, 2.50, true},
-		{NameGemini, "models/gemini-2.5-flash-lite", 0.10, 0.40, true},
-		{NameGemini, "gemini-0-nothing", 0, 0, false},
-		{NameOpenRouter, "gpt-4.1", 0, 0, false}, // OpenRouter's prices come from its list
-	}
-	for _, tt := range tests {
-		t.Run(tt.provider+"/"+tt.model, func(t *testing.T) {
-			t.Parallel()
-			p, ok := TablePrice(tt.provider, tt.model)
-			if ok != tt.ok || !near(p.Input, tt.input) || !near(p.Output, tt.output) {
-				t.Fatalf("TablePrice = %+v, %v; want input %v output %v, %v", p, ok, tt.input, tt.output, tt.ok)
-			}
-			if ok && p.Source != PriceSourceTable {
-				t.Errorf("Source = %q, want the dated table", p.Source)
-			}
-		})
-	}
-}
 
 func TestEstimate(t *testing.T) {
 	t.Parallel()
@@ -58,7 +25,7 @@ func TestEstimate(t *testing.T) {
 		t.Errorf("Estimate with a cache write = %v, want %v", got, want)
 	}
 	// Gemini 2.5 Pro: over 200k prompt tokens the whole request is billed at the long rates.
-	g, _ := TablePrice(NameGemini, "gemini-2.5-pro")
+	g := Price{Input: 1.25, CacheRead: 0.125, Output: 10, LongOver: 200_000, Long: &Price{Input: 2.5, CacheRead: 0.25, Output: 15}}
 	if got, want := g.Estimate(300_000, 0, 0, 1_000), 300_000*2.5e-6+1_000*15e-6; !near(got, want) {
 		t.Errorf("Estimate over 200k = %v, want %v", got, want)
 	}
@@ -86,49 +53,55 @@ func TestCostAndSaved(t *testing.T) {
 
 func TestOpenRouterPriceParse(t *testing.T) {
 	t.Parallel()
-	p, ok := openRouterPrice("0.000003", "0.000015", "", "0.0000003", "0.00000375")
-	if !ok || !near(p.Input, 3) || !near(p.Output, 15) || !near(p.CacheRead, 0.3) || !near(p.CacheWrite, 3.75) {
-		t.Errorf("openRouterPrice = %+v, %v", p, ok)
+	p, ok, err := OpenRouterPricing{Prompt: "0.000003", Completion: "0.000015", InputCacheRead: "0.0000003",
+		InputCacheWrite: "0.00000375", Request: "0.02"}.Price()
+	if err != nil || !ok || !near(p.Input, 3) || !near(p.Output, 15) || !near(p.CacheRead, 0.3) || !near(p.CacheWrite, 3.75) || !near(p.Request, 0.02) {
+		t.Errorf("Price = %+v, %v, %v", p, ok, err)
 	}
-	for _, bad := range [][2]string{{"-1", "-1"}, {"", "0.1"}, {"x", "0.1"}, {"NaN", "0"}} {
-		if _, ok := openRouterPrice(bad[0], bad[1], "", "", ""); ok {
-			t.Errorf("openRouterPrice(%q, %q) is known, want unknown", bad[0], bad[1])
+	for _, unknown := range [][2]string{{"-1", "-1"}, {"", "0.1"}, {"0.1", ""}} {
+		if _, ok, err := (OpenRouterPricing{Prompt: unknown[0], Completion: unknown[1]}).Price(); ok || err != nil {
+			t.Errorf("Price(%q, %q) = %v, %v; want unknown, no error", unknown[0], unknown[1], ok, err)
+		}
+	}
+	// Figures no price can have are bad data: refused, never a price.
+	for _, bad := range []OpenRouterPricing{
+		{Prompt: "x", Completion: "0.1"},
+		{Prompt: "NaN", Completion: "0"},
+		{Prompt: "0.000001", Completion: "1e303"}, // infinite per million tokens
+		{Prompt: "0.000001", Completion: "Inf"},
+		{Prompt: "-0.5", Completion: "0.1"},
+		{Prompt: "2", Completion: "0.1"}, // two dollars a token
+		{Prompt: "0.000001", Completion: "0.000002", Request: "-1"},
+		{Prompt: "0.000001", Completion: "0.000002", InputCacheRead: "NaN"},
+	} {
+		if p, ok, err := bad.Price(); ok || !errors.Is(err, ErrBadPrice) {
+			t.Errorf("Price(%+v) = %+v, %v, %v; want ErrBadPrice", bad, p, ok, err)
 		}
 	}
 }
 
-// TestOpenRouterPriceFromModelList reads prices from GET /models, as OpenRouter documents
-// its pricing object (https://openrouter.ai/docs/api-reference/list-available-models:
-// "pricing": {"prompt", "completion", "internal_reasoning", "input_cache_read",
-// "input_cache_write"}, dollars per token as strings), with one fetch for window and price.
-func TestOpenRouterPriceFromModelList(t *testing.T) {
+// TestBound: the bound is the prompt at the dearest prompt rate of its tier, the output limit
+// at the dearest output rate and the price per request; LimitFor inverts it, never over.
+func TestBound(t *testing.T) {
 	t.Parallel()
-	p, srv := setup(t, flavorFor(fake.OpenRouter))
-	srv.SetModels(
-		fake.Model{ID: "anthropic/claude-sonnet-4.5", Context: 1_000_000, MaxOutput: 64_000, Pricing: map[string]string{
-			"prompt": "0.000003", "completion": "0.000015", "input_cache_read": "0.0000003", "input_cache_write": "0.00000375"}},
-		fake.Model{ID: "openrouter/auto", Context: 2_000_000, Pricing: map[string]string{"prompt": "-1", "completion": "-1"}},
-	)
-	or := p.(*OpenRouter)
-	ctx := context.Background()
-	if w, ok, err := or.ContextWindow(ctx, "anthropic/claude-sonnet-4.5"); err != nil || !ok || w != 1_000_000 {
-		t.Fatalf("ContextWindow = %d, %v, %v", w, ok, err)
+	p := Price{Input: 3, Output: 15, CacheWrite: 3.75, Reasoning: 20, Request: 0.01,
+		LongOver: 200_000, Long: &Price{Input: 6, Output: 22.5}}
+	if got, want := p.Bound(100_000, 1_000), 100_000*3.75e-6+1_000*20e-6+0.01; !near(got, want) {
+		t.Errorf("Bound = %v, want %v", got, want)
 	}
-	pr, ok, err := or.Price(ctx, "anthropic/claude-sonnet-4.5:nitro")
-	if err != nil || !ok {
-		t.Fatalf("Price = %v, %v", ok, err)
+	if got, want := p.Bound(300_000, 1_000), 300_000*6e-6+1_000*22.5e-6+0.01; !near(got, want) {
+		t.Errorf("Bound over the tier = %v, want %v", got, want)
 	}
-	if !near(pr.Input, 3) || !near(pr.Output, 15) || !near(pr.CacheRead, 0.3) || !near(pr.CacheWrite, 3.75) ||
-		pr.MaxOutput != 64_000 || pr.Source != PriceSourceOpenRouter {
-		t.Errorf("Price = %+v", pr)
+	for _, usd := range []float64{0.4, 0.5, 1, 2.5, 10} {
+		n := p.LimitFor(usd, 100_000)
+		if n < 0 || p.Bound(100_000, n) > usd || p.Bound(100_000, n+1) <= usd {
+			t.Errorf("LimitFor(%v) = %d: bound %v, next %v", usd, n, p.Bound(100_000, n), p.Bound(100_000, n+1))
+		}
 	}
-	if _, ok, err := or.Price(ctx, "openrouter/auto"); err != nil || ok {
-		t.Errorf("Price of a router with no fixed price = %v, %v; want unknown", ok, err)
+	if n := p.LimitFor(0.3, 100_000); n != -1 {
+		t.Errorf("LimitFor a cap under the prompt alone = %d, want -1", n)
 	}
-	if _, _, err := or.Price(ctx, "nope/nothing"); asError(t, err).Kind != NotFound {
-		t.Errorf("Price of an unlisted model: %v, want NotFound", err)
-	}
-	if n := srv.Count("/models"); n != 1 {
-		t.Errorf("model list fetched %d times, want 1 (window and price share it)", n)
+	if n := (Price{Input: 1}).LimitFor(1, 10); n != 1<<40 {
+		t.Errorf("LimitFor free output = %d", n)
 	}
 }

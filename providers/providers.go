@@ -52,9 +52,15 @@ type Request struct {
 	// Question, when set, is the end of the user message, after Text (or Prompt): the part
 	// that changes from one question to the next about the same files (files.Prompt.Question).
 	// Where a provider needs a cache breakpoint (OpenRouter to Anthropic's models,
-	// [CacheControlled]) the files and the question are two content parts, the breakpoint on
-	// the files; elsewhere the question is appended to the one message.
+	// [CacheControlled]) and CacheBreakpoint is set, the files and the question are two
+	// content parts, the breakpoint on the files; elsewhere the question is appended to the
+	// one message.
 	Question string
+	// CacheBreakpoint asks for a cache breakpoint after the files where a provider needs one
+	// to cache anything: the caller sets it when the files reach the model's minimum
+	// cacheable size (a breakpoint on less caches nothing, and writing the cache costs more
+	// than reading the prompt).
+	CacheBreakpoint bool
 	// CacheKey names the file set the message holds (the same files, the same key): OpenAI
 	// requests carry it as prompt_cache_key, which routes requests with the same prefix to
 	// the same cache. Empty sends none.
@@ -69,6 +75,13 @@ type Request struct {
 	// the same limit. 0 picks a default: no limit (the model's own maximum) unless thinking
 	// has a budget, in which case budget + [DefaultAnswerTokens] (OpenRouter, Gemini).
 	MaxOutput consult.Tokens
+	// OutputLimit, when positive, is the whole output limit sent, reasoning included (every
+	// provider bills reasoning as output and counts it against the limit): OpenRouter's
+	// max_tokens, OpenAI's max_completion_tokens, Gemini's maxOutputTokens. It wins over
+	// MaxOutput. A thinking budget is cut to leave room for an answer within it
+	// ([MinAnswerRoom]). A caller that prices the request sets it, so that what the model
+	// can write, and so the price, is bounded.
+	OutputLimit consult.Tokens
 }
 
 // Usage is what the provider reported about a call's tokens and cost.
@@ -161,12 +174,6 @@ type Provider interface {
 	// a [Canceled] error that wraps ctx.Err(), and the HTTP request is cancelled (its
 	// connection closed).
 	Stream(ctx context.Context, req Request, obs Observer) (*Response, error)
-	// ContextWindow reports the model's input context size in tokens when known
-	// (OpenRouter: GET /models, cached in-process for [ModelsTTL]; Gemini: models.get
-	// inputTokenLimit; OpenAI: none, its API publishes none). ok is false when the size is
-	// unknown: callers then use the one table, models.KnownWindow. The look-up is bounded by
-	// ctx. A model the provider does not list gives a [NotFound] error.
-	ContextWindow(ctx context.Context, model string) (window consult.Tokens, ok bool, err error)
 }
 
 // Config configures a provider.
@@ -272,6 +279,8 @@ func (m *reasoningMeter) tokens() consult.Tokens {
 func outputLimit(req Request, answerDefault bool) consult.Tokens {
 	t := req.Thinking
 	switch {
+	case req.OutputLimit > 0:
+		return req.OutputLimit
 	case req.MaxOutput > 0 && !t.On:
 		return req.MaxOutput
 	case req.MaxOutput > 0 && t.Budget > 0:
@@ -283,6 +292,18 @@ func outputLimit(req Request, answerDefault bool) consult.Tokens {
 	}
 	return 0
 }
+
+// budgetWithin is a thinking budget cut to fit an output limit with room for an answer: a
+// quarter of the limit, at most [MinAnswerRoom]. A limit of 0 (none) leaves it as it is.
+func budgetWithin(budget, limit consult.Tokens) consult.Tokens {
+	if limit <= 0 || budget <= 0 {
+		return budget
+	}
+	return max(min(budget, limit-min(MinAnswerRoom, limit/4)), 1)
+}
+
+// MinAnswerRoom is the room a thinking budget leaves for the answer within an output limit.
+const MinAnswerRoom consult.Tokens = 1_024
 
 // normaliseFinish maps provider finish reasons onto a small vocabulary.
 func normaliseFinish(reason string) string {

@@ -16,7 +16,9 @@ type Spec struct {
 	// KeyEnv are the environment variables that may hold the API key, in order: the first
 	// one set wins.
 	KeyEnv []string
-	// DefaultModel is used when neither --model nor the call names one.
+	// DefaultModel is used when neither --model nor the call names one: a fast model that
+	// the fallback table knows (so it is priced offline too), current and with no removal
+	// date listed on catalog.TableDate.
 	DefaultModel string
 	// DefaultBaseURL is the provider's public endpoint, used when [Config.BaseURL] is empty.
 	DefaultBaseURL string
@@ -35,18 +37,18 @@ func Registry() []Spec {
 	return []Spec{
 		{
 			Name: NameOpenRouter, KeyEnv: []string{"OPENROUTER_API_KEY"},
-			DefaultModel: "google/gemini-2.5-flash", DefaultBaseURL: "https://openrouter.ai/api/v1", ZDR: true,
+			DefaultModel: "google/gemini-3.1-flash-lite", DefaultBaseURL: "https://openrouter.ai/api/v1", ZDR: true,
 			New: func(c Config) (Provider, error) { return NewOpenRouter(c) },
 		},
 		{
 			Name: NameOpenAI, KeyEnv: []string{"OPENAI_API_KEY"},
-			DefaultModel: "gpt-4.1", DefaultBaseURL: "https://api.openai.com/v1",
+			DefaultModel: "gpt-5.4-mini", DefaultBaseURL: "https://api.openai.com/v1",
 			New: func(c Config) (Provider, error) { return NewOpenAI(c) },
 		},
 		{
 			Name: NameGemini, KeyEnv: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"},
 			// genai adds the API version (v1beta) to the endpoint.
-			DefaultModel: "gemini-2.5-flash", DefaultBaseURL: "https://generativelanguage.googleapis.com/",
+			DefaultModel: "gemini-3.1-flash-lite", DefaultBaseURL: "https://generativelanguage.googleapis.com/",
 			New: func(c Config) (Provider, error) { return NewGemini(c) },
 		},
 	}

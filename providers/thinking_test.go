@@ -100,6 +100,11 @@ func TestThinkingOpenRouter(t *testing.T) {
 			expect{"reasoning.max_tokens": 8000, "max_tokens": 9000}},
 		{"on, no budget, max output", Request{Model: "x/y", Thinking: Thinking{On: true}, MaxOutput: 1000},
 			expect{"reasoning.effort": "high", "max_tokens": 1000 + 32768}},
+		{"output limit", Request{Model: "x/y", OutputLimit: 5000, MaxOutput: 1000},
+			expect{"reasoning": nil, "max_tokens": 5000}},
+		// A budget larger than the whole limit leaves room for the answer within it.
+		{"output limit under the budget", Request{Model: "x/y", Thinking: Thinking{On: true, Budget: 8000}, OutputLimit: 6000},
+			expect{"reasoning.max_tokens": 6000 - 1024, "max_tokens": 6000}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -133,6 +138,8 @@ func TestThinkingOpenAI(t *testing.T) {
 			expect{"reasoning_effort": "medium", "max_completion_tokens": 9000, "max_tokens": nil}},
 		{"off, max output", Request{Model: "gpt-4.1", MaxOutput: 500},
 			expect{"reasoning_effort": nil, "max_completion_tokens": 500}},
+		{"output limit", Request{Model: "o3", Thinking: Thinking{On: true, Budget: 30000}, OutputLimit: 4000},
+			expect{"reasoning_effort": "high", "max_completion_tokens": 4000, "max_tokens": nil}},
 		{"non-reasoning model", Request{Model: "gpt-4.1", Thinking: Thinking{On: true}},
 			expect{"reasoning_effort": nil}},
 		{"unknown model gets effort", Request{Model: "my-local-r1", Thinking: Thinking{On: true}},
@@ -174,6 +181,8 @@ func TestThinkingGemini(t *testing.T) {
 			expect{"generationConfig.thinkingConfig.thinkingBudget": 24576}},
 		{"max output", Request{Model: "gemini-2.5-flash", MaxOutput: 700},
 			expect{"generationConfig.maxOutputTokens": 700, "generationConfig.thinkingConfig": nil}},
+		{"output limit", Request{Model: "gemini-2.5-pro", Thinking: Thinking{On: true, Budget: 8000}, OutputLimit: 4000},
+			expect{"generationConfig.maxOutputTokens": 4000, "generationConfig.thinkingConfig.thinkingBudget": 4000 - 1000}},
 		{"system instruction", Request{Model: "gemini-2.5-flash", System: "Be brief.", Prompt: "the prompt"},
 			expect{"systemInstruction.parts": []any{map[string]any{"text": "Be brief."}},
 				"contents": []any{map[string]any{"role": "user", "parts": []any{map[string]any{"text": "the prompt"}}}}}},
@@ -202,6 +211,7 @@ func TestOutputLimit(t *testing.T) {
 		{Request{Thinking: Thinking{On: true, Budget: 1000}, MaxOutput: 10}, false, 1010},
 		{Request{Thinking: Thinking{On: true}, MaxOutput: 10}, false, 10 + 32768},
 		{Request{Thinking: Thinking{Budget: 1000}, MaxOutput: 10}, true, 10},
+		{Request{Thinking: Thinking{On: true, Budget: 1000}, MaxOutput: 10, OutputLimit: 3000}, true, 3000},
 	}
 	for _, tt := range tests {
 		if got := int64(outputLimit(tt.req, tt.answerDefault)); got != tt.want {

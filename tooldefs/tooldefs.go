@@ -83,7 +83,7 @@ type ConsultationArgs struct {
 	OutputFile string  `json:"output_file,omitempty" desc:"Absolute path of a new file for the answer; the result then holds its path and the footer."`
 	DryRun     bool    `json:"dry_run,omitempty" desc:"Gather and count only; no model call."`
 	OnTimeout  string  `json:"on_timeout,omitempty" enum:"fail,continue" desc:"\"fail\" (default): stop at timeout. \"continue\": return an id at timeout and finish in the background."`
-	MaxCost    float64 `json:"max_cost_usd,omitempty" desc:"Refuse above this estimated price, USD."`
+	MaxCost    float64 `json:"max_cost_usd,omitempty" desc:"Cost cap, USD."`
 	FollowUpOf string  `json:"follow_up_of,omitempty" desc:"An earlier answer's id: ask about the same files, with that thread as context."`
 }
 

@@ -46,7 +46,7 @@ func (l *lockedBuffer) String() string {
 func startRaw(t *testing.T, args ...string) *rawServer {
 	t.Helper()
 	s := &rawServer{cmd: exec.Command(binary, args...), lines: make(chan map[string]any, 100), stderr: &lockedBuffer{}, exited: make(chan struct{})}
-	s.cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
+	s.cmd.Env = append([]string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}, noModelList(args)...)
 	s.cmd.Stderr = s.stderr
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a group of its own, for signals sent to the group
 	var err error

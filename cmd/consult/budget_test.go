@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -39,7 +42,7 @@ func TestDailyBudgetAcrossServers(t *testing.T) {
 	first, second := server(), server()
 
 	dry := first(map[string]any{"dry_run": true})
-	if !strings.Contains(resultText(dry), "Estimated price: $") || !strings.Contains(resultText(dry), "OpenRouter's model list") {
+	if !strings.Contains(resultText(dry), "Expected price: $") || !strings.Contains(resultText(dry), "OpenRouter's model list") {
 		t.Errorf("dry run lacks the estimate:\n%s", resultText(dry))
 	}
 	if res := first(nil); res.IsError {
@@ -64,5 +67,34 @@ func TestDailyBudgetAcrossServers(t *testing.T) {
 	}
 	if !strings.Contains(out, "Spent today") || !strings.Contains(out, consultation.FormatUSD(0.99)) || !strings.Contains(out, consultation.FormatUSD(0.01)+" left") {
 		t.Errorf("consult results lacks the day's spend:\n%s", out)
+	}
+}
+
+// TestBudgetWithUnusableResultsDir: with --budget-usd and a results directory that fails its
+// check (writable by others), the server starts, keeps the budget, and refuses every model
+// call saying why, instead of dropping the budget and paying for every call.
+func TestBudgetWithUnusableResultsDir(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("no Unix permissions to make the directory unsafe")
+	}
+	srv := fake.New(t, fake.OpenRouter)
+	srv.SetModels(fake.Model{ID: "google/gemini-2.5-pro", Context: 1_048_576, MaxOutput: 65_536})
+	unsafe := t.TempDir()
+	if err := os.Chmod(unsafe, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	c := stdioClient(t, "openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", filepath.Join(unsafe, "results"), "--budget-usd", "1")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := c.CallTool(ctx, consultReq(fixture(t), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := resultText(res); !res.IsError || !strings.Contains(text, "--budget-usd") || !strings.Contains(text, "spend ledger cannot be used") {
+		t.Errorf("a call under a budget without a usable ledger: error=%v\n%s", res.IsError, text)
+	}
+	if n := srv.Count("/chat/completions"); n != 0 {
+		t.Errorf("%d model requests, want none", n)
 	}
 }

@@ -88,7 +88,9 @@ type config struct {
 
 	BudgetUSD float64 `json:"budget_usd,omitempty"` // the daily budget across servers sharing ResultsDir; 0: none
 
-	ZDR bool `json:"zdr,omitempty"` // send requests only to endpoints that keep no data (openrouter)
+	Prices    string `json:"prices,omitempty"`     // the user's prices file; "": none
+	ModelsURL string `json:"models_url,omitempty"` // where the model list is fetched; "": the provider's default, "off": none
+	ZDR       bool   `json:"zdr,omitempty"`        // send requests only to endpoints that keep no data (openrouter)
 
 	InWorker bool `json:"-"` // this process is a background worker, not a server
 }
@@ -308,6 +310,8 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 		{"max-inflight", "bound on the memory calls in flight hold, server-wide (2GiB, 512MiB); a call that would pass it waits", newValue(&cfg.MaxInflight, parseBytes)},
 		{"page-bytes", "answers longer than this many bytes are returned in pages (0: never)", &cfg.PageBytes},
 		{"budget-usd", "cap on what consultations cost per UTC day, in US dollars, across servers sharing the results directory (0: none)", newValue(&cfg.BudgetUSD, parseDollars)},
+		{"prices", "a prices file (JSON) whose prices, windows and expiry dates win over every other source", &cfg.Prices},
+		{"models-url", "where the model list (prices, windows) is fetched; \"off\" for none", &cfg.ModelsURL},
 		{"zdr", "zero data retention: send requests only to endpoints that keep no data (openrouter)", boolValue{&cfg.ZDR}},
 	})
 	if err != nil {
@@ -376,6 +380,16 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 	}
 	if cfg.BudgetUSD > 0 && cfg.ResultsDir == "" {
 		return cfg, fmt.Errorf("--budget-usd %g: the daily spend is kept in the results directory, and there is none: pass --results-dir DIR", cfg.BudgetUSD)
+	}
+	if cfg.Prices != "" {
+		abs, err := filepath.Abs(cfg.Prices)
+		if err != nil {
+			return cfg, fmt.Errorf("--prices %q: %w", cfg.Prices, err)
+		}
+		cfg.Prices = abs
+	}
+	if u := cfg.ModelsURL; u != "" && u != "off" && !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
+		return cfg, fmt.Errorf("--models-url %q: give an http(s) URL, or \"off\" to fetch no model list", u)
 	}
 	if cfg.ResultsDir != "" {
 		abs, err := filepath.Abs(cfg.ResultsDir)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -8,6 +9,8 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/internal/catalog"
+	"github.com/consultmcp/consult/internal/results"
 	"github.com/consultmcp/consult/internal/tokens"
 )
 
@@ -31,6 +34,7 @@ func runDryRun(ctx context.Context, args []string, getenv func(string) string, s
 	timeout := consult.DefaultTimeout
 	fs.Var(newValue(&timeout, parseDuration), "timeout", "deadline for gathering and counting")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	prices := fs.String("prices", getenv("CONSULT_PRICES"), "a prices file whose prices and windows win over every other source")
 	quietUsage(fs, stderr, "consult dry-run")
 	if _, err := parseInterspersed(fs, args); helpAsked(err) {
 		return showHelp(fs, dryRunHelp, stdout)
@@ -41,7 +45,21 @@ func runDryRun(ctx context.Context, args []string, getenv func(string) string, s
 		fmt.Fprintln(stderr, "consult dry-run: --path and --pattern are required, e.g.\n  consult dry-run --path \"$PWD\" --pattern '**/*.go'\nrun consult dry-run --help for the flags")
 		return exitCode(2)
 	}
-	svc := &consultation.Service{Counter: tokens.NewCounter()}
+	// Prices and windows without the network: the prices file, the model list the servers
+	// cached in the results directory, the fallback table.
+	cc := catalog.Config{ListURL: catalog.DefaultListURL, Offline: true}
+	if dir := defaultResultsDir(getenv); getenv("CONSULT_RESULTS_DIR") != "" || dir != "" {
+		cc.Cache = results.Open(cmp.Or(getenv("CONSULT_RESULTS_DIR"), dir), 0, 0, 0)
+	}
+	if *prices != "" {
+		pf, err := catalog.LoadPrices(*prices)
+		if err != nil {
+			fmt.Fprintf(stderr, "consult dry-run: --prices: %v\n", err)
+			return exitCode(2)
+		}
+		cc.Prices = pf
+	}
+	svc := &consultation.Service{Counter: tokens.NewCounter(), Catalog: catalog.New(cc)}
 	tokens.Preload() // while the files are gathered
 	res := svc.Consult(ctx, consultation.Request{
 		Path: *path, Pattern: *pattern, Exclude: *exclude, Query: *query, Model: *model,

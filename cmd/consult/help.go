@@ -34,11 +34,12 @@ The default model is %[3]s (--model changes it).
 // dryRunHelp is `consult dry-run --help`.
 const dryRunHelp = `consult dry-run: gather and count the files a consultation would send, and print the report:
 files, bytes, tokens, what was left out and why, and whether it fits the model. No model is
-asked, no key is needed, nothing leaves the machine.
+asked, no key is needed, nothing leaves the machine: prices and windows come from the prices
+file, the model list the servers cached in the results directory, or the fallback table.
 
 Usage:
   consult dry-run --path DIR --pattern GLOB [--exclude GLOB] [--model M] [--query Q]
-                  [--timeout DUR] [--json]
+                  [--timeout DUR] [--json] [--prices FILE]
 
 Flags:
   --path DIR        absolute directory to gather from (required)
@@ -50,6 +51,8 @@ Flags:
                     code do?")
   --timeout DUR     deadline for gathering and counting (default 22s)
   --json            print the report as JSON
+  --prices FILE     a prices file (JSON; format in README) whose prices and windows win
+                    over every other source (default CONSULT_PRICES)
 
 Exit status: 0 for the report, 1 when it is a failure (e.g. nothing matched), 2 for a
 mistake on the command line.

@@ -125,7 +125,7 @@ func startHTTPBinary(t *testing.T, args ...string) (string, *exec.Cmd, *lockedBu
 func startHTTPBinaryEnv(t *testing.T, env []string, args ...string) (string, *exec.Cmd, *lockedBuffer) {
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"openai", "--http", "127.0.0.1:0", "--results-dir", t.TempDir()}, args...)...)
-	cmd.Env = append([]string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}, env...)
+	cmd.Env = append(append([]string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}, noModelList(args)...), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -121,8 +121,13 @@ const serverFlagsText = `Server flags (each also an environment variable CONSULT
                           to fetch the next with consultation_result (default 30000, under
                           what MCP clients pass on whole; 0: never; else at least 4096)
   --budget-usd USD        cap on what consultations cost per UTC day, over every server sharing
-                          the results directory (default 0: none); a call whose estimated price
-                          is more than what is left is refused before it is sent
+                          the results directory (default 0: none); each call holds the most it
+                          can cost until it ends, its output limit sized to what is left
+  --prices FILE           a prices file (JSON; format in README) whose prices, windows and
+                          expiry dates win over every other source
+  --models-url URL        where the model list (prices, windows, expiry dates) is fetched
+                          (default: OpenRouter's public list; the provider's own endpoint for
+                          openrouter; none for openai and gemini with --base-url); "off": none
   --zdr                   zero data retention (openrouter only): send every request only to
                           endpoints that keep no data (OpenRouter's zdr and data_collection
                           deny); a model without one is refused. CONSULT_ZDR=1 does the same

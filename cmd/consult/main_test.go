@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -207,7 +208,7 @@ func TestParseServePrecedence(t *testing.T) {
 		t.Errorf("negative idle timeout = %v, want 0 (off)", cfg.IdleTimeout)
 	}
 	cfg, err = parseServe("gemini", nil, env(map[string]string{"GOOGLE_API_KEY": "g"}), &stderr)
-	if err != nil || cfg.APIKey != "g" || cfg.Model != "gemini-2.5-flash" {
+	if err != nil || cfg.APIKey != "g" || cfg.Model != "gemini-3.1-flash-lite" {
 		t.Errorf("gemini falls back to GOOGLE_API_KEY and its default model: %+v %v", cfg, err)
 	}
 	for _, bad := range [][]string{{"--default-timeout", "0"}, {"--default-timeout", "601"}, {"--heartbeat", "1ms"}, {"--log-level", "loud"}, {"--default-timeout", "soon"}} {
@@ -217,10 +218,19 @@ func TestParseServePrecedence(t *testing.T) {
 	}
 }
 
+// noModelList is the environment that keeps a server started with args off the internet:
+// without --base-url it would fetch OpenRouter's public model list, so it fetches none.
+func noModelList(args []string) []string {
+	if slices.Contains(args, "--base-url") {
+		return nil
+	}
+	return []string{"CONSULT_MODELS_URL=off"}
+}
+
 // stdioClient launches the built binary as an MCP server over stdio, as MCP clients do.
 func stdioClient(t *testing.T, args ...string) *client.Client {
 	t.Helper()
-	c, err := client.NewStdioMCPClient(binary, []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}, args...)
+	c, err := client.NewStdioMCPClient(binary, append([]string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}, noModelList(args)...), args...)
 	if err != nil {
 		t.Fatal(err)
 	}

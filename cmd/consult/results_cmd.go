@@ -131,15 +131,18 @@ func resultsCommand(_ context.Context, args []string, getenv func(string) string
 // spendLine says what consultations cost today (UTC), and with a budget what is left of it
 // and when it resets.
 func spendLine(store *results.Store, budget float64, now time.Time) (string, error) {
-	spent, err := store.Spent(now)
+	spent, held, err := store.Spent(now)
 	if err != nil {
 		return "", err
 	}
 	line := fmt.Sprintf("Spent today (%s UTC): %s", now.UTC().Format(time.DateOnly), consultation.FormatUSD(spent))
+	if held > 0 {
+		line += fmt.Sprintf(", and %s held by calls in flight (the most they can cost)", consultation.FormatUSD(held))
+	}
 	if budget > 0 {
 		resets := consultation.NextUTCDay(now)
-		line += fmt.Sprintf(" of the daily budget %s; %s left until it resets at 00:00 UTC (in %s)",
-			consultation.FormatUSD(budget), consultation.FormatUSD(max(budget-spent, 0)), consult.FormatDuration(resets.Sub(now).Truncate(time.Minute)))
+		line += fmt.Sprintf("; daily budget %s, %s left until it resets at 00:00 UTC (in %s)",
+			consultation.FormatUSD(budget), consultation.FormatUSD(max(budget-spent-held, 0)), consult.FormatDuration(resets.Sub(now).Truncate(time.Minute)))
 	}
 	return line + ".", nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/consultation"
 	"github.com/consultmcp/consult/internal/background"
+	"github.com/consultmcp/consult/internal/catalog"
 	"github.com/consultmcp/consult/internal/mcpserver"
 	"github.com/consultmcp/consult/internal/results"
 	"github.com/consultmcp/consult/internal/tokens"
@@ -68,6 +70,12 @@ func newServer(cfg config, logger *slog.Logger) (*serving, error) {
 	if cfg.ResultsDir != "" && !cfg.InWorker {
 		if err := srv.store.Check(); err != nil {
 			logger.Warn("the results directory cannot be used: on_timeout \"continue\" is refused until it is fixed", "error", err)
+			if cfg.BudgetUSD > 0 {
+				// The budget is kept, never dropped: its ledger's every use fails with the
+				// reason, so every model call is refused, saying why.
+				logger.Error("--budget-usd is set, but its spend ledger in the results directory cannot be used: every model call is refused until it is fixed", "error", err)
+				svc.Ledger, svc.DailyBudgetUSD = srv.store, cfg.BudgetUSD
+			}
 			cfg.ResultsDir = ""
 		} else if err := srv.store.Prune(); err != nil {
 			logger.Warn("cannot tidy the results directory", "dir", cfg.ResultsDir, "error", err)
@@ -89,6 +97,11 @@ func newServer(cfg config, logger *slog.Logger) (*serving, error) {
 		srv.store = nil
 		logger.Warn("no results directory (no HOME or XDG_STATE_HOME): on_timeout \"continue\" is refused; set --results-dir")
 	}
+	cat, err := newCatalog(cfg, srv.store, logger)
+	if err != nil {
+		return nil, err
+	}
+	svc.Catalog = cat
 	if cfg.APIKey == "" {
 		svc.NoModel = fmt.Sprintf("No API key for %s: set %s (or pass the key after the provider name) and restart the server.", cfg.Provider, spec.KeyEnv[0])
 		logger.Warn("no API key: dry runs work, model calls will be refused", "provider", cfg.Provider, "set", spec.KeyEnv[0])
@@ -98,6 +111,37 @@ func newServer(cfg config, logger *slog.Logger) (*serving, error) {
 		return nil, err
 	}
 	return srv, nil
+}
+
+// newCatalog is the catalog of prices and windows for cfg: the user's prices file, the model
+// list (cached in the results directory when there is one, store; nil otherwise), and the
+// fallback table. The list is OpenRouter's public one (it lists the openai/* and google/*
+// models too), fetched from the provider's endpoint for OpenRouter (with its key, so a
+// proxy in front of it serves it too); with another provider's own --base-url, consult
+// talks to no other host unless --models-url names one.
+func newCatalog(cfg config, store *results.Store, logger *slog.Logger) (*catalog.Catalog, error) {
+	cc := catalog.Config{Provider: cfg.Provider, Logger: logger}
+	switch spec, _ := providers.Lookup(cfg.Provider); {
+	case cfg.ModelsURL == "off":
+	case cfg.ModelsURL != "":
+		cc.ListURL = cfg.ModelsURL
+	case cfg.Provider == providers.NameOpenRouter:
+		cc.ListURL = strings.TrimRight(cmp.Or(cfg.BaseURL, spec.DefaultBaseURL), "/") + "/models"
+		cc.APIKey = cfg.APIKey
+	case cfg.BaseURL == "":
+		cc.ListURL = catalog.DefaultListURL
+	}
+	if store != nil {
+		cc.Cache = store
+	}
+	if cfg.Prices != "" {
+		pf, err := catalog.LoadPrices(cfg.Prices)
+		if err != nil {
+			return nil, fmt.Errorf("--prices: %w", err)
+		}
+		cc.Prices = pf
+	}
+	return catalog.New(cc), nil
 }
 
 // runServe serves MCP for one provider over stdio, or over streamable HTTP with --http.

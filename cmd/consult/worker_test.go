@@ -137,8 +137,9 @@ func onlyRecord(t *testing.T, resultsDir, id string) {
 		}
 		names = names[:0]
 		for _, e := range entries {
-			// The worker slots' locks, the spend ledger and the marker of a result collected stay.
-			if n := e.Name(); !strings.HasPrefix(n, ".slot-") && n != "spend.json" && n != ".spend.lock" && n != "."+id+".collected" {
+			// The worker slots' locks, the spend ledger, the model list cache and the marker of a
+			// result collected stay.
+			if n := e.Name(); !strings.HasPrefix(n, ".slot-") && n != "spend.json" && n != ".spend.lock" && n != "models.json" && n != "."+id+".collected" {
 				names = append(names, e.Name())
 			}
 		}

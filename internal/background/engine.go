@@ -581,6 +581,9 @@ func (e *Engine) running(rec results.Record, why string) consultation.Result {
 			sum.Streamed = &consultation.StreamedSummary{Reasoning: p.ReasoningTokens, Answer: p.AnswerTokens}
 			streamed = fmt.Sprintf("; streamed so far: %s reasoning, %s answer tokens", p.ReasoningTokens, p.AnswerTokens)
 		}
+		if p.Cost != "" {
+			streamed += "; price " + p.Cost
+		}
 	}
 	until := rec.Created.Add(e.limit).UTC()
 	sum.Next = &consultation.NextStep{

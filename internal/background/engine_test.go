@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/internal/catalog"
 	"github.com/consultmcp/consult/internal/fake"
 	"github.com/consultmcp/consult/internal/results"
 	"github.com/consultmcp/consult/internal/tokens"
@@ -40,7 +41,8 @@ func newRig(t *testing.T, cfg Config) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.svc = &consultation.Service{Counter: counter, Model: p, DefaultModel: "google/gemini-2.5-pro", Heartbeat: 100 * time.Millisecond}
+	r.svc = &consultation.Service{Counter: counter, Model: p, DefaultModel: "google/gemini-2.5-pro", Heartbeat: 100 * time.Millisecond,
+		Catalog: catalog.New(catalog.Config{Provider: providers.NameOpenRouter, ListURL: r.up.BaseURL() + "/models"})}
 	if cfg.Store == nil {
 		cfg.Store = results.Open(t.TempDir(), 0, 0, 0)
 	}
@@ -148,11 +150,15 @@ func TestRunningThenCollect(t *testing.T) {
 		t.Fatal(err)
 	}
 	var peek *consultation.Summary
+	var peekText string
 	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
 		p, _ := r.eng.Peek(context.Background(), sum.ID)
-		if peek = p.Summary; peek.Phase == string(consultation.PhaseWaiting) {
+		if peek, peekText = p.Summary, p.Text(); peek.Phase == string(consultation.PhaseWaiting) {
 			break
 		}
+	}
+	if !strings.Contains(peekText, "price expected $") || !strings.Contains(peekText, "at most $") {
+		t.Errorf("still running without the two figures:\n%s", peekText)
 	}
 	if peek.Kind != consultation.KindRunning || peek.Phase != string(consultation.PhaseWaiting) || peek.Files != 1 || peek.PromptTokens == 0 {
 		t.Errorf("running reports %s, phase %q, %d files, %d tokens: want the worker's (waiting for the first token, 1 file)", peek.Kind, peek.Phase, peek.Files, peek.PromptTokens)

@@ -130,7 +130,7 @@ func (e *Engine) Work(ctx context.Context, job Job, held []*os.File, out io.Writ
 		rec.Progress = &results.Progress{Phase: string(st.Phase), Message: st.Message,
 			ElapsedSeconds: st.Elapsed.Round(time.Millisecond).Seconds(), Attempts: st.Attempts,
 			Files: st.Files, Bytes: st.Bytes, PromptTokens: st.PromptTokens,
-			ReasoningTokens: st.Reasoning, AnswerTokens: st.AnswerTokens}
+			ReasoningTokens: st.Reasoning, AnswerTokens: st.AnswerTokens, Cost: st.Estimate}
 		rec.Answer = st.Partial
 		if err := save(rec); err != nil {
 			e.logger.Warn("cannot write the progress of a background consultation", "id", job.ID, "error", err)

@@ -227,6 +227,8 @@ type Model struct {
 	// strings: "prompt", "completion", "input_cache_read", ...); nil lists $1 and $2 per
 	// million prompt and completion tokens.
 	Pricing map[string]string
+	// Expires is OpenRouter's expiration_date ("2027-01-14"); empty lists null.
+	Expires string
 }
 
 // defaultModels are listed when a test sets none.

@@ -515,8 +515,15 @@ func (s *Server) modelList(w http.ResponseWriter, r *http.Request) {
 			if m.Pricing != nil {
 				pricing = m.Pricing
 			}
+			// The fields of a model in GET /models as OpenRouter documents them
+			// (https://openrouter.ai/docs/models; Model, PublicPricing and
+			// TopProviderInfo in github.com/OpenRouterTeam/go-sdk models/components).
+			var expires any
+			if m.Expires != "" {
+				expires = m.Expires
+			}
 			data = append(data, map[string]any{
-				"id": m.ID, "canonical_slug": m.ID, "name": m.ID, "created": 1700000000,
+				"id": m.ID, "canonical_slug": m.ID, "name": m.ID, "created": 1700000000, "expiration_date": expires,
 				"context_length":       m.Context,
 				"architecture":         map[string]any{"modality": "text->text", "input_modalities": []string{"text"}, "output_modalities": []string{"text"}},
 				"pricing":              pricing,

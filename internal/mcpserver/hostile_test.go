@@ -20,6 +20,7 @@ import (
 
 	"github.com/consultmcp/consult/consultation"
 	"github.com/consultmcp/consult/internal/background"
+	"github.com/consultmcp/consult/internal/catalog"
 	"github.com/consultmcp/consult/internal/fake"
 	"github.com/consultmcp/consult/internal/goroutines"
 	"github.com/consultmcp/consult/internal/results"
@@ -109,7 +110,8 @@ func newHostileEnv(t *testing.T) *hostileEnv {
 	// Background jobs save under root, so a hostile call that wrongly started one and saved
 	// anything shows in the snapshot.
 	svc := &consultation.Service{Counter: tokens.NewCounter(), Model: p,
-		DefaultModel: "google/gemini-2.5-pro", Heartbeat: 100 * time.Millisecond}
+		DefaultModel: "google/gemini-2.5-pro", Heartbeat: 100 * time.Millisecond,
+		Catalog: catalog.New(catalog.Config{Provider: providers.NameOpenRouter, ListURL: e.srv.BaseURL() + "/models"})}
 	e.jobs = background.New(background.Config{Service: svc, Store: results.Open(filepath.Join(e.root, "results"), 0, 0, 0)})
 	t.Cleanup(e.jobs.Wait)
 	s := New(Config{Service: svc, Background: e.jobs})
@@ -605,7 +607,8 @@ func TestHostileInputsDirect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := &consultation.Service{Counter: tokens.NewCounter(), Model: p, DefaultModel: "google/gemini-2.5-pro"}
+	svc := &consultation.Service{Counter: tokens.NewCounter(), Model: p, DefaultModel: "google/gemini-2.5-pro",
+		Catalog: catalog.New(catalog.Config{Provider: providers.NameOpenRouter, ListURL: srv.BaseURL() + "/models"})}
 	eng := background.New(background.Config{Service: svc, Store: results.Open(t.TempDir(), 0, 0, 0)})
 	h := &handler{svc: svc, bg: eng, log: slog.New(slog.DiscardHandler)}
 	dir := t.TempDir()

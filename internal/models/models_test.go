@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-
-	consult "github.com/consultmcp/consult"
 )
 
 func TestParseSpec(t *testing.T) {
@@ -80,46 +78,6 @@ func TestSpecStringRoundTrip(t *testing.T) {
 		}
 		if got := s.String(); got != in {
 			t.Errorf("ParseSpec(%q).String() = %q, want %q", in, got, in)
-		}
-	}
-}
-
-func TestKnownWindow(t *testing.T) {
-	for _, tc := range []struct {
-		id   string
-		want consult.Tokens
-		ok   bool
-	}{
-		{"gpt-4.1", 1_047_576, true},
-		{"openai/gpt-4.1-mini", 1_047_576, true},
-		{"gpt-4o-mini", 128_000, true},
-		{"google/gemini-2.5-pro", 1_048_576, true},
-		{"models/gemini-2.5-flash", 1_048_576, true},
-		{"anthropic/claude-sonnet-4.5", 200_000, true},
-		{"some/unknown-model", 0, false},
-		// gpt-5's 400k window counts the output: "fits" uses the 272k input limit.
-		{"gpt-5", 272_000, true},
-		{"openai/gpt-5", 272_000, true},
-		{"gpt-5-mini-2025-08-07", 272_000, true},
-		{"gpt-5.1", 272_000, true},
-		{"gpt-5-chat-latest", 128_000, true},
-		{"gpt-4o-2024-08-06", 128_000, true},
-		{"gpt-4-0613", 8_192, true},
-		{"gpt-4-turbo-preview", 128_000, true},
-		{"gpt-4.5-preview", 128_000, true},
-		{"gpt-3.5-turbo", 16_385, true},
-		{"o1-mini-2024-09-12", 128_000, true},
-		{"o1-pro", 200_000, true},
-		{"o4-mini", 200_000, true},
-		{"openai/o3-pro", 200_000, true},
-		{"codex-mini-latest", 200_000, true},
-		{"GPT-4.1", 1_047_576, true},
-		{"llama3", 0, false},
-		{"", 0, false},
-	} {
-		got, ok := KnownWindow(tc.id)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("KnownWindow(%q) = %d, %v; want %d, %v", tc.id, got, ok, tc.want, tc.ok)
 		}
 	}
 }

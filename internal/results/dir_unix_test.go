@@ -3,6 +3,7 @@
 package results
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -45,8 +46,9 @@ var storeOps = []struct {
 		}
 		return err
 	}},
-	{"AddSpend", func(s *Store) error { _, err := s.AddSpend(t0, 1); return err }},
-	{"Spent", func(s *Store) error { _, err := s.Spent(t0); return err }},
+	{"AddSpend", func(s *Store) error { _, err := s.AddSpend(context.Background(), t0, 1); return err }},
+	{"Reserve", func(s *Store) error { _, _, _, _, err := s.Reserve(context.Background(), t0, 1, 1, 0, t0); return err }},
+	{"Spent", func(s *Store) error { _, _, err := s.Spent(t0); return err }},
 }
 
 // TestUnsafeDirRefused: a results directory another user may change (owned by them,

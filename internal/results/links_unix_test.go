@@ -3,6 +3,7 @@
 package results
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -73,10 +74,10 @@ func plantedOp(s *Store, op string) error {
 	case "Save":
 		return s.Save(Record{ID: id, Status: Done, Created: t0, Answer: "the answer"})
 	case "Spent":
-		_, err := s.Spent(t0)
+		_, _, err := s.Spent(t0)
 		return err
 	case "AddSpend":
-		_, err := s.AddSpend(t0, 0.5)
+		_, err := s.AddSpend(context.Background(), t0, 0.5)
 		return err
 	}
 	panic(op)

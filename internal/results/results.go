@@ -169,6 +169,9 @@ type Progress struct {
 	AnswerTokens    consult.Tokens `json:"answer_tokens,omitempty"`
 	// Attempts counts the model requests sent.
 	Attempts int `json:"attempts,omitempty"`
+	// Cost is the consultation's two figures in words, once priced: "expected $0.0040, at
+	// most $0.14 (prices: …)", or "price unknown".
+	Cost string `json:"cost,omitempty"`
 }
 
 // bodyFields are the JSON names of the large fields, which come last in a record file.

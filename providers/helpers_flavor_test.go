@@ -1,0 +1,12 @@
+package providers
+
+import "github.com/consultmcp/consult/internal/fake"
+
+func flavorFor(f fake.Flavor) flavorCase {
+	for _, fc := range flavors {
+		if fc.flavor == f {
+			return fc
+		}
+	}
+	panic("no flavor")
+}
