@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/providers"
 )
 
@@ -63,7 +64,7 @@ type ErrorInfo struct {
 func errorInfo(err error) ErrorInfo {
 	info := ErrorInfo{Class: ClassInternal, Message: firstLine(err.Error())}
 	var pe *providers.Error
-	var ae *ArgError
+	var ae *consult.ArgError
 	switch {
 	case errors.As(err, &ae):
 		info.Class = ClassInvalidArgument
@@ -117,8 +118,8 @@ func errorInfo(err error) ErrorInfo {
 func FailureOf(err error) Result {
 	info := errorInfo(err)
 	f := &Facts{Reason: ReasonSaid, Detail: err.Error()}
-	if ae := (*ArgError)(nil); errors.As(err, &ae) {
-		f.Arg = ae.Arg
+	if ae := (*consult.ArgError)(nil); errors.As(err, &ae) {
+		f = &Facts{Reason: ReasonSaid, Refused: ae}
 	}
 	return Result{IsError: true, Summary: &Summary{Kind: KindError, Error: &info}, Facts: f}
 }
