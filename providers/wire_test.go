@@ -36,13 +36,22 @@ var wireCases = []wireCase{
 	{id: "g-cached-content-tokens", provider: NameGemini, model: "gemini-2.5-flash", input: 17713, cached: 17379},
 }
 
+// requireWire skips tb, in one line, where the replay set is absent: it is kept beside the
+// repository, not in it, so a clone has none.
+func requireWire(tb testing.TB) {
+	tb.Helper()
+	if _, err := os.Stat(wireDir); err != nil {
+		tb.Skipf("skipping: the replay set of real providers' responses is not beside this repository (%s)", wireDir)
+	}
+}
+
 // replayUsage serves a recording's first response, byte for byte, to the provider and
 // returns the usage it read from it.
 func replayUsage(tb testing.TB, c wireCase) Usage {
 	tb.Helper()
 	body, err := os.ReadFile(filepath.Join(wireDir, c.id, "1.body"))
 	if err != nil {
-		tb.Skipf("the wire replay set is not beside the repository: %v", err)
+		tb.Fatalf("%s: the replay set lacks this recording: %v", c.id, err)
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -73,6 +82,7 @@ func replayUsage(tb testing.TB, c wireCase) Usage {
 // at the cache-read price, reasoning as completion), agree with what the provider reported.
 func TestWireCostAndCache(t *testing.T) {
 	t.Parallel()
+	requireWire(t)
 	for _, c := range wireCases {
 		t.Run(c.id, func(t *testing.T) {
 			t.Parallel()
@@ -103,6 +113,7 @@ func TestWireCostAndCache(t *testing.T) {
 // allowance consult reserves (an upper bound: answers are usually far shorter), and with the
 // answer's real length (the prompt side alone, where a cache hit not foreseen shows).
 func BenchmarkEstimateError(b *testing.B) {
+	requireWire(b)
 	type fig struct{ est, estKnownAnswer, cost float64 }
 	var figs []fig
 	for _, c := range wireCases {

@@ -86,10 +86,10 @@ func (s *rawServer) send(t *testing.T, line string) {
 	}
 }
 
-// await returns the response with this id, skipping notifications.
+// await returns the response with this id, skipping notifications (30 s: a hang guard).
 func (s *rawServer) await(t *testing.T, id int) map[string]any {
 	t.Helper()
-	timeout := time.After(15 * time.Second)
+	timeout := time.After(30 * time.Second)
 	for {
 		select {
 		case m := <-s.lines:
@@ -97,16 +97,16 @@ func (s *rawServer) await(t *testing.T, id int) map[string]any {
 				return m
 			}
 		case <-timeout:
-			t.Fatalf("no response %d within 15 s; stderr:\n%s", id, s.stderr.String())
+			t.Fatalf("no response %d within 30 s; stderr:\n%s", id, s.stderr.String())
 		}
 	}
 }
 
 // awaitProgress reads the server's messages up to a progress notification whose message
-// holds want, and fails the test if none comes within 10 s.
+// holds want, and fails the test if none comes within 30 s (a hang guard).
 func (s *rawServer) awaitProgress(t *testing.T, want string) {
 	t.Helper()
-	timeout := time.After(10 * time.Second)
+	timeout := time.After(30 * time.Second)
 	for {
 		select {
 		case m := <-s.lines:
@@ -172,8 +172,8 @@ func startHanging(t *testing.T, s *rawServer, id int, dir string) string {
 		if streamed, _ := sc["streamed"].(map[string]any); streamed["answer"] != nil && streamed["answer"] != 0.0 {
 			return bid
 		}
-		if poll == 1010 {
-			t.Fatalf("the worker has no answer tokens after 10 s: %v", sc)
+		if poll == 1030 { // a hang guard
+			t.Fatalf("the worker has no answer tokens after 30 s: %v", sc)
 		}
 		_, sc = s.call(t, poll, "consultation_result", map[string]any{"id": bid, "wait": 1})
 	}

@@ -314,7 +314,11 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 		return cfg, err
 	}
 	fs.BoolVar(&cfg.Test, "test", false, "send a one-line query, print the answer, model and timing, and exit")
+	quietUsage(fs, stderr, "consult "+provider)
 	positional, err := parseInterspersed(fs, args)
+	if helpAsked(err) {
+		return cfg, helpRequest{fs}
+	}
 	if err != nil {
 		return cfg, errUsage
 	}

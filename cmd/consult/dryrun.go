@@ -31,11 +31,14 @@ func runDryRun(ctx context.Context, args []string, getenv func(string) string, s
 	timeout := consult.DefaultTimeout
 	fs.Var(newValue(&timeout, parseDuration), "timeout", "deadline for gathering and counting")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	if _, err := parseInterspersed(fs, args); err != nil {
+	quietUsage(fs, stderr, "consult dry-run")
+	if _, err := parseInterspersed(fs, args); helpAsked(err) {
+		return showHelp(fs, dryRunHelp, stdout)
+	} else if err != nil {
 		return exitCode(2)
 	}
 	if *path == "" || *pattern == "" {
-		fmt.Fprintln(stderr, "consult dry-run: --path and --pattern are required, e.g.\n  consult dry-run --path \"$PWD\" --pattern '**/*.go'")
+		fmt.Fprintln(stderr, "consult dry-run: --path and --pattern are required, e.g.\n  consult dry-run --path \"$PWD\" --pattern '**/*.go'\nrun consult dry-run --help for the flags")
 		return exitCode(2)
 	}
 	svc := &consultation.Service{Counter: tokens.NewCounter()}

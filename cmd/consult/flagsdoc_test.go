@@ -1,7 +1,8 @@
 package main
 
 import (
-	"bytes"
+	"flag"
+	"io"
 	"os"
 	"regexp"
 	"strings"
@@ -14,20 +15,18 @@ import (
 // and in README's flag table, so a new flag cannot go undocumented.
 func TestEveryFlagDocumented(t *testing.T) {
 	t.Parallel()
-	var help bytes.Buffer
-	if _, err := parseServe("openrouter", []string{"-h"}, func(string) string { return "" }, &help); err == nil {
-		t.Fatal("-h parsed without the usage error")
-	}
-	names := regexp.MustCompile(`(?m)^  -([a-z-]+)`).FindAllStringSubmatch(help.String(), -1)
+	_, err := parseServe("openrouter", []string{"-h"}, func(string) string { return "" }, io.Discard)
+	var names []string
+	requestedFlags(t, err).VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
 	if len(names) < 10 {
-		t.Fatalf("found %d flags in the flag set's help, want them all:\n%s", len(names), help.String())
+		t.Fatalf("found %d flags in the flag set, want them all: %q", len(names), names)
 	}
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range names {
-		flag := "--" + m[1]
+	for _, name := range names {
+		flag := "--" + name
 		if !regexp.MustCompile(`(?m)^  ` + flag + `\b`).MatchString(usage) {
 			t.Errorf("usage text does not list %s", flag)
 		}

@@ -98,10 +98,10 @@ func TestStdioCancelEndsUpstream(t *testing.T) {
 	<-done
 }
 
-// awaitCompletion waits for the first model request at the fake.
+// awaitCompletion waits for the first model request at the fake (30 s: a hang guard).
 func awaitCompletion(t *testing.T, srv *fake.Server) *fake.Request {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		for _, r := range srv.Requests() {
 			if strings.Contains(r.Path, "chat/completions") {
 				return r

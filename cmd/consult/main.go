@@ -53,14 +53,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fmt.Fprint(stdout, usage)
 		return nil
 	case "dry-run":
-		return runDryRun(ctx, args[1:], getenv, stdout, stderr)
+		return helped(runDryRun(ctx, args[1:], getenv, stdout, stderr))
 	case "results":
-		return runResults(ctx, args[1:], getenv, stdout, stderr)
+		return helped(runResults(ctx, args[1:], getenv, stdout, stderr))
 	case workerCommand:
 		return runWorker(ctx, stdin, stderr)
 	}
 	if knownProvider(args[0]) {
-		return runServe(ctx, args[0], args[1:], getenv, stdin, stdout, stderr)
+		return helped(runServe(ctx, args[0], args[1:], getenv, stdin, stdout, stderr))
 	}
 	fmt.Fprintf(stderr, "consult: unknown command or provider %q\n\n%s", args[0], usage)
 	return exitCode(2)
@@ -80,9 +80,14 @@ Usage:
                                             one's answer (--json: its record), or stop one
   consult version
 
+Each command says more with --help, e.g. consult dry-run --help.
+
 {providers}
 
-Server flags (each also an environment variable CONSULT_<NAME>, e.g. CONSULT_BASE_URL):
+` + serverFlagsText
+
+// serverFlagsText is the server's flags, in `consult --help` and `consult <provider> --help`.
+const serverFlagsText = `Server flags (each also an environment variable CONSULT_<NAME>, e.g. CONSULT_BASE_URL):
   --base-url URL          provider endpoint (a proxy, a local model server, a test fake)
   --model ID              default model when a call names none
   --default-timeout DUR   deadline of a call that sets none (default 22s; 1s-600s)

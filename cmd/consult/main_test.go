@@ -229,13 +229,13 @@ func stdioClient(t *testing.T, args ...string) *client.Client {
 	return c
 }
 
-// initClient initializes c, a started client, speaking protocol, within 10 s.
+// initClient initializes c, a started client, speaking protocol (30 s: a hang guard).
 func initClient(t *testing.T, c *client.Client, protocol string) {
 	t.Helper()
 	init := mcp.InitializeRequest{}
 	init.Params.ProtocolVersion = protocol
 	init.Params.ClientInfo = mcp.Implementation{Name: "consult-test", Version: "1"}
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	if _, err := c.Initialize(ctx, init); err != nil {
 		t.Fatalf("initialize: %v", err)
@@ -246,7 +246,7 @@ func TestStdioBinaryDryRunAndValidation(t *testing.T) {
 	t.Parallel()
 	dir := fixture(t)
 	c := stdioClient(t, "openrouter")
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a hang guard
 	defer cancel()
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "consultation"

@@ -55,7 +55,7 @@ func TestUsageProviders(t *testing.T) {
 	if got := providerUsage(); got != want {
 		t.Errorf("providerUsage() = %q, want %q", got, want)
 	}
-	if !strings.Contains(usage, "consult version\n\n"+want+"\nServer flags") {
+	if !strings.Contains(usage, "consult version\n\nEach command says more with --help, e.g. consult dry-run --help.\n\n"+want+"\nServer flags") {
 		t.Errorf("usage does not hold the paragraph in its place:\n%s", usage)
 	}
 }

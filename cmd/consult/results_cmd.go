@@ -27,7 +27,7 @@ import (
 func runResults(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	err := resultsCommand(ctx, args, getenv, stdout, stderr)
 	var code exitCode
-	if err == nil || errors.As(err, &code) {
+	if err == nil || errors.As(err, &code) || helpAsked(err) {
 		return err
 	}
 	return printableError{err}
@@ -53,7 +53,11 @@ func resultsCommand(_ context.Context, args []string, getenv func(string) string
 	}
 	asJSON := fs.Bool("json", false, "print records as JSON")
 	cancel := fs.String("cancel", "", "stop the consultation with this id")
+	quietUsage(fs, stderr, "consult results")
 	positional, err := parseInterspersed(fs, args)
+	if helpAsked(err) {
+		return showHelp(fs, resultsHelp, stdout)
+	}
 	if err != nil {
 		return exitCode(2)
 	}

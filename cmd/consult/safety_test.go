@@ -28,7 +28,7 @@ func TestKeyOnCommandLineWarns(t *testing.T) {
 		{"environment", []string{"openrouter"}, map[string]string{"OPENROUTER_API_KEY": key}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a hang guard
 			defer cancel()
 			var out, errb bytes.Buffer
 			// Empty stdin: the stdio server ends at once.

@@ -109,6 +109,10 @@ func runServe(ctx context.Context, provider string, args []string, getenv func(s
 		return exitCode(2)
 	}
 	cfg, err := parseServe(provider, args, getenv, stderr)
+	var help helpRequest
+	if errors.As(err, &help) {
+		return showHelp(help.fs, serveHelp(provider), stdout)
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -158,6 +162,9 @@ func runServe(ctx context.Context, provider string, args []string, getenv func(s
 	if cfg.HTTPAddr != "" {
 		err = serveHTTP(ctx, s, cfg, tok, logger, stderr)
 	} else {
+		if isTerminal(stdin) {
+			fmt.Fprint(stderr, waitingLine)
+		}
 		err = mcpserver.ServeStdio(ctx, s, stdin, stdout, stderr)
 		if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 			err = nil

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/consultmcp/consult/internal/testrun"
 )
 
 // startTarget is the time from process start to the tools/list answer that issue 14 asks
@@ -92,7 +94,8 @@ func versionRun(t *testing.T) time.Duration {
 // the binary's bare start and exit (`consult version`) measured alongside, the best of at
 // least five of each. A busy machine slows both, but not always alike: while the ratio is
 // over the bound it measures more pairs, up to twenty, so that a burst of load passes and a
-// server that really waits on something keeps failing.
+// server that really waits on something keeps failing. The ratio is asserted in `make bench`
+// (testrun.Timed) and logged in the default suite, which only checks the listing.
 func TestStartToToolsList(t *testing.T) {
 	t.Parallel()
 	best, base := time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
@@ -109,7 +112,7 @@ func TestStartToToolsList(t *testing.T) {
 		}
 	}
 	t.Logf("process start to tools/list answer: %v; start to exit of consult version: %v (%.1fx; the best of each, target %v)", best, base, ratio, startTarget)
-	if ratio > startRatio {
+	if ratio > startRatio && testrun.Timed() {
 		t.Errorf("process start to tools/list answer took %v, %.1f times a bare start (%v), want at most %d times", best, ratio, base, startRatio)
 	}
 }

@@ -293,6 +293,7 @@ func (e *Engine) stop(id string, cause *stopCause) consultation.Result {
 	if err := e.store.WriteCancel(id, cause.by); err != nil {
 		return consultation.Failure(consultation.ClassInternal, fmt.Sprintf("Cannot cancel consultation %s: its cancel cannot be written in %s (%v).", id, e.store.Dir(), err))
 	}
+	e.wake(id)
 	e.logger.Info("background consultation cancelled", "id", id, "why", cause)
 	ctx, cancel := context.WithTimeout(context.Background(), stopWait)
 	defer cancel()
@@ -301,6 +302,16 @@ func (e *Engine) stop(id string, cause *stopCause) consultation.Result {
 		return consultation.Said(&consultation.Summary{Kind: consultation.KindRunning, ID: id}, fmt.Sprintf("Cancellation of %s requested; its worker is stopping.", id))
 	}
 	return res
+}
+
+// wake tells the worker of consultation id to read its cancel marker now: a signal to the
+// process its record names, while the record's lock says that process is its worker.
+func (e *Engine) wake(id string) {
+	rec, err := e.store.LoadHead(id)
+	if err != nil || !rec.Worker || rec.PID <= 0 || rec.Status != results.Running || !e.store.LockHeld(id) {
+		return
+	}
+	signalWorker(rec.PID)
 }
 
 // Peek returns consultation id's result for the caller's owner without waiting: the answer

@@ -38,9 +38,13 @@ import (
 
 // Timing of workers.
 const (
-	// poll is how often a call waiting for a worker reads its record, and how often a worker
-	// looks for a cancel: a small file, and an answer should be returned soon after it lands.
+	// poll is how often a call waiting for a worker it did not start reads its record: a
+	// small file, and an answer should be returned soon after it lands.
 	poll = 100 * time.Millisecond
+	// cancelPoll is how often a worker looks for a cancel marker it was not told of (a
+	// cancel is told with a signal, see wake_unix.go; this catches one whose signal could
+	// not be sent, as before the worker's record named its process).
+	cancelPoll = 2 * time.Second
 	// writeMax bounds the interval between a worker's progress writes, so a caller relays
 	// fresh progress even with a long heartbeat.
 	writeMax = 2 * time.Second
@@ -104,6 +108,7 @@ type Engine struct {
 	heartbeat  time.Duration
 	logger     *slog.Logger
 	instance   string // this server process, in the records it starts
+	cancelPoll time.Duration
 
 	announce sync.Map // ids of the consultations whose call returned "still running": their end is announced
 
@@ -113,7 +118,7 @@ type Engine struct {
 // New returns an engine for cfg.
 func New(cfg Config) *Engine {
 	e := &Engine{svc: cfg.Service, store: cfg.Store, run: cfg.Run, limit: cfg.Limit, maxWorkers: cfg.MaxWorkers,
-		heartbeat: cfg.Heartbeat, logger: cfg.Logger, instance: newInstance()}
+		heartbeat: cfg.Heartbeat, logger: cfg.Logger, instance: newInstance(), cancelPoll: cancelPoll}
 	if e.limit <= 0 {
 		e.limit = consult.DefaultBackgroundLimit
 	}

@@ -75,8 +75,26 @@ func (r *rig) runInProcess(job Job, held []*os.File, out *os.File) error {
 	return nil
 }
 
+// answered is the timeout of a call whose worker answers (or ends) at once: its answer
+// comes long before, however busy the machine.
+const answered = 20 * time.Second // under 25 s: no warning about clients that give up sooner
+
 func (r *rig) request(timeout time.Duration) consultation.Request {
 	return consultation.Request{Path: r.tree, Pattern: "**/*.go", Query: "What does main do?", Timeout: timeout, OnTimeout: consultation.OnTimeoutContinue}
+}
+
+// holdAnswer makes r's upstream answer text to every request once release is called (at
+// the latest when the test ends, before the fake closes: a held request would keep it open).
+func holdAnswer(t *testing.T, r *rig, text string) (release func()) {
+	t.Helper()
+	held := make(chan struct{})
+	release = sync.OnceFunc(func() { close(held) })
+	t.Cleanup(release)
+	r.up.SetFunc(func(*fake.Request) fake.Script {
+		<-held
+		return fake.Answer(text)
+	})
+	return release
 }
 
 func kindOf(t *testing.T, res consultation.Result) string {
@@ -93,7 +111,7 @@ func TestAnswerWithinTimeout(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, Config{})
 	r.up.Push(fake.Answer("main prints hello"))
-	res := r.eng.Start(context.Background(), r.request(5*time.Second), nil)
+	res := r.eng.Start(context.Background(), r.request(answered), nil)
 	if kindOf(t, res) != consultation.KindAnswer || !strings.Contains(res.Text(), "main prints hello") {
 		t.Fatalf("got %s: %s", res.Summary.Kind, res.Text())
 	}
@@ -113,7 +131,7 @@ func TestAnswerWithinTimeout(t *testing.T) {
 func TestRunningThenCollect(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, Config{})
-	r.up.Push(fake.Script{Steps: []fake.Step{fake.Sleep(1500 * time.Millisecond), fake.Text("late answer")}})
+	release := holdAnswer(t, r, "late answer")
 	res := r.eng.Start(context.Background(), r.request(time.Second), nil)
 	sum := res.Summary
 	if kindOf(t, res) != consultation.KindRunning || sum.ID == "" {
@@ -124,7 +142,8 @@ func TestRunningThenCollect(t *testing.T) {
 	}
 	// "Still running" reports the phase and figures the worker has written: once the upstream
 	// has the request, the worker is waiting for the first token with its one file counted
-	// (on a busy machine it may not have got there by the call's timeout).
+	// (on a busy machine it may not have got there by the call's timeout; the answer is held
+	// until then).
 	if _, err := r.up.Await(1, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +160,8 @@ func TestRunningThenCollect(t *testing.T) {
 	if _, told := consultation.Render(res, consultation.ToolNames); !strings.Contains(told.Message, "consultation_result") {
 		t.Errorf("message does not say how to collect: %q", told.Message)
 	}
-	got := r.eng.Collect(context.Background(), sum.ID, 5*time.Second, nil)
+	release()
+	got := r.eng.Collect(context.Background(), sum.ID, 30*time.Second, nil)
 	if kindOf(t, got) != consultation.KindAnswer || !strings.Contains(got.Text(), "late answer") {
 		t.Fatalf("collected %s: %s", got.Summary.Kind, got.Text())
 	}
@@ -164,7 +184,12 @@ func TestCancelBeforeWorkerRuns(t *testing.T) {
 	cancel(nil)
 	stopped := make(chan consultation.Result)
 	go func() { stopped <- r.eng.Cancel(context.Background(), res.Summary.ID) }()
-	time.Sleep(3 * poll) // the cancel is written; now let the worker start
+	// Once the cancel is written, let the worker start (30 s: a hang guard).
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if _, ok := r.store.ReadCancel(res.Summary.ID); ok {
+			break
+		}
+	}
 	close(r.gate)
 	out := <-stopped
 	if !strings.Contains(out.Text(), "Cancelled") {
@@ -227,14 +252,15 @@ func TestClientEndsKeepOrStop(t *testing.T) {
 		t.Run(tc.cause.Error(), func(t *testing.T) {
 			t.Parallel()
 			r := newRig(t, Config{})
-			r.up.Push(fake.Script{Steps: []fake.Step{fake.Sleep(1500 * time.Millisecond), fake.Text("kept")}})
+			release := holdAnswer(t, r, "kept")
 			ctx, cancel := context.WithCancelCause(context.Background())
 			go func() {
-				if _, err := r.up.Await(1, 5*time.Second); err == nil {
+				if _, err := r.up.Await(1, 30*time.Second); err == nil {
 					cancel(tc.cause)
 				}
 			}()
 			res := r.eng.Start(ctx, r.request(10*time.Second), nil)
+			release()
 			if !tc.goes {
 				if !res.IsError || res.Summary.Error.Class != consultation.ClassCancelled {
 					t.Fatalf("user abort returned %s", res.Text())
@@ -259,9 +285,8 @@ func TestWorkerLimitAcrossEngines(t *testing.T) {
 	store := results.Open(t.TempDir(), 0, 0, 0)
 	a := newRig(t, Config{Store: store, MaxWorkers: 2})
 	b := newRig(t, Config{Store: store, MaxWorkers: 2})
-	for _, r := range []*rig{a, b} {
-		r.up.SetDefault(fake.Script{Steps: []fake.Step{fake.Sleep(1500 * time.Millisecond), fake.Text("x")}})
-	}
+	// No worker ends before every call has had its turn: the answers wait for that.
+	releases := []func(){holdAnswer(t, a, "x"), holdAnswer(t, b, "x")}
 	var wg sync.WaitGroup
 	var refused atomic.Int32
 	for i := range 6 {
@@ -276,6 +301,9 @@ func TestWorkerLimitAcrossEngines(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	for _, release := range releases {
+		release()
+	}
 	if n := a.started.Load() + b.started.Load(); n != 2 {
 		t.Errorf("%d workers started, want 2", n)
 	}
@@ -294,7 +322,7 @@ func TestDeadWorker(t *testing.T) {
 		}
 		return out.Close()
 	}})
-	res := r.eng.Start(context.Background(), r.request(2*time.Second), nil)
+	res := r.eng.Start(context.Background(), r.request(answered), nil)
 	if !res.IsError || !strings.Contains(res.Text(), "stopped before finishing") {
 		t.Fatalf("got %s", res.Text())
 	}
@@ -313,7 +341,7 @@ func TestUnsavableResultDeliveredInBand(t *testing.T) {
 	r.gate = make(chan struct{})
 	r.up.Push(fake.Answer("paid answer"))
 	done := make(chan consultation.Result)
-	go func() { done <- r.eng.Start(context.Background(), r.request(5*time.Second), nil) }()
+	go func() { done <- r.eng.Start(context.Background(), r.request(answered), nil) }()
 	var id string
 	for id == "" {
 		recs, _ := r.store.List(0)
@@ -345,7 +373,7 @@ func TestOtherOwnerSeesNothing(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, Config{})
 	r.up.Push(fake.Answer("mine"))
-	res := r.eng.Start(WithOwner(context.Background(), "alice"), r.request(5*time.Second), nil)
+	res := r.eng.Start(WithOwner(context.Background(), "alice"), r.request(answered), nil)
 	id := res.Summary.ID
 	bob := WithOwner(context.Background(), "bob")
 	for name, got := range map[string]consultation.Result{
@@ -390,7 +418,7 @@ func TestResultsDirCreated(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state", "consult", "results")
 	r := newRig(t, Config{Store: results.Open(dir, 0, 0, 0)})
 	r.up.Push(fake.Answer("first answer"))
-	res := r.eng.Start(context.Background(), r.request(5*time.Second), nil)
+	res := r.eng.Start(context.Background(), r.request(answered), nil)
 	if res.IsError || !strings.Contains(res.Text(), "first answer") {
 		t.Fatalf("got %s", res.Text())
 	}

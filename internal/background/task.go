@@ -147,6 +147,7 @@ func (e *Engine) CancelTask(ctx context.Context, id string) error {
 	if err := e.store.WriteCancel(id, causeTask.by); err != nil {
 		return fmt.Errorf("cannot cancel consultation %s: its cancel cannot be written in %s (%w)", id, e.store.Dir(), err)
 	}
+	e.wake(id)
 	e.logger.Info("background consultation cancelled", "id", id, "why", causeTask)
 	return nil
 }

@@ -17,10 +17,10 @@ import (
 func TestOrphanNamedOnceToItsOwner(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, Config{})
-	r.up.SetDefault(fake.Script{Steps: []fake.Step{fake.Sleep(time.Second), fake.Text("kept")}})
+	release := holdAnswer(t, r, "kept") // until the checks below are done
 	ctx, cancel := context.WithCancelCause(WithOwner(context.Background(), "alice"))
 	go func() {
-		if _, err := r.up.Await(1, 5*time.Second); err == nil {
+		if _, err := r.up.Await(1, 30*time.Second); err == nil {
 			cancel(consultation.ErrClientCancelled)
 		}
 	}()
@@ -60,6 +60,7 @@ func TestOrphanNamedOnceToItsOwner(t *testing.T) {
 	if r.eng.IsOrphan(timed.Summary.ID) {
 		t.Errorf("a consultation returned as still running at its timeout is marked as nobody's")
 	}
+	release()
 	r.eng.Collect(context.Background(), id, 10*time.Second, nil)
 	r.eng.Collect(WithOwner(context.Background(), "alice"), timed.Summary.ID, 10*time.Second, nil)
 }
@@ -80,5 +81,38 @@ func TestTaskEndsBeforeTheModelIsNoTask(t *testing.T) {
 	}
 	if n := len(r.up.Requests()); n != 0 {
 		t.Errorf("%d requests reached the upstream", n)
+	}
+}
+
+// TestWorkerToldOfCancel: a cancel reaches a running worker at once, told rather than found
+// by its fallback poll (set here to an hour).
+func TestWorkerToldOfCancel(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, Config{})
+	r.eng.cancelPoll = time.Hour
+	r.up.Push(fake.Script{Steps: []fake.Step{fake.Hang()}})
+	res, task := r.eng.StartTask(context.Background(), r.request(30*time.Second), nil)
+	if task == nil {
+		t.Fatalf("no task: %s", res.Text())
+	}
+	req, err := r.up.Await(1, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if h, err := r.store.LoadHead(task.ID); err == nil && h.PID > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the worker's record never named its process")
+		}
+	}
+	if err := r.eng.CancelTask(context.Background(), task.ID); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-req.Ended():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the upstream request is still open: the worker was not told of the cancel")
 	}
 }

@@ -106,18 +106,22 @@ func (e *Engine) Work(ctx context.Context, job Job, held []*os.File, out io.Writ
 		cancel(cause) // cancelled before it started: nothing is read or sent
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() { // a cancel reaches the worker through its marker
-		t := time.NewTicker(poll)
+	wg.Go(func() { // a cancel reaches the worker through its marker, which a signal says to read
+		wake := make(chan os.Signal, 1)
+		notifyWake(wake)
+		defer stopWake(wake)
+		t := time.NewTicker(e.cancelPoll)
 		defer t.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
+			case <-wake:
 			case <-t.C:
-				if cause := e.readCancel(job.ID); cause != nil {
-					cancel(cause)
-					return
-				}
+			}
+			if cause := e.readCancel(job.ID); cause != nil {
+				cancel(cause)
+				return
 			}
 		}
 	})

@@ -14,24 +14,33 @@
 //	resetTimeoutOnProgress  RequestOptions.resetTimeoutOnProgress
 //	progress                install an onprogress handler (which makes the SDK send a progressToken)
 //	abortAfterMs            abort the call through an AbortController after this many ms (0: never)
-//	lingerMs                after a failed call, keep the session open this long before closing,
-//	                        so that only notifications/cancelled can have stopped the server's work
+//	timeoutOnCue            give up on the call as its timeout does (the SDK's cancellation with
+//	                        McpError -32001 "Request timed out", the same message on the wire and
+//	                        the same error) when told "timeout <step>" on stdin, rather than at a
+//	                        fixed time that a busy machine may reach before the server is ready
+//	lingerOnCue             after a failed call, keep the session open until told "close" on
+//	                        stdin (60 s at most), so that only notifications/cancelled can have
+//	                        stopped the server's work before then
 //	logLevel                when set, logging/setLevel to it and record notifications/message
 //	steps                   instead of the single call above, a sequence of calls made one after
 //	                        the other in the same session. Each step has the fields tool,
 //	                        arguments, timeout, resetTimeoutOnProgress, progress, abortAfterMs,
-//	                        plus:
+//	                        timeoutOnCue, plus:
 //	                          idFrom   set arguments.id from the structuredContent of the
 //	                                   result of step idFrom (0-based) ...
 //	                          idPath   ... at this dot path ("id" unless given; e.g.
 //	                                   "consultations.0.id"). When that step has no such
 //	                                   value, this step is not sent and fails with name
 //	                                   "E2EError".
-//	                        A step that fails does not stop the next ones. lingerMs applies
-//	                        after the last step, when it failed.
+//	                        A step that fails does not stop the next ones. lingerOnCue
+//	                        applies after the last step, when it failed.
 //	exitWaitMs              stdio only: after the calls, close the server's stdin and wait up
 //	                        to this long for it to exit by itself (the SDK's close() would send
 //	                        SIGTERM after 2 s); the exit is reported in serverExit
+//
+// While it runs it prints one JSON line per event, as it happens, for the test to act on:
+// {event: "sent", step} when a call is sent, {event: "progress", step, count, at} when it
+// gets a progress notification (count so far, at ms since it was sent). Then, last:
 //
 // Output: {ok, result?: {isError, text, structuredContent}, error?: {name, code, message},
 // startedAt, finishedAt, abortedAt (Date.now() ms: call sent, settled, abort() called),
@@ -46,7 +55,8 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, LoggingMessageNotificationSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { createInterface } from "node:readline";
 
 const sc = JSON.parse(process.argv[2] ?? "{}");
 const out = { ok: false, progress: [], logs: [], steps: [], sdkErrors: [] };
@@ -56,7 +66,26 @@ function emit() {
   process.stdout.write(JSON.stringify(out) + "\n");
 }
 
-const stepFields = ["tool", "arguments", "timeout", "resetTimeoutOnProgress", "progress", "abortAfterMs"];
+function event(e) {
+  process.stdout.write(JSON.stringify(e) + "\n");
+}
+
+// Cues the test writes on stdin: "timeout <step>" and "close". waitCue(cue) resolves when cue
+// has come (at once if it came already).
+const cues = new Set();
+const cueWaiters = new Map();
+createInterface({ input: process.stdin }).on("line", (line) => {
+  const cue = line.trim();
+  cues.add(cue);
+  cueWaiters.get(cue)?.forEach((resolve) => resolve());
+  cueWaiters.delete(cue);
+});
+function waitCue(cue) {
+  if (cues.has(cue)) return Promise.resolve();
+  return new Promise((resolve) => cueWaiters.set(cue, [...(cueWaiters.get(cue) ?? []), resolve]));
+}
+
+const stepFields = ["tool", "arguments", "timeout", "resetTimeoutOnProgress", "progress", "abortAfterMs", "timeoutOnCue"];
 
 // lookup follows a dot path ("consultations.0.id") into v.
 function lookup(v, path) {
@@ -67,8 +96,8 @@ function lookup(v, path) {
   return v;
 }
 
-// callStep makes one tools/call as step describes and returns what happened.
-async function callStep(client, step, done) {
+// callStep makes one tools/call as step describes (the index-th) and returns what happened.
+async function callStep(client, step, done, index) {
   const rec = { ok: false, progress: [] };
   const args = { ...(step.arguments ?? {}) };
   if (step.idFrom !== undefined && step.idFrom !== null) {
@@ -88,7 +117,9 @@ async function callStep(client, step, done) {
   let started = Date.now();
   if (step.progress) {
     opts.onprogress = (p) => {
-      rec.progress.push({ progress: p.progress, total: p.total, message: p.message, at: Date.now() - started });
+      const at = Date.now() - started;
+      rec.progress.push({ progress: p.progress, total: p.total, message: p.message, at });
+      event({ event: "progress", step: index, count: rec.progress.length, at });
     };
   }
   let timer;
@@ -99,10 +130,20 @@ async function callStep(client, step, done) {
       rec.abortedAt = Date.now();
       ac.abort("e2e client abort");
     }, step.abortAfterMs);
+  } else if (step.timeoutOnCue) {
+    // The SDK's timeout handler cancels with this McpError; an abort whose reason it is
+    // sends the same notifications/cancelled and fails the call with the same error.
+    const ac = new AbortController();
+    opts.signal = ac.signal;
+    waitCue(`timeout ${index}`).then(() => {
+      rec.abortedAt = Date.now();
+      ac.abort(McpError.fromError(ErrorCode.RequestTimeout, "Request timed out", { timeout: step.timeout }));
+    });
   }
 
   started = Date.now();
   rec.startedAt = started;
+  event({ event: "sent", step: index });
   try {
     const res = await client.callTool({ name: step.tool, arguments: args }, undefined, opts);
     rec.finishedAt = Date.now();
@@ -158,12 +199,12 @@ async function main() {
     ? sc.steps
     : [Object.fromEntries(stepFields.filter((k) => sc[k] !== undefined).map((k) => [k, sc[k]]))];
   sessionStart = Date.now();
-  for (const step of steps) {
-    out.steps.push(await callStep(client, step, out.steps));
+  for (const [i, step] of steps.entries()) {
+    out.steps.push(await callStep(client, step, out.steps, i));
   }
   Object.assign(out, out.steps[0] ?? {});
   const last = out.steps[out.steps.length - 1];
-  if (last && !last.ok && sc.lingerMs > 0) await sleep(sc.lingerMs);
+  if (last && !last.ok && sc.lingerOnCue) await Promise.race([waitCue("close"), sleep(60_000)]);
 
   if (sc.exitWaitMs > 0 && serverExited) {
     try {

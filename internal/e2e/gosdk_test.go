@@ -47,6 +47,10 @@ type goClient struct {
 	mu       sync.Mutex
 	progress map[any][]progressNote // by progress token
 	started  map[any]time.Time
+	// onProgress, when set, is called with a progress token and how many notifications it
+	// has had, as each arrives.
+	onProgress func(token string, n int)
+	calls      int // calls made, which number the tokens
 }
 
 // connect opens a Go SDK session with e's server at protocol version, failing unless the
@@ -58,12 +62,16 @@ func (e *env) connect(version string) *goClient {
 	cl := mcp.NewClient(&mcp.Implementation{Name: "consult-e2e-go", Version: "1"}, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 			g.mu.Lock()
-			defer g.mu.Unlock()
 			tok := fmt.Sprint(r.Params.ProgressToken)
 			g.progress[tok] = append(g.progress[tok], progressNote{
 				Progress: r.Params.Progress, Message: r.Params.Message,
 				At: time.Since(g.started[tok]).Milliseconds(),
 			})
+			n, on := len(g.progress[tok]), g.onProgress
+			g.mu.Unlock()
+			if on != nil {
+				on(tok, n)
+			}
 		},
 	})
 	var tr mcp.Transport
@@ -99,10 +107,30 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
+// token is the progress token of the n-th call (from 1) a goClient makes, of tool.
+func token(tool string, n int) string { return fmt.Sprintf("%s-%d", tool, n) }
+
+// awaitProgress waits until the call with progress token tok has had a notification (30 s:
+// a hang guard): notifications travel apart from results.
+func (g *goClient) awaitProgress(tok string) {
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		g.mu.Lock()
+		n := len(g.progress[tok])
+		g.mu.Unlock()
+		if n > 0 {
+			return
+		}
+	}
+}
+
 // call makes one tool call with a progress token under ctx and returns it as the node
-// client reports calls, so the TypeScript tests' checks apply.
+// client reports calls, so the TypeScript tests' checks apply. Its progress token is
+// token(tool, n) for the client's n-th call.
 func (g *goClient) call(ctx context.Context, tool string, args map[string]any) (callOutcome, error) {
-	tok := fmt.Sprintf("%s-%d", tool, time.Now().UnixNano())
+	g.mu.Lock()
+	g.calls++
+	tok := token(tool, g.calls)
+	g.mu.Unlock()
 	params := &mcp.CallToolParams{Name: tool, Arguments: args}
 	params.SetProgressToken(tok)
 	start := time.Now()
@@ -189,8 +217,8 @@ func (g *goClient) validate(tool string, content []byte) {
 //   - lists the three tools, each consultation tool with an output schema;
 //   - makes a consultation with timeout 1, on_timeout "continue" and a progress token:
 //     at 1 s "still running" with an id;
-//   - collects the answer the model gives at 2.5 s with consultation_result, with a progress
-//     token: the heartbeats (--heartbeat 200ms) come meanwhile;
+//   - collects the answer with consultation_result, with a progress token: the model gives
+//     it once that call has had three heartbeats (--heartbeat 200ms);
 //   - cancels a call (its context ends) while the model thinks: consult closes the upstream
 //     request at once;
 //   - then makes a dry run in the same session.
@@ -199,8 +227,14 @@ func (g *goClient) validate(tool string, content []byte) {
 func TestGoSDK(t *testing.T) {
 	eachGoClient(t, func(t *testing.T, transport, version string) {
 		e := newEnv(t, transport, "--heartbeat", "200ms")
-		e.fake.Push(answerAfter(2500*time.Millisecond), fake.Script{Steps: []fake.Step{fake.Think("Hmm."), fake.Hang()}})
+		release := e.heldAnswer()
+		e.fake.Push(fake.Script{Steps: []fake.Step{fake.Think("Hmm."), fake.Hang()}})
 		g := e.connect(version)
+		g.onProgress = func(tok string, n int) {
+			if tok == token("consultation_result", 2) && n >= 3 {
+				release()
+			}
+		}
 		tools, err := g.cs.ListTools(context.Background(), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -223,14 +257,19 @@ func TestGoSDK(t *testing.T) {
 			t.Fatal(err)
 		}
 		id := checkRunning(t, first, 1)
-		// No heartbeat in the last 500 ms before a deadline.
-		checkNotes(t, first.Progress, 1, "heartbeat 200ms, call 1s")
-		second, err := g.call(ctx, "consultation_result", map[string]any{"id": id, "wait": 10})
+		// The heartbeat sent as the call started; how many more came before its timeout
+		// depends on the machine's load (and none in the last 500 ms before a deadline).
+		g.awaitProgress(token("consultation", 1))
+		g.mu.Lock()
+		first.Progress = sentOrder(transport, g.progress[token("consultation", 1)])
+		g.mu.Unlock()
+		checkNotes(t, first.Progress, 1, "the one sent as the call started")
+		second, err := g.call(ctx, "consultation_result", map[string]any{"id": id, "wait": 60})
 		if err != nil {
 			t.Fatal(err)
 		}
 		checkAnswer(t, second, id)
-		checkNotes(t, second.Progress, 3, "heartbeat 200ms, a wait of about 1.5s")
+		checkNotes(t, second.Progress, 3, "the answer waited for three")
 
 		callCtx, stop := context.WithCancel(ctx)
 		done := make(chan error, 1)

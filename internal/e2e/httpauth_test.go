@@ -31,6 +31,7 @@ type authAttempt struct {
 // With the token it connects.
 func TestHTTPMissingTokenNamed(t *testing.T) {
 	t.Parallel()
+	requireClient(t)
 	e := newEnv(t, "http")
 	arg, err := json.Marshal(map[string]string{"url": e.http.url, "token": e.http.token})
 	if err != nil {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/consultmcp/consult"
-	"github.com/consultmcp/consult/internal/fake"
 )
 
 // The hybrid wait: a consultation with on_timeout "continue" returns "still running" with an
@@ -22,13 +21,6 @@ const answerText = "Alpha returns 42."
 
 // idPattern is the form of a consultation id, like "20261123-104628-3odgtjfrmcwwmsykgjuuzsloly".
 var idPattern = regexp.MustCompile(`^\d{8}-\d{6}-[a-z2-7]{26}$`)
-
-// answerAfter is a model that thinks, then (with OpenRouter's keep-alive comments every
-// 500 ms) sends nothing more until d after the request arrived, then streams the answer.
-func answerAfter(d time.Duration) fake.Script {
-	steps := []fake.Step{fake.Think("Let me look."), fake.Sleep(d)}
-	return fake.Script{KeepAlive: 500 * time.Millisecond, Steps: append(steps, fake.Chunks(answerText, 8)...)}
-}
 
 // continueArgs are the arguments of a consultation that returns "still running" after
 // timeout seconds.
@@ -132,18 +124,22 @@ func checkIDInProgress(t *testing.T, notes []progressNote, id string) {
 
 // Scenario (e): in one session, a consultation with timeout 1 and on_timeout "continue"
 // returns "still running" with an id at about 1 s; consultation_result with that id waits,
-// with progress, and returns the answer when the model gives it at about 3 s. The model is
-// asked once.
+// with progress, and returns the answer when the model gives it, which it does once the
+// waiting call has had two heartbeats. The model is asked once.
 func TestHybridWait(t *testing.T) {
 	eachTransport(t, func(t *testing.T, transport string) {
 		e := newEnv(t, transport)
-		e.fake.Push(answerAfter(3 * time.Second))
+		release := e.heldAnswer()
 		out := e.call(scenario{Steps: []step{
 			{Arguments: continueArgs(t, 1), Timeout: 20_000, Progress: true},
 			{
 				Tool: "consultation_result", Arguments: map[string]any{"wait": 60}, IDFrom: fromStep(0),
 				Timeout: 90_000, Progress: true,
 			},
+		}, OnEvent: func(ev clientEvent) {
+			if ev.Event == "progress" && ev.Step == 1 && ev.Count >= 2 {
+				release()
+			}
 		}})
 		running, collected := out.Steps[0], out.Steps[1]
 		id := checkRunning(t, running, 1)
@@ -154,40 +150,34 @@ func TestHybridWait(t *testing.T) {
 		if req.ClientGone() {
 			t.Errorf("consult closed the upstream request instead of letting it answer")
 		}
-		if early := end - running.FinishedAt; early < 500 {
-			t.Errorf("still-running result came %dms before the upstream answered, want well before (about 2s)", early)
+		// The answer waited for the collecting call's heartbeats: it came after the "still
+		// running" result and after consultation_result was sent.
+		if end < running.FinishedAt || end < collected.StartedAt {
+			t.Errorf("upstream answered at %d, before the still-running result (%d) or the collecting call (%d)", end, running.FinishedAt, collected.StartedAt)
 		}
-
 		checkAnswer(t, collected, id)
-		if collected.StartedAt > end-400 {
-			t.Errorf("consultation_result was sent %dms before the upstream answered, want it waiting well before", end-collected.StartedAt)
-		}
 		if collected.FinishedAt < end-100 {
 			t.Errorf("consultation_result returned %dms before the upstream request ended", end-collected.FinishedAt)
 		}
-		if collected.ElapsedMs >= 60_000 {
-			t.Errorf("consultation_result took %dms, want it to return with the answer (about 2s), not at the end of its wait of 60s", collected.ElapsedMs)
-		}
 		t.Logf("upstream answered %dms after the result call was sent; the answer came %dms after that",
 			end-collected.StartedAt, collected.FinishedAt-end)
-		checkNotes(t, sentOrder(transport, collected.Progress), 2, "heartbeat 250ms, a wait of about 2s")
+		checkNotes(t, sentOrder(transport, collected.Progress), 2, "the answer waited for two")
 	})
 }
 
 // Scenario (f): the "still running" consultation outlives its server. The first session gets
 // the id and ends; the server, its stdin closed (stdio) or SIGTERMed (http), exits at once
-// with status 0, while the consultation's worker (a process of its own) lets the answer
-// arrive and saves it to --results-dir. A new server with the same --results-dir and a new
-// client session, started at once, collect the answer when the worker saves it.
+// with status 0, while the consultation's worker (a process of its own) keeps the upstream
+// request open. A new server with the same --results-dir and a new client session ask for the
+// answer; only then does the model give it, and the worker saves it to --results-dir, from
+// where the new server collects it.
 func TestRestartKeepsAnswer(t *testing.T) {
 	eachTransport(t, func(t *testing.T, transport string) {
 		e := newEnv(t, transport)
-		// The answer comes 2 s after the "running" result: time for the server to exit
-		// before it even on a busy machine (0.8 s to spare was seen with 1.5 s).
-		e.fake.Push(answerAfter(3 * time.Second))
+		release := e.heldAnswer()
 		first := scenario{Steps: []step{{Arguments: continueArgs(t, 1), Timeout: 20_000, Progress: true}}}
 		if transport == "stdio" {
-			first.ExitWaitMs = 10_000 // then the SDK's close() sends SIGTERM, then SIGKILL
+			first.ExitWaitMs = 30_000 // a hang guard; then the SDK's close() sends SIGTERM, then SIGKILL
 		}
 		out := e.call(first)
 		id := checkRunning(t, out.Steps[0], 1)
@@ -214,14 +204,19 @@ func TestRestartKeepsAnswer(t *testing.T) {
 			t.Logf("the first server exited %s after SIGTERM", took.Round(time.Millisecond))
 		}
 		// A new server (stdio: node spawns another; http: started here, with the same token:
-		// a consultation belongs to the token that started it) and a new session, at once:
-		// consultation_result waits for the first server's worker to save the answer.
+		// a consultation belongs to the token that started it) and a new session:
+		// consultation_result waits for the first server's worker to save the answer, which
+		// the model gives once that call was sent.
 		if transport == "http" {
 			e.http = startHTTP(t, e.args, e.http.token) // the same client: the same token
 		}
 		again := e.call(scenario{step: step{
-			Tool: "consultation_result", Arguments: map[string]any{"id": id, "wait": 10},
-			Timeout: 20_000, Progress: true,
+			Tool: "consultation_result", Arguments: map[string]any{"id": id, "wait": 60},
+			Timeout: 90_000, Progress: true,
+		}, OnEvent: func(ev clientEvent) {
+			if ev.Event == "sent" {
+				release()
+			}
 		}})
 		if transport == "stdio" && again.ServerPid == out.ServerPid {
 			t.Fatalf("the second session ran in the same server process (pid %d)", out.ServerPid)
@@ -229,20 +224,14 @@ func TestRestartKeepsAnswer(t *testing.T) {
 		checkAnswer(t, again.callOutcome, id)
 
 		req := e.chatRequest() // exactly one: collecting does not ask the model again
-		end := ended(t, req, 8*time.Second).UnixMilli()
+		end := ended(t, req, 30*time.Second).UnixMilli()
 		if req.ClientGone() {
 			t.Errorf("the upstream request was closed when the server exited; the worker should have let it answer")
 		}
 		t.Logf("the first server exited %dms before the upstream answered; the new session asked %dms before it and got the answer %dms after it",
 			end-exitAt, end-again.StartedAt, again.FinishedAt-end)
-		if exitAt > end {
-			t.Errorf("the first server exited %dms after the upstream answered, want before: it waits for nothing", exitAt-end)
-		}
 		if again.FinishedAt < end-100 {
 			t.Errorf("consultation_result returned %dms before the upstream answered", end-again.FinishedAt)
-		}
-		if late := again.FinishedAt - max(end, again.StartedAt); late > 2000 {
-			t.Errorf("consultation_result returned %dms after the upstream answered or it was sent, want it with the saved answer, not at its wait of 10s", late)
 		}
 		if _, err := os.Stat(filepath.Join(e.results, id+".json")); err != nil {
 			t.Errorf("no saved result in --results-dir: %v", err)
@@ -257,36 +246,43 @@ func ptrString[T any](p *T) string {
 	return fmt.Sprint(*p)
 }
 
-// Scenario (g): the client's own timeout (cutMs, 2 s, not reset by progress) is shorter
-// than the call's (8 s). The SDK fails the call with RequestTimeout and sends notifications/cancelled;
-// the model had been asked, so the consultation goes on. In the same session,
-// consultation_result without id lists it, and with its id returns the answer: an answer
-// being paid for survives the client cutting the call.
+// Scenario (g): the client gives up as its own timeout does (the SDK's cancellation,
+// RequestTimeout), once the upstream has the request, well inside the call's timeout of
+// 60 s with "continue". The model had been asked, so the consultation goes on. In the same
+// session, consultation_result without id lists it, and with its id returns the answer,
+// which the model gives once that last call was sent: an answer being paid for survives the
+// client cutting the call.
 func TestClientCutKeepsAnswer(t *testing.T) {
 	eachTransport(t, func(t *testing.T, transport string) {
 		e := newEnv(t, transport)
-		e.fake.Push(answerAfter(4 * time.Second))
+		release := e.heldAnswer()
+		cues := make(chan string, 1)
+		arrived := e.chatArrived()
+		go func() {
+			if req := <-arrived; req != nil {
+				cues <- "timeout 0"
+			}
+		}()
 		out := e.call(scenario{Steps: []step{
-			{Arguments: continueArgs(t, 8), Timeout: cutMs, Progress: true},
+			{Arguments: continueArgs(t, 60), Timeout: 60_000, TimeoutOnCue: true, Progress: true},
 			{Tool: "consultation_result", Arguments: map[string]any{}, Timeout: 20_000},
 			{
-				Tool: "consultation_result", Arguments: map[string]any{"wait": 10},
-				IDFrom: fromStep(1), IDPath: "consultations.0.id", Timeout: 20_000, Progress: true,
+				Tool: "consultation_result", Arguments: map[string]any{"wait": 60},
+				IDFrom: fromStep(1), IDPath: "consultations.0.id", Timeout: 90_000, Progress: true,
 			},
+		}, Cues: cues, OnEvent: func(ev clientEvent) {
+			if ev.Event == "sent" && ev.Step == 2 {
+				release()
+			}
 		}})
 		cut, list, collected := out.Steps[0], out.Steps[1], out.Steps[2]
 
 		if cut.OK {
-			t.Fatalf("consultation returned after %dms (isError=%v), want the SDK's request timeout at 2s:\n%s",
+			t.Fatalf("consultation returned after %dms (isError=%v), want the SDK's request timeout:\n%s",
 				cut.ElapsedMs, cut.Result.IsError, cut.Result.Text)
 		}
 		if cut.Error.Code == nil || *cut.Error.Code != sdkRequestTimeout {
 			t.Errorf("error = %v, want code %d (RequestTimeout)", cut.Error, sdkRequestTimeout)
-		}
-		// Node's timer and its millisecond clock may part by a millisecond or two: 1999 ms was
-		// seen for a 2000 ms timeout.
-		if cut.ElapsedMs < cutMs-clockSlackMs { // the error code tells the SDK's timer from anything else
-			t.Errorf("client gave up after %dms, before its timeout of %dms", cut.ElapsedMs, cutMs)
 		}
 
 		res := requireStep(t, list)
@@ -318,13 +314,13 @@ func TestClientCutKeepsAnswer(t *testing.T) {
 
 		checkAnswer(t, collected, id)
 		req := e.chatRequest()
-		t.Logf("the upstream request arrived %dms after the call was sent", req.Arrived.UnixMilli()-cut.StartedAt)
+		t.Logf("the upstream request arrived %dms after the call was sent; the client gave up %dms after that", req.Arrived.UnixMilli()-cut.StartedAt, cut.FinishedAt-req.Arrived.UnixMilli())
 		end := ended(t, req, 30*time.Second).UnixMilli()
 		if req.ClientGone() {
 			t.Errorf("consult closed the upstream request when the client cut the call")
 		}
-		if after := end - cut.FinishedAt; after < 500 {
-			t.Errorf("upstream request ended %dms after the client cut the call, want it to go on to its answer (about 2s later)", after)
+		if end < cut.FinishedAt {
+			t.Errorf("upstream request ended %dms before the client cut the call, want it to go on to its answer after", cut.FinishedAt-end)
 		}
 		if collected.FinishedAt < end-100 {
 			t.Errorf("consultation_result returned %dms before the upstream request ended", end-collected.FinishedAt)

@@ -88,10 +88,11 @@ const (
 // Step is one event of a scripted stream. Build steps with [Text], [Chunks], [Think],
 // [Sleep], [Comment], [Fail], [Reset], [Raw], [Stop] and [Refuse].
 type Step struct {
-	kind stepKind
-	text string
-	d    time.Duration
-	code int
+	kind  stepKind
+	text  string
+	d     time.Duration
+	code  int
+	until <-chan struct{} // a pause also ends when this is closed
 }
 
 // Text sends one chunk of answer text.
@@ -123,6 +124,12 @@ func Sleep(d time.Duration) Step { return Step{kind: stepSleep, d: d} }
 
 // Hang pauses until the client goes away or the server closes.
 func Hang() Step { return Sleep(24 * time.Hour) }
+
+// Wait pauses the stream until until is closed (or the client goes away, or the server
+// closes), with keep-alive comments as Sleep: an upstream that goes on when the test has seen
+// what must come first, rather than after a time a busy machine may pass. A test that waits
+// must close until before the server closes (a t.Cleanup registered after the server's).
+func Wait(until <-chan struct{}) Step { return Step{kind: stepSleep, d: 24 * time.Hour, until: until} }
 
 // Comment sends an SSE comment line (": text").
 func Comment(s string) Step { return Step{kind: stepComment, text: s} }

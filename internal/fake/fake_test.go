@@ -1,6 +1,7 @@
 package fake_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -262,6 +263,40 @@ func TestRequestEndObserved(t *testing.T) {
 	}
 	if _, err := s.Await(2, 20*time.Millisecond); err == nil {
 		t.Error("Await for a request that never comes returned no error")
+	}
+}
+
+// TestWait: a stream paused by Wait sends what came before it, then the rest once its
+// channel is closed, and the request completes.
+func TestWait(t *testing.T) {
+	s := fake.New(t, fake.OpenRouter)
+	held := make(chan struct{})
+	s.Push(fake.Script{Steps: []fake.Step{fake.Text("before"), fake.Wait(held), fake.Text("after")}})
+	resp := post(t, s, `{}`)
+	r := bufio.NewReader(resp.Body)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the stream ended before its first part: %v", err)
+		}
+		if strings.Contains(line, "after") {
+			t.Fatal("the part after the pause came before its channel was closed")
+		}
+		if strings.Contains(line, "before") {
+			break
+		}
+	}
+	close(held)
+	if rest := readAll(t, r); !strings.Contains(rest, "after") {
+		t.Errorf("after the pause: %q, want the part after it", rest)
+	}
+	req, err := s.Await(1, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-req.Ended()
+	if req.ClientGone() {
+		t.Error("the request ended with the client gone, want it complete")
 	}
 }
 

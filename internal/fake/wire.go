@@ -70,6 +70,11 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *Request) 
 // sleep waits d (sending keep-alive comments through st when given), or until the client
 // goes away or the server closes. It reports whether the wait completed.
 func (s *Server) sleep(ctx context.Context, d time.Duration, st *stream) bool {
+	return s.sleepUntil(ctx, d, nil, st)
+}
+
+// sleepUntil is sleep that also completes when until is closed.
+func (s *Server) sleepUntil(ctx context.Context, d time.Duration, until <-chan struct{}, st *stream) bool {
 	if d <= 0 {
 		return ctx.Err() == nil
 	}
@@ -88,6 +93,8 @@ func (s *Server) sleep(ctx context.Context, d time.Duration, st *stream) bool {
 		case <-s.quit:
 			return false
 		case <-timer.C:
+			return true
+		case <-until: // a nil channel: never
 			return true
 		case <-tick:
 			if !st.comment(st.keepAliveText()) {
@@ -153,7 +160,7 @@ func (st *stream) step(step Step) bool {
 		}
 		return st.text(step.text, true)
 	case stepSleep:
-		return st.s.sleep(st.ctx, step.d, st)
+		return st.s.sleepUntil(st.ctx, step.d, step.until, st)
 	case stepComment:
 		return st.comment(step.text)
 	case stepRaw:

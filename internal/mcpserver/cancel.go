@@ -10,7 +10,8 @@ package mcpserver
 //     (2026-07-28, "Protocol version": the _meta field is required on requests, optional on
 //     notifications) allows it, and the official Go SDK v1.8.0 sends its
 //     notifications/cancelled so; after the 400 it closes the session. httpShim copies the
-//     header's version into such a notification's _meta before mcp-go sees it.
+//     header's version into such a notification's _meta before mcp-go sees it (a
+//     notifications/cancelled of 2026-07-28 never reaches mcp-go: point 5).
 //  2. mcp-go answers a cancelled request anyway: its transports write whatever
 //     MCPServer.HandleMessage returns, and a tool call always returns a response
 //     (server/request_handler.go). The specification (basic/utilities/cancellation: "the
@@ -30,6 +31,20 @@ package mcpserver
 //     and a call's deadline runs from its arrival. The shim records when each request
 //     arrived, as it reads it; callContext hands that moment to the handler, which gives it
 //     to the consultation (consultation.WithArrival).
+//  5. A cancellation is its sender's. A JSON-RPC id names a request only within the channel
+//     that sent it: the process on stdio (one client), the session (Mcp-Session-Id, a random
+//     id mcp-go makes) over HTTP before 2026-07-28. A 2026-07-28 request over HTTP has no
+//     session: mcp-go serves each one in a session of its own without an id, and keys its
+//     cancellations by the id alone (inflightKey), so any client's notifications/cancelled
+//     would stop every call with that id (all clients share the server's one bearer token).
+//     In 2026-07-28 the client's closing a call's stream is its cancellation
+//     (basic/patterns/cancellation: "No notifications/cancelled message is required or
+//     expected"), and the stream is the only mark of the sender: the notification posted
+//     apart has none. So the shim keeps such notifications from mcp-go (202 Accepted), and
+//     one gives its reason to the call with its id whose own client closed its stream within
+//     reasonGrace of it (the latest such, and only one); it cancels nothing by itself. A
+//     connection carries one request at a time (consult serves HTTP/1.1), so no other
+//     message can share a call's connection while it runs.
 
 import (
 	"bytes"
@@ -39,8 +54,10 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -71,9 +88,18 @@ func CancelCause(reason string) error {
 	return consultation.ErrClientCancelled
 }
 
-// cancelKey names a client request: its session (empty on stdio and for stateless
-// 2026-07-28 HTTP requests, as mcp-go keys them) and its JSON-RPC id in canonical JSON.
+// cancelKey names a client request: its session (empty on stdio; Mcp-Session-Id over HTTP
+// before 2026-07-28; a 2026-07-28 HTTP request's own streamScope) and its JSON-RPC id in
+// canonical JSON.
 type cancelKey struct{ session, id string }
+
+// streamScopePrefix begins the session of a 2026-07-28 HTTP request, which is the request
+// alone: a NUL, which no header value can carry (net/http refuses the request), so that no
+// client can name another's request by its Mcp-Session-Id.
+const streamScopePrefix = "\x00stream "
+
+// isStreamScope reports whether session is a 2026-07-28 HTTP request's own.
+func isStreamScope(session string) bool { return strings.HasPrefix(session, streamScopePrefix) }
 
 // cancelState is what the shim knows of one request in flight.
 type cancelState struct {
@@ -82,6 +108,9 @@ type cancelState struct {
 	done      chan struct{} // closed when cancelled
 	token     string        // the request's progress token, canonical JSON
 	arrived   time.Time     // when the shim read the request
+	// streamEnded is when the client closed the stream of a 2026-07-28 HTTP request; zero
+	// while it is open.
+	streamEnded time.Time
 }
 
 // cancels tracks the requests in flight on one transport and the cancellations that named
@@ -95,6 +124,9 @@ type cancels struct {
 	// first: mcp-go queues notifications apart from responses, so a heartbeat may be
 	// written after the response it preceded.
 	gone []cancelKey
+	// unclaimed are the 2026-07-28 cancellations no closed stream has claimed yet, oldest
+	// first: one may be read before the server has seen its call's stream close.
+	unclaimed []streamCancel
 	// replies rewrite the response to a request before it is written (tasks.go): set
 	// while mcp-go handles the request, taken when its response goes out.
 	replies map[cancelKey]func(resp []byte) []byte
@@ -130,6 +162,17 @@ func (c *cancels) hasReply(k cancelKey) bool {
 	_, ok := c.replies[k]
 	return ok
 }
+
+// streamCancel is a 2026-07-28 notifications/cancelled: the id it names, its reason and
+// when it arrived.
+type streamCancel struct {
+	id, reason string
+	at         time.Time
+}
+
+// maxUnclaimed bounds the cancellations waiting for their stream's end: past it the oldest
+// is forgotten (a flood of them costs no more).
+const maxUnclaimed = 64
 
 // goneTokens is how many tokens of ended, cancelled requests are remembered.
 const goneTokens = 64
@@ -217,6 +260,51 @@ func (c *cancels) anyCancelled(session string) bool {
 		}
 	}
 	return false
+}
+
+// cancelStream gives a 2026-07-28 cancellation of id, which arrived at now, to the call
+// with that id whose client closed its stream latest within reasonGrace before now, if
+// any; else it keeps it for a stream that ends within reasonGrace after (streamEnded).
+func (c *cancels) cancelStream(id, reason string, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var claim *cancelState
+	for k, st := range c.inflight {
+		if isStreamScope(k.session) && k.id == id && !st.cancelled && !st.streamEnded.IsZero() &&
+			now.Sub(st.streamEnded) <= reasonGrace && (claim == nil || st.streamEnded.After(claim.streamEnded)) {
+			claim = st
+		}
+	}
+	if claim != nil {
+		claim.cancelled, claim.reason = true, reason
+		close(claim.done)
+		return
+	}
+	c.unclaimed = slices.DeleteFunc(c.unclaimed, func(u streamCancel) bool { return now.Sub(u.at) > reasonGrace })
+	if len(c.unclaimed) == maxUnclaimed {
+		c.unclaimed = c.unclaimed[1:]
+	}
+	c.unclaimed = append(c.unclaimed, streamCancel{id, reason, now})
+}
+
+// streamEnded records that the client closed the stream of the 2026-07-28 request k at
+// now, and gives it the latest cancellation of its id that arrived within reasonGrace
+// before and no stream has claimed.
+func (c *cancels) streamEnded(k cancelKey, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st, ok := c.inflight[k]
+	if !ok || !isStreamScope(k.session) || !st.streamEnded.IsZero() {
+		return
+	}
+	st.streamEnded = now
+	for i := len(c.unclaimed) - 1; i >= 0 && !st.cancelled; i-- {
+		if u := c.unclaimed[i]; u.id == k.id && now.Sub(u.at) <= reasonGrace {
+			st.cancelled, st.reason = true, u.reason
+			close(st.done)
+			c.unclaimed = slices.Delete(c.unclaimed, i, i+1)
+		}
+	}
 }
 
 // state is what the shim knows of request k now; false when it is not in flight.
@@ -358,16 +446,23 @@ func (c *cancels) observeIncoming(session string, m *message, now time.Time) {
 	case m.isRequest():
 		c.begin(cancelKey{session, canonicalID(m.ID)}, progressToken(m.Params), now)
 	case m.Method == string(mcp.MethodNotificationCancelled):
-		var p struct {
-			RequestID json.RawMessage `json:"requestId"`
-			Reason    string          `json:"reason"`
-		}
-		if json.Unmarshal(m.Params, &p) == nil {
-			if id := canonicalID(p.RequestID); id != "" {
-				c.cancel(cancelKey{session, id}, p.Reason)
-			}
+		if id, reason := cancelled(m.Params); id != "" {
+			c.cancel(cancelKey{session, id}, reason)
 		}
 	}
+}
+
+// cancelled is the request id (canonical JSON; "" for none) and the reason of the params of
+// a notifications/cancelled.
+func cancelled(params json.RawMessage) (id, reason string) {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+		Reason    string          `json:"reason"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return "", ""
+	}
+	return canonicalID(p.RequestID), p.Reason
 }
 
 // progressToken is the canonical JSON of params._meta.progressToken; "" for none.
@@ -570,16 +665,18 @@ func HTTPShim(next http.Handler) http.Handler {
 }
 
 type httpShim struct {
-	next http.Handler
-	c    *cancels
+	next    http.Handler
+	c       *cancels
+	streams atomic.Uint64 // 2026-07-28 requests seen, which number their scopes
 }
 
 func (h *httpShim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	arrived := time.Now()
 	version := r.Header.Get(mcp.HeaderProtocolVersion)
 	session := r.Header.Get(server.HeaderKeySessionID)
-	if mcp.IsModernProtocol(version) {
-		session = "" // mcp-go serves each 2026-07-28 request in a session without an id
+	modern := mcp.IsModernProtocol(version)
+	if modern { // a request of its own (point 5 above)
+		session = streamScopePrefix + strconv.FormatUint(h.streams.Add(1), 10)
 	}
 	// Every stream may carry the session's progress notifications (mcp-go hands them to
 	// whichever request of the session is being answered), so every response is watched.
@@ -596,7 +693,15 @@ func (h *httpShim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var m message
 	if json.Unmarshal(body, &m) == nil {
-		if m.Method != "" && canonicalID(m.ID) == "" && mcp.IsModernProtocol(version) {
+		if modern && m.Method == string(mcp.MethodNotificationCancelled) && canonicalID(m.ID) == "" {
+			// Kept from mcp-go, which would cancel every call with its id (point 5 above).
+			if id, reason := cancelled(m.Params); id != "" {
+				h.c.cancelStream(id, reason, arrived)
+			}
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		if m.Method != "" && canonicalID(m.ID) == "" && modern {
 			body = withProtocolVersionMeta(body, version)
 		}
 		h.c.observeIncoming(session, &m, arrived)
@@ -607,6 +712,10 @@ func (h *httpShim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if m.isRequest() {
 		rw.k = cancelKey{session, canonicalID(m.ID)}
 		defer h.c.end(rw.k)
+		if modern { // its client closing the stream is its cancellation
+			k := rw.k
+			defer context.AfterFunc(r.Context(), func() { h.c.streamEnded(k, time.Now()) })()
+		}
 	}
 	h.next.ServeHTTP(rw, r)
 	rw.release()

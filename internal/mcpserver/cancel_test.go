@@ -147,7 +147,7 @@ func addProbe(s *server.MCPServer) *probe {
 		select {
 		case <-ctx.Done():
 			p.causes <- context.Cause(ctx)
-		case <-time.After(5 * time.Second):
+		case <-time.After(time.Minute): // a hang guard
 			p.causes <- errors.New("never cancelled")
 		}
 		if req.Params.Meta.ProgressToken != nil { // a heartbeat that races the cancellation
@@ -164,7 +164,7 @@ func (p *probe) waitStart(t *testing.T) string {
 	select {
 	case id := <-p.started:
 		return id
-	case <-time.After(3 * time.Second):
+	case <-time.After(30 * time.Second): // a hang guard
 		t.Fatal("the probe call did not start")
 		return ""
 	}
@@ -175,7 +175,7 @@ func (p *probe) waitCause(t *testing.T) error {
 	select {
 	case err := <-p.causes:
 		return err
-	case <-time.After(3 * time.Second):
+	case <-time.After(30 * time.Second): // a hang guard
 		t.Fatal("the probe call did not end")
 		return nil
 	}

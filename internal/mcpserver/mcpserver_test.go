@@ -264,7 +264,20 @@ func TestWarningReachesClientWithoutSetLevel(t *testing.T) {
 			}
 			// No model: the call fails, but the warning on its timeout comes first.
 			call(t, c, map[string]any{"path": dir, "pattern": "**/*.go", "query": "q", "timeout": 30})
-			time.Sleep(50 * time.Millisecond) // notifications travel apart from results
+			// Notifications travel apart from results: a warning that must come is waited for
+			// (30 s, a hang guard); one that must not is given 50 ms to show itself.
+			wait := 50 * time.Millisecond
+			if tc.want {
+				wait = 30 * time.Second
+			}
+			for end := time.Now().Add(wait); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+				mu.Lock()
+				n := len(warnings)
+				mu.Unlock()
+				if n > 0 {
+					break
+				}
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			got := len(warnings) > 0 && strings.HasPrefix(warnings[0], "warning: timeout 30 seconds accepted")

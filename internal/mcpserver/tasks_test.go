@@ -421,11 +421,20 @@ func TestTaskTimeoutCompletesWithError(t *testing.T) {
 	s, _ := taskServer(t, upstream, t.TempDir())
 	c := rawStdio(t, s)
 	created := result(t, c.request("tools/call", consultArgs(taskTree(t), map[string]any{"timeout": 1}), true))
-	id, _ := created["taskId"].(string)
-	final := pollTask(t, c, id)
-	res, _ := final["result"].(map[string]any)
-	if final["status"] != "completed" || res["isError"] != true {
-		t.Fatalf("task past its timeout = %v, want completed with isError", final)
+	res := created
+	// A machine too busy to reach the model within the second answers the call itself, before
+	// any task: with the same timeout error.
+	if id, ok := created["taskId"].(string); ok {
+		final := pollTask(t, c, id)
+		res, _ = final["result"].(map[string]any)
+		if final["status"] != "completed" {
+			t.Fatalf("task past its timeout = %v, want completed with isError", final)
+		}
+	} else {
+		t.Logf("no task: the timeout came before the model was reached: %v", created)
+	}
+	if res["isError"] != true {
+		t.Fatalf("past its timeout: %v, want isError", res)
 	}
 	sc, _ := res["structuredContent"].(map[string]any)
 	e, _ := sc["error"].(map[string]any)

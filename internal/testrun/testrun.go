@@ -45,6 +45,12 @@ func Large(t testing.TB, what string) {
 	}
 }
 
+// Timed reports whether the checks of speed are asserted: a ratio to a baseline measured in
+// the same test holds on a quiet machine, but a load that changes between the baseline and
+// the measure can break it, so the default suite only logs the figures, and `make bench`
+// (CONSULT_LOAD=1) asserts them.
+func Timed() bool { return !testing.Short() && os.Getenv(LoadEnv) == "1" }
+
 // Load skips t unless the load tests were asked for with CONSULT_LOAD=1: they take seconds
 // of both cores each and measure rather than check, so `go test ./...` leaves them out.
 func Load(t testing.TB) {
