@@ -117,9 +117,9 @@ func errorInfo(err error) ErrorInfo {
 // FailureOf is the error result for err alone (an argument refused, a store that failed).
 func FailureOf(err error) Result {
 	info := errorInfo(err)
-	f := &Facts{Reason: ReasonSaid, Detail: err.Error()}
+	f := &Facts{Reason: ReasonSaid, Detail: err.Error()} // Detail also for records read by an older consult
 	if ae := (*consult.ArgError)(nil); errors.As(err, &ae) {
-		f = &Facts{Reason: ReasonSaid, Refused: ae}
+		f.Refused = ae
 	}
 	return Result{IsError: true, Summary: &Summary{Kind: KindError, Error: &info}, Facts: f}
 }

@@ -24,8 +24,8 @@ type Reason string
 
 // The reasons. Facts says which of its fields each uses.
 const (
-	// ReasonSaid: Detail is the whole message, worded where the outcome arose (a background
-	// consultation's state), or Refused the argument refused.
+	// ReasonSaid: Detail is the whole message, worded where the outcome arose (a refused
+	// argument, a background consultation's state); a refused argument is worded from Refused.
 	ReasonSaid Reason = "said"
 	// ReasonGatherFailed: the files could not be gathered (Path, Detail).
 	ReasonGatherFailed Reason = "gather_failed"
