@@ -3,9 +3,9 @@ package consultation
 import (
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -19,34 +19,13 @@ import (
 // document; put documents in files and gather them.
 const MaxQueryBytes consult.Bytes = 256 << 10
 
-// ErrInvalidArgument is wrapped by every refusal of a caller's arguments (see ArgError):
-// they break a rule, and nothing was read or sent.
-var ErrInvalidArgument = errors.New("invalid argument")
-
-// ArgError names the argument at fault and says what is wrong and how to fix it.
-type ArgError struct {
-	// Arg is the argument's name as the tool declares it.
-	Arg string
-	// Msg is a complete human sentence: the value given, the rule, the fix.
-	Msg string
+// argErr refuses argument arg: its value as shown ("" when not shown), the rule it breaks and
+// the fix ("" when the rule says it).
+func argErr(arg, value, rule, fix string) error {
+	return &consult.ArgError{Arg: arg, Value: value, Rule: rule, Fix: fix}
 }
 
-func (e *ArgError) Error() string { return e.Msg }
-
-// Unwrap lets errors.Is(err, ErrInvalidArgument) hold.
-func (e *ArgError) Unwrap() error { return ErrInvalidArgument }
-
-// NewArgError is an *ArgError for argument arg, its message formatted from format and a.
-func NewArgError(arg, format string, a ...any) error { return argErr(arg, format, a...) }
-
-// Shown quotes a caller's value for a message, cut to a readable length.
-func Shown(v string) string { return shown(v) }
-
-func argErr(arg, format string, a ...any) error {
-	return &ArgError{Arg: arg, Msg: fmt.Sprintf(format, a...)}
-}
-
-// Argument names, as the tools declare them: [ArgError.Arg] holds one of them.
+// Argument names, as the tools declare them: [consult.ArgError.Arg] holds one of them.
 const (
 	ArgPath       = "path"
 	ArgPattern    = "pattern"
@@ -73,36 +52,38 @@ const (
 	OnTimeoutContinue OnTimeout = "continue"
 )
 
-// Request is a consultation as its caller asks for it. Consult checks every field before
-// anything is read, and refuses a bad one with an *ArgError naming the tool's argument.
+// Request is a consultation as its caller asks for it, and the consultation tool's arguments:
+// its fields and tags are the tool's input schema and the decoding of a call (tooldefs), and
+// the README's argument table is checked against them. Consult checks every field before
+// anything is read, and refuses a bad one with a *consult.ArgError naming the argument.
 type Request struct {
 	// Path is the absolute directory to gather from.
-	Path string
+	Path string `json:"path" desc:"Absolute directory to gather files from." want:"the absolute directory to gather files from, e.g. \"/home/me/project\""`
 	// Pattern is the glob of the files to gather, relative to Path.
-	Pattern string
-	// Exclude is a glob of files to leave out; "" leaves none out.
-	Exclude string
+	Pattern string `json:"pattern" desc:"Glob relative to path, e.g. \"**/*.py\" or \"src/**/*.{ts,tsx}\"." want:"a glob relative to path, e.g. \"**/*.go\""`
 	// Query is the question, non-empty UTF-8 text.
-	Query string
+	Query string `json:"query" desc:"The question, self-contained." want:"the question to ask about the files"`
 	// Model is the model spec ("id", "id|thinking", "id|thinking=N"); "" is the server's default.
-	Model string
+	Model string `json:"model,omitempty" desc:"Model id as the provider names it; server default if omitted. Suffix \"|thinking\" or \"|thinking=N\" turns on reasoning (N: token budget)."`
+	// Exclude is a glob of files to leave out; "" leaves none out.
+	Exclude string `json:"exclude_pattern,omitempty" desc:"Glob of files to leave out, e.g. \"{**/*_test.go,docs/**}\"."`
 	// Timeout is the deadline of the whole call; 0 is the server's default. A timeout the
 	// caller gives (non-zero) long enough for clients to give up on the call is warned of.
-	Timeout time.Duration
+	Timeout time.Duration `json:"timeout,omitempty" desc:"Seconds for the whole call"`
 	// OutputFile is the absolute path of a new file to write the answer to; "" for none.
-	OutputFile string
+	OutputFile string `json:"output_file,omitempty" desc:"Absolute path of a new file for the answer; the result then holds its path and the footer."`
 	// DryRun asks for gathering and counting only.
-	DryRun bool
+	DryRun bool `json:"dry_run,omitempty" desc:"Gather and count only; no model call."`
 	// OnTimeout is what happens at Timeout; "" is OnTimeoutFail.
-	OnTimeout OnTimeout
+	OnTimeout OnTimeout `json:"on_timeout,omitempty" enum:"fail,continue" desc:"\"fail\" (default): stop at timeout. \"continue\": return an id at timeout and finish in the background."`
 	// MaxCostUSD is the most the call may cost, in US dollars: its output limit is sized so
 	// that its bound fits, and a call whose prompt and least useful answer cannot fit is
 	// refused before anything is sent; 0 is no cap.
-	MaxCostUSD float64
+	MaxCostUSD float64 `json:"max_cost_usd,omitempty" desc:"Cost cap, USD."`
 	// FollowUpOf is the id of an earlier consultation this one follows up: the background
 	// engine, which keeps consultations, turns it into the earlier files and thread; the core
 	// only carries it.
-	FollowUpOf string
+	FollowUpOf string `json:"follow_up_of,omitempty" desc:"An earlier answer's id: ask about the same files, with that thread as context."`
 }
 
 // request is a validated Request: what a call works on.
@@ -136,36 +117,35 @@ type request struct {
 	MaxCostUSD float64
 }
 
-// wanted says what each required argument holds, as the messages that ask for it put it.
-var wanted = map[string]string{
-	ArgPath:    "the absolute directory to gather files from, e.g. \"/home/me/project\"",
-	ArgPattern: "a glob relative to path, e.g. \"**/*.go\"",
-	ArgQuery:   "the question to ask about the files",
-	"id":       `the id a consultation returned with "still running"`,
+// Empty is the refusal of the required argument name of a tool whose arguments are In,
+// given empty: it says what to give (the field's want tag).
+func Empty[In any](name string) error {
+	t, want := reflect.TypeFor[In](), ""
+	for i := range t.NumField() {
+		if n, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); n == name {
+			want = t.Field(i).Tag.Get("want")
+		}
+	}
+	return &consult.ArgError{Arg: name, Rule: "is empty", Fix: "give " + want, Form: consult.ArgSent}
 }
-
-// Wanted says what the required argument name holds, for a message that asks for it
-// (e.g. "give the question to ask about the files"); "" for an optional argument.
-func Wanted(name string) string { return wanted[name] }
 
 // validate checks in against every rule and returns the request a call works on; a zero
 // Timeout becomes defaultTimeout. It reads no file: it only stats path and output_file's
-// parent. Every failure is an *ArgError wrapping ErrInvalidArgument whose message names the
-// value and the rule.
+// parent. Every failure is a *consult.ArgError wrapping consult.ErrInvalidArgument.
 func (in Request) validate(defaultTimeout time.Duration) (request, error) {
 	req := request{
 		Path: in.Path, Pattern: in.Pattern, Exclude: in.Exclude, Query: in.Query,
 		Timeout: in.Timeout, OutputFile: in.OutputFile, DryRun: in.DryRun, MaxCostUSD: in.MaxCostUSD,
 	}
 	for _, a := range []struct{ name, v string }{{ArgPath, in.Path}, {ArgPattern, in.Pattern}, {ArgQuery, in.Query}} {
-		if err := notEmpty(a.name, a.v); err != nil {
-			return req, err
+		if strings.TrimSpace(a.v) == "" {
+			return req, Empty[Request](a.name)
 		}
 	}
 	given := in.Timeout != 0
 	if !given {
 		req.Timeout = defaultTimeout
-	} else if err := timeoutRule(defaultTimeout).check(in.Timeout); err != nil {
+	} else if err := TimeoutRule(defaultTimeout).Check(in.Timeout); err != nil {
 		return req, err
 	}
 	switch in.OnTimeout {
@@ -173,7 +153,7 @@ func (in Request) validate(defaultTimeout time.Duration) (request, error) {
 	case OnTimeoutContinue:
 		req.Continue = true
 	default:
-		return req, argErr(ArgOnTimeout, "on_timeout must be %q (the default: stop at timeout and report) or %q (return an id at timeout and finish in the background); got %s", OnTimeoutFail, OnTimeoutContinue, shown(string(in.OnTimeout)))
+		return req, argErr(ArgOnTimeout, Shown(string(in.OnTimeout)), fmt.Sprintf("must be %q (the default: stop at timeout and report) or %q (return an id at timeout and finish in the background)", OnTimeoutFail, OnTimeoutContinue), "")
 	}
 	// A long timeout the caller chose is worth a warning; the server's own default is warned
 	// of once at start-up, and a dry run never waits on a model.
@@ -182,27 +162,27 @@ func (in Request) validate(defaultTimeout time.Duration) (request, error) {
 		if req.Continue {
 			fix = "retry with a timeout under your client's limit: the consultation then continues in the background"
 		}
-		req.Warnings = append(req.Warnings, longWaitWarning(ArgTimeout, req.Timeout, fix))
+		req.Warnings = append(req.Warnings, LongWaitWarning(ArgTimeout, req.Timeout, fix))
 	}
 
 	if err := checkQuery(req.Query); err != nil {
 		return req, err
 	}
 	if in.MaxCostUSD != 0 {
-		if err := CheckMaxCost(in.MaxCostUSD); err != nil {
+		if err := MaxCost.Check(in.MaxCostUSD); err != nil {
 			return req, err
 		}
 	}
 	var err error
 	if req.Model, err = models.ParseSpec(in.Model); err != nil {
-		return req, argErr(ArgModel, "%s", strings.TrimPrefix(err.Error(), models.ErrBadModel.Error()+": "))
+		return req, argError(err)
 	}
 	if err := files.CheckPattern(req.Pattern); err != nil {
-		return req, argErr(ArgPattern, "%s", err)
+		return req, argError(err)
 	}
 	if req.Exclude != "" {
 		if err := files.CheckExclude(req.Exclude); err != nil {
-			return req, argErr(ArgExclude, "%s", err)
+			return req, argError(err)
 		}
 	}
 	if req.Path, err = checkDir(req.Path); err != nil {
@@ -216,16 +196,39 @@ func (in Request) validate(defaultTimeout time.Duration) (request, error) {
 	return req, nil
 }
 
-// notEmpty refuses a required argument that is empty or only white space.
-func notEmpty(name, v string) error {
-	if strings.TrimSpace(v) == "" {
-		return argErr(name, "argument %q is empty: give %s", name, Wanted(name))
+// argError is the *consult.ArgError a check of another package (files, models) wraps.
+func argError(err error) error {
+	if ae := (*consult.ArgError)(nil); errors.As(err, &ae) {
+		return ae
+	}
+	return err
+}
+
+// A NumberRule is what a number argument may be: its words, which follow "must be", and its
+// test. A value that breaks it, or is no number, is refused in those words.
+type NumberRule struct {
+	// Arg is the argument's name.
+	Arg string
+	// Must says what the value must be: "a number of seconds from 1 to 600 (default 22 seconds)".
+	Must string
+	// OK reports whether a number keeps the rule (never NaN).
+	OK func(float64) bool
+}
+
+// Refuse is the refusal of a value that breaks the rule; got shows it as the caller gave it
+// ("0.5", "the string \"30\"").
+func (r NumberRule) Refuse(got string) error { return argErr(r.Arg, got, "must be "+r.Must, "") }
+
+// Check refuses v when it breaks the rule.
+func (r NumberRule) Check(v float64) error {
+	if !r.OK(v) {
+		return r.Refuse(fmt.Sprintf("%g", v))
 	}
 	return nil
 }
 
 // SecondsRule is what a duration argument (timeout, wait) may be: a number of seconds from
-// Min to Max, Default when not given.
+// Min to Max, Default when not given. A tool declares it in its schema and decodes by it.
 type SecondsRule struct {
 	// Arg is the argument's name.
 	Arg string
@@ -234,56 +237,39 @@ type SecondsRule struct {
 }
 
 // TimeoutRule is the rule for a consultation's timeout on this service.
-func (s *Service) TimeoutRule() SecondsRule { return timeoutRule(s.defaultTimeout()) }
+func (s *Service) TimeoutRule() SecondsRule { return TimeoutRule(s.defaultTimeout()) }
 
-// timeoutRule is the rule for a consultation's timeout with default def.
-func timeoutRule(def time.Duration) SecondsRule {
+// ArgRules are the rules of Request's number arguments on this service, for decoding a call.
+func (s *Service) ArgRules() []NumberRule { return []NumberRule{s.TimeoutRule().Number(), MaxCost} }
+
+// TimeoutRule is the rule for a consultation's timeout with default def.
+func TimeoutRule(def time.Duration) SecondsRule {
 	return SecondsRule{Arg: ArgTimeout, Min: consult.MinTimeout, Max: consult.MaxTimeout, Default: def}
 }
 
-// Refuse is the error for a value that breaks the rule (out of range, or not a number);
-// got describes the value as the caller gave it ("0.5", "the string \"30\"").
-func (r SecondsRule) Refuse(got string) error {
-	return argErr(r.Arg, "%s must be a number of seconds from %g to %g (default %s); got %s",
-		r.Arg, r.Min.Seconds(), r.Max.Seconds(), consult.FormatDuration(r.Default), got)
-}
-
-// FromSeconds is the duration of sec seconds, refused (NaN and infinities too) when it
-// is not from Min to Max.
-func (r SecondsRule) FromSeconds(sec float64) (time.Duration, error) {
-	if math.IsNaN(sec) || sec < r.Min.Seconds() || sec > r.Max.Seconds() {
-		return 0, r.Refuse(fmt.Sprintf("%g", sec))
-	}
-	return time.Duration(sec * float64(time.Second)), nil
+// Number is the rule as a NumberRule on the number of seconds.
+func (r SecondsRule) Number() NumberRule {
+	return NumberRule{Arg: r.Arg,
+		Must: fmt.Sprintf("a number of seconds from %g to %g (default %s)", r.Min.Seconds(), r.Max.Seconds(), consult.FormatDuration(r.Default)),
+		OK:   func(s float64) bool { return s >= r.Min.Seconds() && s <= r.Max.Seconds() }}
 }
 
 // Check refuses d when it is not from Min to Max.
-func (r SecondsRule) Check(d time.Duration) error { return r.check(d) }
-
-func (r SecondsRule) check(d time.Duration) error {
-	if d < r.Min || d > r.Max {
-		return r.Refuse(fmt.Sprintf("%g", d.Seconds()))
-	}
-	return nil
-}
+func (r SecondsRule) Check(d time.Duration) error { return r.Number().Check(d.Seconds()) }
 
 // LongWaitWarning is the note on a wait (timeout, wait) long enough for clients to give up;
 // fix says what to do if the call is cut off.
 func LongWaitWarning(arg string, d time.Duration, fix string) string {
-	return longWaitWarning(arg, d, fix)
-}
-
-func longWaitWarning(arg string, d time.Duration, fix string) string {
 	return fmt.Sprintf("%s %s accepted, but many MCP clients give up on a tool call after about 25-60 seconds unless they reset their clock on progress notifications; if this call is cut off, %s",
 		arg, consult.FormatDuration(d), fix)
 }
 
 func checkQuery(q string) error {
 	if !utf8.ValidString(q) {
-		return argErr(ArgQuery, "query is not valid UTF-8 text: send the question as plain text")
+		return argErr(ArgQuery, "", "is not valid UTF-8 text", "send the question as plain text")
 	}
 	if n := consult.Bytes(len(q)); n > MaxQueryBytes {
-		return argErr(ArgQuery, "query is %s; the limit is %s: put long material in a file under path and gather it with pattern instead", n, MaxQueryBytes)
+		return argErr(ArgQuery, "", fmt.Sprintf("is %s; the limit is %s", n, MaxQueryBytes), "put long material in a file under path and gather it with pattern instead")
 	}
 	return nil
 }
@@ -292,9 +278,9 @@ func checkQuery(q string) error {
 // can block or be endless, and reading them can leak machine secrets.
 var pseudoFS = []string{"/proc", "/sys", "/dev"}
 
-// shown quotes a caller's value for a message, cut to a readable length: a message must
+// Shown quotes a caller's value for a message, cut to a readable length: a message must
 // not echo a megabyte back into the agent's context.
-func shown(v string) string {
+func Shown(v string) string {
 	const limit = 200
 	if len(v) > limit {
 		return fmt.Sprintf("%q… (%s bytes)", v[:limit], consult.Thousands(int64(len(v))))
@@ -314,45 +300,45 @@ func inPseudoFS(clean string) (string, bool) {
 
 func checkDir(p string) (string, error) {
 	if strings.ContainsRune(p, 0) {
-		return "", argErr(ArgPath, "path %s contains a NUL byte: give an absolute directory", shown(p))
+		return "", argErr(ArgPath, Shown(p), "contains a NUL byte", "give an absolute directory")
 	}
 	if !filepath.IsAbs(p) {
 		hint := ""
 		if strings.HasPrefix(p, "~") {
 			hint = " (\"~\" is not expanded: write the home directory out)"
 		}
-		return "", argErr(ArgPath, "path %s is not absolute%s: give the full directory path, e.g. \"/home/me/project\"", shown(p), hint)
+		return "", argErr(ArgPath, Shown(p), "is not absolute"+hint, `give the full directory path, e.g. "/home/me/project"`)
 	}
 	clean := filepath.Clean(p)
 	info, err := os.Stat(clean)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return "", argErr(ArgPath, "path %s does not exist: give an existing directory", shown(p))
+		return "", argErr(ArgPath, Shown(p), "does not exist", "give an existing directory")
 	case errors.Is(err, os.ErrPermission):
-		return "", argErr(ArgPath, "path %s cannot be read (permission denied)", shown(p))
+		return "", argErr(ArgPath, Shown(p), "cannot be read (permission denied)", "")
 	case err != nil:
-		return "", argErr(ArgPath, "path %s cannot be used: %v", shown(p), unwrapPathError(err))
+		return "", argErr(ArgPath, Shown(p), fmt.Sprintf("cannot be used: %v", unwrapPathError(err)), "")
 	case !info.IsDir():
-		return "", argErr(ArgPath, "path %s is a file, not a directory: give its directory %s and a pattern that matches %s", shown(p), shown(filepath.Dir(clean)), shown(filepath.Base(clean)))
+		return "", argErr(ArgPath, Shown(p), "is a file, not a directory", fmt.Sprintf("give its directory %s and a pattern that matches %s", Shown(filepath.Dir(clean)), Shown(filepath.Base(clean))))
 	}
 	// Judge where the path really leads: a link to / or /proc is refused like / or /proc.
 	real, err := filepath.EvalSymlinks(clean)
 	if err != nil {
-		return "", argErr(ArgPath, "path %s cannot be resolved: %v", shown(p), unwrapPathError(err))
+		return "", argErr(ArgPath, Shown(p), fmt.Sprintf("cannot be resolved: %v", unwrapPathError(err)), "")
 	}
 	via := ""
 	if real != clean {
-		via = fmt.Sprintf(" (it leads to %s)", shown(real))
+		via = fmt.Sprintf(" (it leads to %s)", Shown(real))
 	}
 	if real == string(filepath.Separator) || clean == string(filepath.Separator) {
-		return "", argErr(ArgPath, "path %s is the filesystem root%s: give the project directory to gather from", shown(p), via)
+		return "", argErr(ArgPath, Shown(p), "is the filesystem root"+via, "give the project directory to gather from")
 	}
 	for _, c := range []string{clean, real} {
 		if fs, ok := inPseudoFS(c); ok {
-			return "", argErr(ArgPath, "path %s is inside %s%s, a system pseudo-filesystem, not source code: give a project directory", shown(p), fs, via)
+			return "", argErr(ArgPath, Shown(p), fmt.Sprintf("is inside %s%s, a system pseudo-filesystem, not source code", fs, via), "give a project directory")
 		}
 		if vcs, ok := files.VCSDir(c); ok {
-			return "", argErr(ArgPath, "path %s is inside a %s directory%s: repository internals hold credentials and are never gathered; give the work tree above it", shown(p), vcs, via)
+			return "", argErr(ArgPath, Shown(p), fmt.Sprintf("is inside a %s directory%s", vcs, via), "repository internals hold credentials and are never gathered; give the work tree above it")
 		}
 	}
 	return clean, nil
@@ -360,29 +346,29 @@ func checkDir(p string) (string, error) {
 
 func checkOutputFile(p string) (string, error) {
 	if strings.ContainsRune(p, 0) || !filepath.IsAbs(p) {
-		return "", argErr(ArgOutputFile, "output_file %s is not an absolute path: give the full path of a new file, e.g. \"/tmp/answer.md\"", shown(p))
+		return "", argErr(ArgOutputFile, Shown(p), "is not an absolute path", `give the full path of a new file, e.g. "/tmp/answer.md"`)
 	}
 	clean := filepath.Clean(p)
 	if info, err := os.Stat(clean); err == nil {
 		if info.IsDir() {
-			return "", argErr(ArgOutputFile, "output_file %s is a directory: give a file path inside it, e.g. %s", shown(p), shown(filepath.Join(clean, "answer.md")))
+			return "", argErr(ArgOutputFile, Shown(p), "is a directory", "give a file path inside it, e.g. "+Shown(filepath.Join(clean, "answer.md")))
 		}
 		if !info.Mode().IsRegular() {
-			return "", argErr(ArgOutputFile, "output_file %s is a device, pipe or socket, not a file: give the path of a new file", shown(p))
+			return "", argErr(ArgOutputFile, Shown(p), "is a device, pipe or socket, not a file", "give the path of a new file")
 		}
 	}
 	dir := filepath.Dir(clean)
 	info, err := os.Stat(dir)
 	if err != nil || !info.IsDir() {
-		return "", argErr(ArgOutputFile, "output_file %s: its directory %s does not exist; create it first or choose another place", shown(p), shown(dir))
+		return "", argErr(ArgOutputFile, Shown(p), fmt.Sprintf(": its directory %s does not exist; create it first or choose another place", Shown(dir)), "")
 	}
 	realDir, err := filepath.EvalSymlinks(dir)
 	if err != nil {
-		return "", argErr(ArgOutputFile, "output_file %s: its directory cannot be resolved: %v", shown(p), unwrapPathError(err))
+		return "", argErr(ArgOutputFile, Shown(p), fmt.Sprintf(": its directory cannot be resolved: %v", unwrapPathError(err)), "")
 	}
 	for _, c := range []string{dir, realDir} {
 		if fs, ok := inPseudoFS(c); ok {
-			return "", argErr(ArgOutputFile, "output_file %s is inside %s, a system pseudo-filesystem: give a path in a normal directory", shown(p), fs)
+			return "", argErr(ArgOutputFile, Shown(p), fmt.Sprintf("is inside %s, a system pseudo-filesystem", fs), "give a path in a normal directory")
 		}
 	}
 	return clean, nil
@@ -399,11 +385,8 @@ func unwrapPathError(err error) error {
 // maxCostLimit bounds max_cost_usd: a cap above it is a mistake (cents typed as dollars).
 const maxCostLimit = 10_000
 
-// CheckMaxCost refuses a max_cost_usd that is not a number of dollars above 0 and at most
-// 10,000.
-func CheckMaxCost(v float64) error {
-	if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 || v > maxCostLimit {
-		return argErr(ArgMaxCost, "max_cost_usd must be a price in US dollars above 0 and at most %d, e.g. 0.50; got %v", maxCostLimit, v)
-	}
-	return nil
-}
+// MaxCost is the rule for max_cost_usd: a number of dollars above 0 (so 0, which would mean
+// no cap, is refused when given) and at most 10,000.
+var MaxCost = NumberRule{Arg: ArgMaxCost,
+	Must: fmt.Sprintf("a price in US dollars above 0 and at most %d, e.g. 0.50", maxCostLimit),
+	OK:   func(v float64) bool { return v > 0 && v <= maxCostLimit }}

@@ -66,10 +66,10 @@ func TestValidateRefuses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			_, err := tc.req.validate(consult.DefaultTimeout)
-			if !errors.Is(err, ErrInvalidArgument) {
+			if !errors.Is(err, consult.ErrInvalidArgument) {
 				t.Fatalf("validate error = %v, want ErrInvalidArgument", err)
 			}
-			var ae *ArgError
+			var ae *consult.ArgError
 			if !errors.As(err, &ae) {
 				t.Fatalf("error %T is not an *ArgError", err)
 			}
@@ -147,31 +147,30 @@ func TestValidateFields(t *testing.T) {
 
 func TestSecondsRule(t *testing.T) {
 	t.Parallel()
-	rule := timeoutRule(22 * time.Second)
+	rule := TimeoutRule(22 * time.Second).Number()
 	for _, tc := range []struct {
-		sec  float64
-		want time.Duration
-		got  string // "" when accepted, else what the refusal says was given
+		sec float64
+		got string // "" when accepted, else what the refusal says was given
 	}{
-		{1, time.Second, ""},
-		{2.5, 2500 * time.Millisecond, ""},
-		{600, 600 * time.Second, ""},
-		{0, 0, "got 0"},
-		{0.999, 0, "got 0.999"},
-		{5e-324, 0, "got 5e-324"},
-		{600.5, 0, "got 600.5"},
-		{1e308, 0, "got 1e+308"},
-		{-1e308, 0, "got -1e+308"},
-		{math.NaN(), 0, "got NaN"},
-		{math.Inf(1), 0, "got +Inf"},
-		{math.Inf(-1), 0, "got -Inf"},
+		{1, ""},
+		{2.5, ""},
+		{600, ""},
+		{0, "got 0"},
+		{0.999, "got 0.999"},
+		{5e-324, "got 5e-324"},
+		{600.5, "got 600.5"},
+		{1e308, "got 1e+308"},
+		{-1e308, "got -1e+308"},
+		{math.NaN(), "got NaN"},
+		{math.Inf(1), "got +Inf"},
+		{math.Inf(-1), "got -Inf"},
 	} {
-		d, err := rule.FromSeconds(tc.sec)
+		err := rule.Check(tc.sec)
 		switch {
-		case tc.got == "" && (err != nil || d != tc.want):
-			t.Errorf("FromSeconds(%g) = %v, %v; want %v", tc.sec, d, err, tc.want)
+		case tc.got == "" && err != nil:
+			t.Errorf("Check(%g) = %v; want it accepted", tc.sec, err)
 		case tc.got != "" && (err == nil || !strings.Contains(err.Error(), "timeout must be a number of seconds from 1 to 600 (default 22 seconds); "+tc.got)):
-			t.Errorf("FromSeconds(%g) error = %v, want one ending %q", tc.sec, err, tc.got)
+			t.Errorf("Check(%g) error = %v, want one ending %q", tc.sec, err, tc.got)
 		}
 	}
 }

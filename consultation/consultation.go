@@ -185,7 +185,7 @@ func (e *configError) Error() string { return e.msg }
 // Consult runs one call. The deadline runs from the moment the request arrived (WithArrival;
 // else now) and covers everything, the time the call waited included; when it passes, work
 // stops at once and the result says what was collected. A request that breaks a rule is
-// refused (an *ArgError's message, class invalid_argument) before any file is read. r
+// refused (a *consult.ArgError, class invalid_argument) before any file is read. r
 // receives progress and notable events while the call runs (nil: nobody listens); nothing
 // is sent to it after Consult returns. on_timeout is not acted on here: a consultation that
 // is to go on past its call is the background engine's, which runs it with Run.

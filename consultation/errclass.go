@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/providers"
 )
 
@@ -66,7 +67,7 @@ type ErrorInfo struct {
 func errorInfo(err error) ErrorInfo {
 	info := ErrorInfo{Class: ClassInternal, Message: firstLine(err.Error())}
 	var pe *providers.Error
-	var ae *ArgError
+	var ae *consult.ArgError
 	switch {
 	case errors.As(err, &ae):
 		info.Class = ClassInvalidArgument
@@ -119,9 +120,9 @@ func errorInfo(err error) ErrorInfo {
 // FailureOf is the error result for err alone (an argument refused, a store that failed).
 func FailureOf(err error) Result {
 	info := errorInfo(err)
-	f := &Facts{Reason: ReasonSaid, Detail: err.Error()}
-	if ae := (*ArgError)(nil); errors.As(err, &ae) {
-		f.Arg = ae.Arg
+	f := &Facts{Reason: ReasonSaid, Detail: err.Error()} // Detail also for records read by an older consult
+	if ae := (*consult.ArgError)(nil); errors.As(err, &ae) {
+		f.Refused = ae
 	}
 	return Result{IsError: true, Summary: &Summary{Kind: KindError, Error: &info}, Facts: f}
 }

@@ -63,11 +63,11 @@ func FuzzValidate(f *testing.F) {
 
 		req, err := in.validate(def)
 		if err != nil {
-			var ae *ArgError
-			if !errors.Is(err, ErrInvalidArgument) || !errors.As(err, &ae) {
+			var ae *consult.ArgError
+			if !errors.Is(err, consult.ErrInvalidArgument) || !errors.As(err, &ae) {
 				t.Fatalf("refusal is not an *ArgError wrapping ErrInvalidArgument: %T %v", err, err)
 			}
-			if strings.TrimSpace(ae.Msg) == "" {
+			if strings.TrimSpace(ae.Error()) == "" {
 				t.Fatalf("empty message for argument %q", ae.Arg)
 			}
 			if !slices.Contains(known, ae.Arg) {

@@ -57,7 +57,7 @@ func checkAllowed(req *request, roots []string) error {
 	if len(roots) == 0 {
 		tree, err := os.OpenRoot(req.Path)
 		if err != nil {
-			return argErr(ArgPath, "path %q cannot be opened: %v", req.Path, unwrapPathError(err))
+			return argErr(ArgPath, Shown(req.Path), fmt.Sprintf("cannot be opened: %v", unwrapPathError(err)), "")
 		}
 		req.tree = tree
 		if outDir != "" {
@@ -69,23 +69,23 @@ func checkAllowed(req *request, roots []string) error {
 	}
 	real, err := filepath.EvalSymlinks(req.Path)
 	if err != nil || !within(real, roots) {
-		return argErr(ArgPath, "path %q is outside the directories this server may read (%s): ask for a directory inside them", req.Path, strings.Join(roots, ", "))
+		return argErr(ArgPath, Shown(req.Path), fmt.Sprintf("is outside the directories this server may read (%s)", strings.Join(roots, ", ")), "ask for a directory inside them")
 	}
 	// Opened beneath its allowed root: a name swapped for a link since it was resolved cannot
 	// lead the open outside, and once open the handle is the directory checked.
 	tree, err := openBeneath(rootOf(real, roots), real)
 	if err != nil {
-		return argErr(ArgPath, "path %q cannot be opened inside the directories this server may read (%s): %v", req.Path, strings.Join(roots, ", "), unwrapPathError(err))
+		return argErr(ArgPath, Shown(req.Path), fmt.Sprintf("cannot be opened inside the directories this server may read (%s): %v", strings.Join(roots, ", "), unwrapPathError(err)), "")
 	}
 	req.tree = tree
 	if req.OutputFile != "" {
 		root := rootOf(outDir, roots)
 		if outDir == "" || root == "" {
-			return argErr(ArgOutputFile, "output_file %q is outside the directories this server may write (%s)", req.OutputFile, strings.Join(roots, ", "))
+			return argErr(ArgOutputFile, Shown(req.OutputFile), fmt.Sprintf("is outside the directories this server may write (%s)", strings.Join(roots, ", ")), "")
 		}
 		dir, err := openBeneath(root, outDir)
 		if err != nil {
-			return argErr(ArgOutputFile, "output_file %q: its directory cannot be opened: %v", req.OutputFile, unwrapPathError(err))
+			return argErr(ArgOutputFile, Shown(req.OutputFile), fmt.Sprintf(": its directory cannot be opened: %v", unwrapPathError(err)), "")
 		}
 		req.output = outputTarget{dir: dir}
 	}

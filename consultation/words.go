@@ -25,7 +25,7 @@ type Reason string
 // The reasons. Facts says which of its fields each uses.
 const (
 	// ReasonSaid: Detail is the whole message, worded where the outcome arose (a refused
-	// argument, a background consultation's state).
+	// argument, a background consultation's state); a refused argument is worded from Refused.
 	ReasonSaid Reason = "said"
 	// ReasonGatherFailed: the files could not be gathered (Path, Detail).
 	ReasonGatherFailed Reason = "gather_failed"
@@ -93,8 +93,8 @@ type Facts struct {
 	Reason Reason `json:"reason,omitempty"`
 	// Detail is the underlying error in its own words, or the whole message (ReasonSaid).
 	Detail string `json:"detail,omitempty"`
-	// Arg is the argument a refusal is about (its message names it).
-	Arg string `json:"arg,omitempty"`
+	// Refused is the argument refused, worded in the caller's names for it.
+	Refused *consult.ArgError `json:"refused,omitempty"`
 	// Lead is said before the outcome (e.g. that a consultation was cancelled).
 	Lead string `json:"lead,omitempty"`
 	// Path is the directory a gathering failed on.
@@ -181,8 +181,8 @@ func Render(r Result, n Names) (string, *Summary) {
 	var b strings.Builder
 	b.WriteString(f.Lead)
 	switch {
-	case f.Reason == ReasonSaid && f.Arg != "":
-		b.WriteString(namedAs(f.Detail, f.Arg, n))
+	case f.Refused != nil:
+		b.WriteString(f.Refused.Named(n.of(f.Refused.Arg)))
 	case f.Reason == ReasonSaid:
 		b.WriteString(f.Detail)
 	case sum.Kind == KindAnswer:
@@ -230,23 +230,6 @@ func printables(ss []string) []string {
 		}
 	}
 	return ss
-}
-
-// namedAs is a refused argument's message with the argument named in the caller's words:
-// where the message names it with its value or rule (`pattern "/x" is absolute`, `timeout
-// must be`), the first time.
-func namedAs(msg, arg string, n Names) string {
-	name := n.of(arg)
-	if name == arg {
-		return msg
-	}
-	for _, after := range []string{` "`, " must ", " is "} {
-		i := strings.Index(msg, arg+after)
-		if i >= 0 && (i == 0 || msg[i-1] == ' ') {
-			return msg[:i] + name + msg[i+len(arg):]
-		}
-	}
-	return msg
 }
 
 // writeAnswer writes an answer (or the page of one it holds, or where it was written), the

@@ -15,7 +15,7 @@ var cliNames = Names{ArgPath: "--path", ArgPattern: "--pattern", ArgExclude: "--
 
 // TestRenderInTheCallersWords: the same outcome, rendered for the tool and for a command
 // line, tells each its own names for what to change: a refused argument, and the advice of
-// a request that matched nothing.
+// a request that matched nothing; a result handed over as data (a record) is worded the same.
 func TestRenderInTheCallersWords(t *testing.T) {
 	t.Parallel()
 	svc := &Service{Counter: counter}
@@ -42,6 +42,17 @@ func TestRenderInTheCallersWords(t *testing.T) {
 		}
 		if !strings.Contains(cl, tc.cl) || !strings.Contains(clSum.Message, tc.cl) || strings.Contains(cl, "exclude_pattern") {
 			t.Errorf("%s: the command line's words lack %q (or name exclude_pattern):\n%s", tc.name, tc.cl, cl)
+		}
+		raw, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Result
+		if err := json.Unmarshal(raw, &back); err != nil {
+			t.Fatal(err)
+		}
+		if again, _ := Render(back, cliNames); again != cl {
+			t.Errorf("%s: the command line's words after a record:\n%s\nwant:\n%s", tc.name, again, cl)
 		}
 	}
 }

@@ -26,40 +26,42 @@ const maxAlternatives = 10_000
 
 // CheckPattern validates a user-supplied `pattern` argument: it must be non-empty, at most
 // MaxPatternLength bytes, a valid doublestar glob, relative, and it may not leave the
-// directory (no ".." segment in any brace alternative). The error wraps ErrBadPattern and its
-// message names the value and the rule it breaks.
+// directory (no ".." segment in any brace alternative). The error wraps ErrBadPattern and a
+// *consult.ArgError with the value and the rule it breaks.
 func CheckPattern(pattern string) error { return checkPattern("pattern", pattern) }
 
 // CheckExclude is CheckPattern for the `exclude_pattern` argument: same rules, and its
 // messages name exclude_pattern. The caller skips it when no exclude was given.
 func CheckExclude(exclude string) error { return checkPattern("exclude_pattern", exclude) }
 
-func badPattern(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrBadPattern, fmt.Sprintf(format, args...))
+// badPattern is the refusal of the pattern given as argument name: value (quoted, or "" when
+// not shown), the rule it breaks and the fix.
+func badPattern(name, value, rule, fix string) error {
+	return fmt.Errorf("%w: %w", ErrBadPattern, &consult.ArgError{Arg: name, Value: value, Rule: rule, Fix: fix})
 }
 
 func checkPattern(name, p string) error {
 	switch {
 	case p == "":
-		return badPattern(`%s is empty: give a glob relative to path, such as "**/*.go"`, name)
+		return badPattern(name, "", "is empty", `give a glob relative to path, such as "**/*.go"`)
 	case len(p) > MaxPatternLength:
-		return badPattern("%s is %s bytes long: the limit is %s bytes",
-			name, consult.Thousands(int64(len(p))), consult.Thousands(MaxPatternLength))
+		return badPattern(name, "", fmt.Sprintf("is %s bytes long", consult.Thousands(int64(len(p)))),
+			fmt.Sprintf("the limit is %s bytes", consult.Thousands(MaxPatternLength)))
 	case !doublestar.ValidatePattern(p):
-		return badPattern("%s %q is not a valid glob: check that every [ and { is closed and that it does not end in a lone \\", name, p)
+		return badPattern(name, fmt.Sprintf("%q", p), "is not a valid glob", `check that every [ and { is closed and that it does not end in a lone \`)
 	case isAbsolute(p):
-		return badPattern("%s %q is absolute: patterns are relative to path; drop the leading %q", name, p, absPrefix(p))
+		return badPattern(name, fmt.Sprintf("%q", p), "is absolute", fmt.Sprintf("patterns are relative to path; drop the leading %q", absPrefix(p)))
 	case strings.HasPrefix(p, "~"):
-		return badPattern(`%s %q starts with "~": patterns are relative to path and "~" is not expanded`, name, p)
+		return badPattern(name, fmt.Sprintf("%q", p), `starts with "~"`, `patterns are relative to path and "~" is not expanded`)
 	}
 	alts, ok := expandBraces(p, maxAlternatives)
 	if !ok {
-		return badPattern("%s %q expands to more than %s brace alternatives: simplify it",
-			name, truncate(p, 80), consult.Thousands(maxAlternatives))
+		return badPattern(name, fmt.Sprintf("%q", truncate(p, 80)),
+			fmt.Sprintf("expands to more than %s brace alternatives", consult.Thousands(maxAlternatives)), "simplify it")
 	}
 	for _, a := range alts {
 		if isAbsolute(a) {
-			return badPattern("%s %q has an absolute alternative %q: patterns are relative to path", name, p, a)
+			return badPattern(name, fmt.Sprintf("%q", p), fmt.Sprintf("has an absolute alternative %q", a), "patterns are relative to path")
 		}
 		depth, dots := 0, false
 		for _, seg := range splitSegments(a) {
@@ -67,7 +69,7 @@ func checkPattern(name, p string) error {
 			case "..":
 				dots, depth = true, depth-1
 				if depth < 0 {
-					return badPattern(`%s %q leaves the directory: patterns are relative to path and may not use ".."`, name, p)
+					return badPattern(name, fmt.Sprintf("%q", p), "leaves the directory", `patterns are relative to path and may not use ".."`)
 				}
 			case "", ".", "**": // "**" may match no directory at all
 			default:
@@ -75,7 +77,7 @@ func checkPattern(name, p string) error {
 			}
 		}
 		if dots {
-			return badPattern(`%s %q uses "..": patterns are relative to path and may not use ".."; write the path without it`, name, p)
+			return badPattern(name, fmt.Sprintf("%q", p), `uses ".."`, `patterns are relative to path and may not use ".."; write the path without it`)
 		}
 	}
 	return nil

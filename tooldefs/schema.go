@@ -10,27 +10,40 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/consultmcp/consult/consultation"
 )
 
-// The tools' input and output schemas are derived from Go types, so that the declaration a
-// client reads and the values the server decodes or returns cannot drift apart. A field
-// declares a property through its tags:
+// The tools' input and output schemas are derived from Go types, and a call's arguments are
+// decoded by the same derivation (Decode), so that the declaration a client reads and the
+// values the server decodes or returns cannot drift apart. A field declares a property
+// through its tags:
 //
-//	json:"name[,omitempty]"  the property's name; a field without one, or with "-", is not declared
+//	json:"name[,omitempty]"  the property's name; a field without one, or with "-", is not
+//	                         declared; an argument without omitempty is required
 //	desc:"..."               the property's description (none when absent: tokens cost)
+//	want:"..."               what a required argument holds, for the refusals that ask for it
 //	enum:"a,b|c"             the values allowed; those after "|" only in a listing
-//	schema:"required"        the argument must be given
 //	schema:"list"            declared only by consultation_result, whose answer may be a listing
 //	schema:"undeclared"      returned but not declared (the declaration has a token budget)
 //
-// Numbers' bounds and defaults are not tags: they are the limits the arguments are checked
-// against and the server's configuration, set by the tool that declares them (see seconds).
+// Numbers' bounds and defaults are not tags: they are the rules the arguments are checked by,
+// with the server's configuration, given to the tool that declares them and to Decode. A
+// time.Duration is a number of seconds: its description is followed by its rule's bounds,
+// which it declares with the rule's default.
 
-// property is one derived property: its name, its schema and whether it is required.
+// durationType is the type of arguments given in seconds.
+var durationType = reflect.TypeFor[time.Duration]()
+
+// property is one derived property: its name, its schema, whether it is required, and for
+// decoding its field (index, type) and what it holds (want).
 type property struct {
 	name     string
 	schema   map[string]any
 	required bool
+	index    int
+	typ      reflect.Type
+	want     string
 }
 
 // derive returns the properties T declares, in field order. listing includes the fields
@@ -40,7 +53,7 @@ func derive[T any](listing bool) []property {
 	var props []property
 	for i := range t.NumField() {
 		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if name == "" || name == "-" || !f.IsExported() {
 			continue
 		}
@@ -68,15 +81,19 @@ func derive[T any](listing bool) []property {
 			}
 			s["items"] = items
 		}
-		props = append(props, property{name: name, schema: s, required: slices.Contains(flags, "required")})
+		props = append(props, property{name: name, schema: s, required: !slices.Contains(strings.Split(opts, ","), "omitempty"),
+			index: i, typ: f.Type, want: f.Tag.Get("want")})
 	}
 	return props
 }
 
 // jsonType is the JSON schema type of Go values of type t, as encoding/json writes them.
 func jsonType(t reflect.Type) string {
-	if t == reflect.TypeFor[time.Time]() {
+	switch t {
+	case reflect.TypeFor[time.Time]():
 		return "string"
+	case durationType:
+		return "number"
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
@@ -98,14 +115,16 @@ func jsonType(t reflect.Type) string {
 	panic(fmt.Sprintf("tooldefs: no JSON schema type for %s", t))
 }
 
-// input is the input schema of a tool whose arguments are T; adjust may complete a
-// property's schema (bounds, defaults, descriptions built from limits).
-func input[T any](adjust func(name string, schema map[string]any)) mcp.ToolOption {
+// input is the input schema of a tool whose arguments are T; seconds are the rules of its
+// arguments given in seconds.
+func input[T any](seconds ...consultation.SecondsRule) mcp.ToolOption {
 	return func(tool *mcp.Tool) {
 		s := mcp.ToolInputSchema{Type: "object", Properties: map[string]any{}}
 		for _, p := range derive[T](false) {
-			if adjust != nil {
-				adjust(p.name, p.schema)
+			if p.typ == durationType {
+				r := ruleOf(seconds, p.name, func(r consultation.SecondsRule) string { return r.Arg })
+				p.schema["description"] = fmt.Sprintf("%s, %g-%g.", p.schema["description"], r.Min.Seconds(), r.Max.Seconds())
+				p.schema["minimum"], p.schema["maximum"], p.schema["default"] = r.Min.Seconds(), r.Max.Seconds(), r.Default.Seconds()
 			}
 			s.Properties[p.name] = p.schema
 			if p.required {
@@ -153,4 +172,14 @@ func order(s map[string]any) *ordered {
 		o.Items = order(items)
 	}
 	return o
+}
+
+// ruleOf is the rule among rules for the argument name (its name given by arg); a number
+// argument without one is a mistake in its tool's definition.
+func ruleOf[R any](rules []R, name string, arg func(R) string) R {
+	i := slices.IndexFunc(rules, func(r R) bool { return arg(r) == name })
+	if i < 0 {
+		panic("tooldefs: no rule for the number argument " + name)
+	}
+	return rules[i]
 }

@@ -11,6 +11,7 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/internal/background"
 )
 
 // Tool names.
@@ -71,51 +72,12 @@ func (s Server) TimeoutRule() string {
 	return fmt.Sprintf(timeoutRule, s.defaultTimeout().Seconds())
 }
 
-// ConsultationArgs are the consultation tool's arguments as a client sends them; the
-// tool's input schema is derived from this type (see schema.go).
-type ConsultationArgs struct {
-	Path       string  `json:"path" schema:"required" desc:"Absolute directory to gather files from."`
-	Pattern    string  `json:"pattern" schema:"required" desc:"Glob relative to path, e.g. \"**/*.py\" or \"src/**/*.{ts,tsx}\"."`
-	Query      string  `json:"query" schema:"required" desc:"The question, self-contained."`
-	Model      string  `json:"model,omitempty" desc:"Model id as the provider names it; server default if omitted. Suffix \"|thinking\" or \"|thinking=N\" turns on reasoning (N: token budget)."`
-	Exclude    string  `json:"exclude_pattern,omitempty" desc:"Glob of files to leave out, e.g. \"{**/*_test.go,docs/**}\"."`
-	Timeout    float64 `json:"timeout,omitempty"` // described from its limits and the server's default
-	OutputFile string  `json:"output_file,omitempty" desc:"Absolute path of a new file for the answer; the result then holds its path and the footer."`
-	DryRun     bool    `json:"dry_run,omitempty" desc:"Gather and count only; no model call."`
-	OnTimeout  string  `json:"on_timeout,omitempty" enum:"fail,continue" desc:"\"fail\" (default): stop at timeout. \"continue\": return an id at timeout and finish in the background."`
-	MaxCost    float64 `json:"max_cost_usd,omitempty" desc:"Cost cap, USD."`
-	FollowUpOf string  `json:"follow_up_of,omitempty" desc:"An earlier answer's id: ask about the same files, with that thread as context."`
-}
-
-// ResultArgs are consultation_result's arguments.
-type ResultArgs struct {
-	ID     string  `json:"id,omitempty" desc:"The id from the \"still running\" result."`
-	Wait   float64 `json:"wait,omitempty"` // described from its limits
-	Offset int     `json:"offset,omitempty" desc:"With id: where the next page of a long answer starts (from next)."`
-}
-
-// CancelArgs are consultation_cancel's arguments.
-type CancelArgs struct {
-	ID string `json:"id" schema:"required" desc:"The id from the \"still running\" result."`
-}
-
-// seconds describes a number of seconds bounded by lo and hi, with default def.
-func seconds(what string, lo, hi, def time.Duration) func(string, map[string]any) {
-	return func(_ string, p map[string]any) {
-		if _, described := p["description"]; p["type"] != "number" || described {
-			return // not a number of seconds: max_cost_usd carries its own description
-		}
-		p["description"] = fmt.Sprintf("Seconds %s, %g-%g.", what, lo.Seconds(), hi.Seconds())
-		p["minimum"], p["maximum"], p["default"] = lo.Seconds(), hi.Seconds(), def.Seconds()
-	}
-}
-
 // Consultation returns the declaration of the consultation tool served by srv.
 func Consultation(srv Server) mcp.Tool {
 	return mcp.NewTool(ConsultationName,
 		mcp.WithTitleAnnotation("Consult a large-context model about a codebase"),
 		mcp.WithDescription(fmt.Sprintf(consultationDescription, srv.describe(), srv.TimeoutRule())),
-		input[ConsultationArgs](seconds("for the whole call", consult.MinTimeout, consult.MaxTimeout, srv.defaultTimeout())),
+		input[consultation.Request](consultation.TimeoutRule(srv.defaultTimeout())),
 		output[consultation.Summary](false),
 		mcp.WithReadOnlyHintAnnotation(false),
 		mcp.WithDestructiveHintAnnotation(false),
@@ -131,7 +93,7 @@ func Result() mcp.Tool {
 	return mcp.NewTool(ResultName,
 		mcp.WithTitleAnnotation("Collect a background consultation"),
 		mcp.WithDescription(resultDescription),
-		input[ResultArgs](seconds("to wait for the answer", consult.MinWait, consult.MaxWait, consult.DefaultWait)),
+		input[background.ResultArgs](background.WaitRule()),
 		output[consultation.Summary](true),
 		mcp.WithReadOnlyHintAnnotation(true),
 		mcp.WithDestructiveHintAnnotation(false),
@@ -145,7 +107,7 @@ func Cancel() mcp.Tool {
 	return mcp.NewTool(CancelName,
 		mcp.WithTitleAnnotation("Stop a background consultation"),
 		mcp.WithDescription(`Stop a consultation that is "still running" (no further cost). What it received so far is kept as its result.`),
-		input[CancelArgs](nil),
+		input[background.CancelArgs](),
 		mcp.WithReadOnlyHintAnnotation(false),
 		mcp.WithDestructiveHintAnnotation(true),
 		mcp.WithIdempotentHintAnnotation(true),

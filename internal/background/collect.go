@@ -19,6 +19,26 @@ const (
 	ArgWait = "wait"
 )
 
+// ResultArgs are consultation_result's arguments: its input schema and the decoding of a
+// call (tooldefs), as consultation.Request is the consultation tool's.
+type ResultArgs struct {
+	// ID is the consultation to collect; "" lists them.
+	ID string `json:"id,omitempty" desc:"The id from the \"still running\" result."`
+	// Wait is how long to wait for the answer (WaitRule); 0 is the default.
+	Wait time.Duration `json:"wait,omitempty" desc:"Seconds to wait for the answer"`
+	// Offset is where the page of a long answer to return starts; nil when not asked for.
+	Offset *int `json:"offset,omitempty" desc:"With id: where the next page of a long answer starts (from next)."`
+}
+
+// ResultArgRules are the rules of ResultArgs' number arguments, for decoding a call.
+var ResultArgRules = []consultation.NumberRule{WaitRule().Number(), offsetRule}
+
+// CancelArgs are consultation_cancel's arguments.
+type CancelArgs struct {
+	// ID is the consultation to stop.
+	ID string `json:"id" desc:"The id from the \"still running\" result." want:"the id a consultation returned with \"still running\""`
+}
+
 // WaitRule is the rule for consultation_result's wait.
 func WaitRule() consultation.SecondsRule {
 	return consultation.SecondsRule{Arg: ArgWait, Min: consult.MinWait, Max: consult.MaxWait, Default: consult.DefaultWait}
@@ -30,7 +50,7 @@ const listMax = 20
 // checkID refuses an id that is not of the form consultations get.
 func checkID(id string) error {
 	if _, err := results.ParseID(id); err != nil {
-		return consultation.NewArgError(ArgID, `id %s is not a consultation id: ids look like %q and come from a consultation that returned "still running"; call consultation_result without id to list them`, consultation.Shown(id), results.IDExample)
+		return &consult.ArgError{Arg: ArgID, Value: consultation.Shown(id), Rule: "is not a consultation id", Fix: fmt.Sprintf(`ids look like %q and come from a consultation that returned "still running"; call consultation_result without id to list them`, results.IDExample)}
 	}
 	return nil
 }
@@ -229,7 +249,7 @@ func shortQuery(q string) string {
 // that the result is ready.
 func (e *Engine) Cancel(ctx context.Context, id string) consultation.Result {
 	if strings.TrimSpace(id) == "" {
-		return consultation.FailureOf(consultation.NewArgError(ArgID, "argument %q is empty: give %s", ArgID, consultation.Wanted(ArgID)))
+		return consultation.FailureOf(consultation.Empty[CancelArgs](ArgID))
 	}
 	if err := checkID(id); err != nil {
 		return consultation.FailureOf(err)

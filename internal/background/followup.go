@@ -40,7 +40,7 @@ func (e *Engine) prepare(owner string, in consultation.Request) (consultation.Re
 		return in, nil, nil
 	}
 	if err := checkID(in.FollowUpOf); err != nil {
-		res := consultation.FailureOf(consultation.NewArgError(ArgFollowUpOf, "follow_up_of %s is not a consultation id: give the id of an earlier answer (its structured result's id)", consultation.Shown(in.FollowUpOf)))
+		res := consultation.FailureOf(&consult.ArgError{Arg: ArgFollowUpOf, Value: consultation.Shown(in.FollowUpOf), Rule: "is not a consultation id", Fix: "give the id of an earlier answer (its structured result's id)"})
 		return in, nil, &res
 	}
 	rec, failed := e.load(in.FollowUpOf, owner)
@@ -48,7 +48,9 @@ func (e *Engine) prepare(owner string, in consultation.Request) (consultation.Re
 	case failed != nil:
 		return in, nil, failed
 	case rec.Status != results.Done || rec.IsError || rec.Answer == "":
-		res := consultation.FailureOf(consultation.NewArgError(ArgFollowUpOf, "consultation %s has no answer to follow up (it is still running, failed or was cancelled): collect it with consultation_result, or ask a new question", in.FollowUpOf))
+		res := consultation.FailureOf(&consult.ArgError{Arg: ArgFollowUpOf, Value: consultation.Shown(in.FollowUpOf),
+			Rule: "has no answer to follow up (it is still running, failed or was cancelled)",
+			Fix:  "collect it with consultation_result, or ask a new question"})
 		return in, nil, &res
 	}
 	for _, m := range []struct{ arg, given, earlier string }{
@@ -57,7 +59,9 @@ func (e *Engine) prepare(owner string, in consultation.Request) (consultation.Re
 		{consultation.ArgExclude, in.Exclude, rec.Exclude},
 	} {
 		if m.given != m.earlier {
-			res := consultation.FailureOf(consultation.NewArgError(m.arg, "a follow-up asks about the same files: %s must be %s as in consultation %s (got %s); for other files ask a new question without follow_up_of", m.arg, consultation.Shown(m.earlier), in.FollowUpOf, consultation.Shown(m.given)))
+			res := consultation.FailureOf(&consult.ArgError{Arg: m.arg, Value: consultation.Shown(m.given),
+				Rule: fmt.Sprintf("is not %s, consultation %s's", consultation.Shown(m.earlier), in.FollowUpOf),
+				Fix:  "a follow-up asks about the same files; for other files ask a new question without follow_up_of"})
 			return in, nil, &res
 		}
 	}

@@ -2,16 +2,24 @@ package background
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/consultation"
 	"github.com/consultmcp/consult/internal/results"
 )
 
 // ArgOffset is consultation_result's argument for the page of a long answer to return.
 const ArgOffset = "offset"
+
+// offsetRule is what offset may be: where a page starts, as the previous page said.
+var offsetRule = consultation.NumberRule{Arg: ArgOffset,
+	Must: "a whole number of bytes, 0 or more, as next.arguments.offset of the previous page gave it",
+	OK:   func(v float64) bool { return v >= 0 && v <= 1<<40 && v == math.Trunc(v) }}
 
 // Long answers are returned in pages: clients cut a long tool result (Claude Code moves one
 // over about 46 KB of JSON into a file and shows its model a 2 KB preview; Codex keeps about
@@ -63,6 +71,9 @@ func (e *Engine) Paged(ctx context.Context, res consultation.Result, size int) c
 // read as a stream (results.Store.LoadPart): a page read holds the page and the record's
 // small fields, never the whole answer.
 func (e *Engine) Page(ctx context.Context, id string, offset, size int) consultation.Result {
+	if id == "" {
+		return consultation.FailureOf(&consult.ArgError{Arg: ArgOffset, Rule: "needs id", Fix: "it names where the next page of that consultation's answer starts"})
+	}
 	if err := checkID(id); err != nil {
 		return consultation.FailureOf(err)
 	}
@@ -77,7 +88,7 @@ func (e *Engine) Page(ctx context.Context, id string, offset, size int) consulta
 		return e.running(rec, "its answer is not complete yet, so it has no pages")
 	}
 	if offset < 0 || offset > part.Total || (offset < part.Total && !utf8.RuneStart(part.Text[0])) {
-		return consultation.FailureOf(consultation.NewArgError(ArgOffset, "offset %d is not where a page of consultation %s starts: its answer has %d bytes; use next.arguments.offset of the previous page, or 0 for the first", offset, id, part.Total))
+		return consultation.FailureOf(&consult.ArgError{Arg: ArgOffset, Value: fmt.Sprint(offset), Rule: fmt.Sprintf("is not where a page of consultation %s starts: its answer has %d bytes; use next.arguments.offset of the previous page, or 0 for the first", id, part.Total)})
 	}
 	res := page(e.fromRecord(rec), part.Text, offset, part.Total, size)
 	if res.Summary.Next == nil {

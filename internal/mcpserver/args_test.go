@@ -6,7 +6,6 @@ import (
 	"math"
 	"reflect"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -15,63 +14,61 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/consultation"
+	"github.com/consultmcp/consult/internal/background"
 	"github.com/consultmcp/consult/tooldefs"
 )
+
+// The decodings of each tool's arguments as the handlers make them; timeout is the rule the
+// consultation's timeout is checked against (the server's default in it).
+func consultationRequest(raw map[string]any, timeout consultation.SecondsRule) (consultation.Request, error) {
+	return tooldefs.Decode[consultation.Request](tooldefs.ConsultationName, raw, timeout.Number(), consultation.MaxCost)
+}
+
+func resultRequest(raw map[string]any) (background.ResultArgs, error) {
+	return tooldefs.Decode[background.ResultArgs](tooldefs.ResultName, raw, background.ResultArgRules...)
+}
+
+func cancelRequest(raw map[string]any) (background.CancelArgs, error) {
+	return tooldefs.Decode[background.CancelArgs](tooldefs.CancelName, raw)
+}
 
 // toolArgs is, for each tool, a valid argument map with every argument given, and the
 // decoding of it into the value the use case takes.
 func toolArgs(dir string) []struct {
 	tool   mcp.Tool
-	names  []string
 	full   map[string]any
 	decode func(map[string]any) (any, error)
 } {
 	return []struct {
 		tool   mcp.Tool
-		names  []string
 		full   map[string]any
 		decode func(map[string]any) (any, error)
 	}{
-		{tooldefs.Consultation(tooldefs.Server{}), consultationArgs, map[string]any{
+		{tooldefs.Consultation(tooldefs.Server{}), map[string]any{
 			"path": dir, "pattern": "**/*.go", "query": "q", "model": "o3|thinking", "exclude_pattern": "vendor/**",
 			"timeout": 30.0, "output_file": dir + "/a.md", "dry_run": true, "on_timeout": "continue", "max_cost_usd": 0.5, "follow_up_of": "20260101-000000-aaaaaaaaaaaaaaaaaaaaaaaaaa",
 		}, func(raw map[string]any) (any, error) {
 			return consultationRequest(raw, consultation.SecondsRule{Arg: "timeout", Min: time.Second, Max: 600 * time.Second, Default: 22 * time.Second})
 		}},
-		{tooldefs.Result(), resultArgs, map[string]any{"id": "20260101-000000-aaaaaaaaaaaaaaaaaaaaaaaaaa", "wait": 5.0, "offset": 3.0},
-			func(raw map[string]any) (any, error) {
-				id, wait, offset, err := resultRequest(raw)
-				return struct {
-					ID     string
-					Wait   time.Duration
-					Offset int
-				}{id, wait, offset}, err
-			}},
-		{tooldefs.Cancel(), cancelArgs, map[string]any{"id": "20260101-000000-aaaaaaaaaaaaaaaaaaaaaaaaaa"},
-			func(raw map[string]any) (any, error) {
-				id, err := cancelRequest(raw)
-				return struct{ ID string }{id}, err
-			}},
+		{tooldefs.Result(), map[string]any{"id": "20260101-000000-aaaaaaaaaaaaaaaaaaaaaaaaaa", "wait": 5.0, "offset": 3.0},
+			func(raw map[string]any) (any, error) { return resultRequest(raw) }},
+		{tooldefs.Cancel(), map[string]any{"id": "20260101-000000-aaaaaaaaaaaaaaaaaaaaaaaaaa"},
+			func(raw map[string]any) (any, error) { return cancelRequest(raw) }},
 	}
 }
 
+// declared are the names of the arguments tool declares, sorted.
+func declared(tool mcp.Tool) []string { return slices.Sorted(maps.Keys(tool.InputSchema.Properties)) }
+
 // TestDecodedNamesAreTheSchemas holds the decoding of each tool's arguments to the schema
-// the tool declares: the names it takes are exactly the schema's properties, each one is
-// read (a wrong type given to it is refused under its name) and carried into the request.
+// the tool declares: each declared argument is read (a wrong type given to it is refused
+// under its name) and carried into the request, and a name it does not declare is refused.
 func TestDecodedNamesAreTheSchemas(t *testing.T) {
 	t.Parallel()
 	for _, tc := range toolArgs(t.TempDir()) {
 		t.Run(tc.tool.Name, func(t *testing.T) {
 			t.Parallel()
-			var declared []string
-			for name := range tc.tool.InputSchema.Properties {
-				declared = append(declared, name)
-			}
-			sort.Strings(declared)
-			got := slices.Sorted(slices.Values(tc.names))
-			if !slices.Equal(got, declared) {
-				t.Fatalf("decoded names %q, declared %q", got, declared)
-			}
+			declared := declared(tc.tool)
 			if got, want := slices.Sorted(maps.Keys(tc.full)), declared; !slices.Equal(got, want) {
 				t.Fatalf("test map gives %q, want every declared argument %q", got, want)
 			}
@@ -85,14 +82,19 @@ func TestDecodedNamesAreTheSchemas(t *testing.T) {
 					t.Errorf("%s is not carried into the request (%+v)", rv.Type().Field(i).Name, v)
 				}
 			}
-			for _, name := range tc.names {
+			for _, name := range declared {
 				bad := maps.Clone(tc.full)
 				bad[name] = []any{"x"}
 				_, err := tc.decode(bad)
-				var ae *consultation.ArgError
-				if !errors.As(err, &ae) || ae.Arg != name || !strings.Contains(ae.Msg, "a list") {
+				var ae *consult.ArgError
+				if !errors.As(err, &ae) || ae.Arg != name || !strings.Contains(ae.Error(), "a list") {
 					t.Errorf("%s given a list: error %v, want one naming it", name, err)
 				}
+			}
+			bad := maps.Clone(tc.full)
+			bad["undeclared"] = true
+			if _, err := tc.decode(bad); err == nil || !strings.Contains(err.Error(), `unknown argument "undeclared"`) {
+				t.Errorf("an undeclared argument: error %v, want it refused", err)
 			}
 		})
 	}
@@ -114,7 +116,7 @@ func TestDecodeRefuses(t *testing.T) {
 		return m
 	}
 	consultationCall := func(raw map[string]any) error { _, err := consultationRequest(raw, rule); return err }
-	resultCall := func(raw map[string]any) error { _, _, _, err := resultRequest(raw); return err }
+	resultCall := func(raw map[string]any) error { _, err := resultRequest(raw); return err }
 	cancelCall := func(raw map[string]any) error { _, err := cancelRequest(raw); return err }
 	for _, tc := range []struct {
 		name string
@@ -151,14 +153,14 @@ func TestDecodeRefuses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			err := tc.call(tc.raw)
-			var ae *consultation.ArgError
-			if !errors.As(err, &ae) || !errors.Is(err, consultation.ErrInvalidArgument) {
+			var ae *consult.ArgError
+			if !errors.As(err, &ae) || !errors.Is(err, consult.ErrInvalidArgument) {
 				t.Fatalf("error = %v, want an *ArgError", err)
 			}
 			if got, want := ae.Arg, tc.arg; got != want {
 				t.Errorf("names %q, want %q", got, want)
 			}
-			if got, want := ae.Msg, tc.want; !strings.HasPrefix(got, want) && !strings.HasSuffix(got, want) {
+			if got, want := ae.Error(), tc.want; !strings.HasPrefix(got, want) && !strings.HasSuffix(got, want) {
 				t.Errorf("message %q, want %q", got, want)
 			}
 		})
@@ -210,6 +212,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add("", "", 0.0, uint8(0xff), "path")
 	f.Add("/p", "\xff", 5e-324, uint8(0x55), "x")
 	rule := consultation.SecondsRule{Arg: "timeout", Min: consult.MinTimeout, Max: consult.MaxTimeout, Default: 22 * time.Second}
+	consultationArgs := declared(tooldefs.Consultation(tooldefs.Server{}))
 	f.Fuzz(func(t *testing.T, s, query string, sec float64, kinds uint8, extra string) {
 		pick := func(bits uint8, own any) any {
 			switch bits & 3 {
@@ -232,18 +235,18 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 		raw["pattern"] = "*"
-		unknown := extra != "" && !slices.Contains(consultationArgs, extra) && !slices.Contains(Injected, extra)
+		unknown := extra != "" && !slices.Contains(consultationArgs, extra) && !slices.Contains(tooldefs.Injected, extra)
 		if extra != "" {
 			raw[extra] = s
 		}
 		req, err := consultationRequest(raw, rule)
 		if err != nil {
-			var ae *consultation.ArgError
-			if !errors.As(err, &ae) || strings.TrimSpace(ae.Msg) == "" {
+			var ae *consult.ArgError
+			if !errors.As(err, &ae) || strings.TrimSpace(ae.Error()) == "" {
 				t.Fatalf("refusal %T %v is not an *ArgError with a message", err, err)
 			}
 			if unknown && ae.Arg != extra || !unknown && !slices.Contains(consultationArgs, ae.Arg) {
-				t.Fatalf("refusal names %q (unknown sent: %q): %s", ae.Arg, extra, ae.Msg)
+				t.Fatalf("refusal names %q (unknown sent: %q): %s", ae.Arg, extra, ae)
 			}
 			return
 		}
@@ -273,7 +276,7 @@ func TestInjectedArgumentsAccepted(t *testing.T) {
 		if err != nil || req.Path != dir {
 			t.Errorf("consultation with wait_for_previous %v: %v", v, err)
 		}
-		if _, _, _, err := resultRequest(map[string]any{"wait_for_previous": v}); err != nil {
+		if _, err := resultRequest(map[string]any{"wait_for_previous": v}); err != nil {
 			t.Errorf("consultation_result with wait_for_previous %v: %v", v, err)
 		}
 		if _, err := cancelRequest(map[string]any{"id": "x", "wait_for_previous": v}); err != nil {

@@ -550,6 +550,7 @@ func TestHostileCollectAndCancel(t *testing.T) {
 		{"consultation_result", "wait/boolean", map[string]any{"id": fresh, "wait": true}, []string{"wait", "boolean true"}},
 		{"consultation_result", "unknown argument", map[string]any{"id": fresh, "path": "/"}, []string{`unknown argument "path"`}},
 		{"consultation_result", "arguments not an object", []any{fresh}, []string{"arguments must be a JSON object"}},
+		{"consultation_result", "offset without id", map[string]any{"offset": 0}, []string{"offset needs id"}},
 		{"consultation_cancel", "id/missing", map[string]any{}, []string{`missing required argument "id"`}},
 		{"consultation_cancel", "id/empty", map[string]any{"id": ""}, []string{`"id"`, "empty"}},
 		{"consultation_cancel", "id/traversal", map[string]any{"id": "../results"}, []string{"is not a consultation id"}},

@@ -145,7 +145,7 @@ func (l *levelChoices) chosen(ctx context.Context) bool {
 
 // consultCall is the consultation tool on its decoded arguments.
 func (h *handler) consultCall(ctx context.Context, args map[string]any, rep consultation.Reporter) consultation.Result {
-	in, err := consultationRequest(args, h.svc.TimeoutRule())
+	in, err := tooldefs.Decode[consultation.Request](tooldefs.ConsultationName, args, h.svc.ArgRules()...)
 	if err != nil {
 		return h.refuse(err)
 	}
@@ -181,27 +181,27 @@ func (h *handler) paged(ctx context.Context, res consultation.Result) consultati
 
 // resultCall is consultation_result on its decoded arguments.
 func (h *handler) resultCall(ctx context.Context, args map[string]any, rep consultation.Reporter) consultation.Result {
-	id, wait, offset, err := resultRequest(args)
+	in, err := tooldefs.Decode[background.ResultArgs](tooldefs.ResultName, args, background.ResultArgRules...)
 	if err != nil {
 		return h.refuse(err)
 	}
-	if offset >= 0 {
+	if in.Offset != nil {
 		size := h.page
 		if size <= 0 { // this server does not page its answers; a page asked for is of the default size
 			size = background.DefaultPageBytes
 		}
-		return h.bg.Page(ctx, id, offset, size)
+		return h.bg.Page(ctx, in.ID, *in.Offset, size)
 	}
-	return h.paged(ctx, h.bg.Collect(ctx, id, wait, rep))
+	return h.paged(ctx, h.bg.Collect(ctx, in.ID, in.Wait, rep))
 }
 
 // cancelCall is consultation_cancel on its decoded argument.
 func (h *handler) cancelCall(ctx context.Context, args map[string]any, _ consultation.Reporter) consultation.Result {
-	id, err := cancelRequest(args)
+	in, err := tooldefs.Decode[background.CancelArgs](tooldefs.CancelName, args)
 	if err != nil {
 		return h.refuse(err)
 	}
-	return h.bg.Cancel(ctx, id)
+	return h.bg.Cancel(ctx, in.ID)
 }
 
 // refuse is the result of a call whose arguments could not be decoded.

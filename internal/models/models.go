@@ -21,8 +21,17 @@ const (
 	MaxThinkingBudget consult.Tokens = 128_000
 )
 
-// ErrBadModel is wrapped by every error ParseSpec returns.
+// ErrBadModel is wrapped by every error ParseSpec returns, with a *consult.ArgError.
 var ErrBadModel = errors.New("bad model")
+
+// badModel is the refusal of the model argument raw ("" when not shown) by rule.
+func badModel(raw, rule string) error {
+	value := ""
+	if raw != "" {
+		value = fmt.Sprintf("%q", raw)
+	}
+	return fmt.Errorf("%w: %w", ErrBadModel, &consult.ArgError{Arg: "model", Value: value, Rule: rule})
+}
 
 // Spec is a parsed model argument: `id`, `id|thinking` or `id|thinking=N`.
 type Spec struct {
@@ -41,16 +50,16 @@ func ParseSpec(raw string) (Spec, error) {
 		return Spec{}, nil
 	}
 	if len(raw) > MaxModelLength {
-		return Spec{}, fmt.Errorf("%w: model is %d characters long; model ids are at most %d", ErrBadModel, len(raw), MaxModelLength)
+		return Spec{}, badModel("", fmt.Sprintf("is %d characters long; model ids are at most %d", len(raw), MaxModelLength))
 	}
 	id, suffix, hasSuffix := strings.Cut(raw, "|")
 	id = strings.TrimSpace(id)
 	if id == "" {
-		return Spec{}, fmt.Errorf("%w: model %q has no id before %q; use e.g. \"google/gemini-2.5-pro|thinking\"", ErrBadModel, raw, "|")
+		return Spec{}, badModel(raw, `has no id before "|"; use e.g. "google/gemini-2.5-pro|thinking"`)
 	}
 	for _, r := range id {
 		if unicode.IsSpace(r) || unicode.IsControl(r) || r == '|' {
-			return Spec{}, fmt.Errorf("%w: model %q contains %q; model ids have no spaces or control characters", ErrBadModel, raw, r)
+			return Spec{}, badModel(raw, fmt.Sprintf("contains %q; model ids have no spaces or control characters", r))
 		}
 	}
 	spec := Spec{ID: id}
@@ -59,7 +68,7 @@ func ParseSpec(raw string) (Spec, error) {
 	}
 	name, value, hasValue := strings.Cut(suffix, "=")
 	if name != "thinking" {
-		return Spec{}, fmt.Errorf("%w: model %q has suffix %q; the only suffix is \"|thinking\" or \"|thinking=N\" (N = reasoning budget in tokens)", ErrBadModel, raw, "|"+suffix)
+		return Spec{}, badModel(raw, fmt.Sprintf(`has suffix %q; the only suffix is "|thinking" or "|thinking=N" (N = reasoning budget in tokens)`, "|"+suffix))
 	}
 	spec.Thinking = true
 	if !hasValue {
@@ -67,7 +76,7 @@ func ParseSpec(raw string) (Spec, error) {
 	}
 	n, err := strconv.ParseInt(value, 10, 64)
 	if err != nil || n < 1 || consult.Tokens(n) > MaxThinkingBudget {
-		return Spec{}, fmt.Errorf("%w: model %q: the thinking budget must be a whole number of tokens from 1 to %d; got %q", ErrBadModel, raw, MaxThinkingBudget, value)
+		return Spec{}, badModel(raw, fmt.Sprintf(": the thinking budget must be a whole number of tokens from 1 to %d; got %q", MaxThinkingBudget, value))
 	}
 	spec.Budget = consult.Tokens(n)
 	return spec, nil
