@@ -130,6 +130,8 @@ func newCatalog(cfg config, store *results.Store, logger *slog.Logger) (*catalog
 		cc.APIKey = cfg.APIKey
 	case cfg.BaseURL == "":
 		cc.ListURL = catalog.DefaultListURL
+	default:
+		cc.Unlisted = "its calls go to --base-url " + cfg.BaseURL + ", whose models no list consult reads names (give --models-url or a prices file to price them)"
 	}
 	if store != nil {
 		cc.Cache = store

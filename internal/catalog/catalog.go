@@ -100,6 +100,10 @@ type Config struct {
 	// Offline uses the list of ListURL cached on disk, but never fetches it (a dry run
 	// from the command line, which uses no network).
 	Offline bool
+	// Unlisted, when set, says why no source can tell which models exist (calls go to an
+	// endpoint of the user's, --base-url: a proxy or a local model server, whose models no
+	// list names): a model the sources do not know is then not refused, only unknown.
+	Unlisted string
 	// APIKey, when set, is sent with the fetch (a proxy in front of OpenRouter may need
 	// it); never set it to another provider's key.
 	APIKey string
@@ -438,6 +442,9 @@ func (c *Catalog) resolve(model string, l *modelList) (Model, error) {
 				break
 			}
 		}
+	}
+	if !found && c.cfg.Unlisted != "" {
+		return Model{ID: model, Unchecked: c.cfg.Unlisted}, nil
 	}
 	if !found && l == nil && c.cfg.ListURL != "" {
 		// The list that would say whether the model exists could not be had: the table

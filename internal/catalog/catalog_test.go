@@ -340,3 +340,18 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 	}
 }
+
+// TestUnlistedEndpointRefusesNothing: calls to an endpoint of the user's (--base-url: a
+// proxy, a local model server) are not refused for a model no source knows; the model is
+// unknown, with the reason, and a model the table knows keeps its figures.
+func TestUnlistedEndpointRefusesNothing(t *testing.T) {
+	t.Parallel()
+	c := New(Config{Provider: providers.NameOpenAI, Unlisted: "its calls go to a local server"})
+	m, err := c.Lookup(context.Background(), "llama3.3:70b")
+	if err != nil || m.Unchecked != "its calls go to a local server" || m.Price != nil {
+		t.Errorf("a local server's model: %+v, %v; want unknown, not refused", m, err)
+	}
+	if m, err := c.Lookup(context.Background(), "gpt-5.4-mini"); err != nil || m.Price == nil {
+		t.Errorf("a known model through the same endpoint: %+v, %v; want its figures", m, err)
+	}
+}
