@@ -274,3 +274,43 @@ func filesOf(pc ...string) []files.File {
 	}
 	return fs
 }
+
+// TestLongCache: with LongCache, an OpenAI request asks for extended retention
+// (prompt_cache_retention "24h", https://platform.openai.com/docs/guides/prompt-caching), an
+// OpenRouter request to an Anthropic model marks its files with "ttl": "1h"
+// (https://openrouter.ai/docs/features/prompt-caching), and the expected price counts that
+// cache's writes at twice the prompt price; without it, neither field is sent.
+func TestLongCache(t *testing.T) {
+	t.Parallel()
+	dir := sampleTree(t)
+	for _, long := range []bool{false, true} {
+		srv, svc := upstream(t, 1)
+		svc.LongCache = long
+		body := sentBodies(t, srv, svc, dir, "gpt-4.1", "What does main do?")[0]
+		if got := bytes.Contains(body, []byte(`"prompt_cache_retention":"24h"`)); got != long {
+			t.Errorf("OpenAI, LongCache %v: prompt_cache_retention 24h sent %v", long, got)
+		}
+		srv, svc = upstream(t, 0)
+		svc.LongCache = long
+		srv.SetModels(fake.Model{ID: "anthropic/claude-sonnet-4", Context: 200_000, MaxOutput: 64_000,
+			Pricing: map[string]string{"prompt": "0.000003", "completion": "0.000015", "input_cache_write": "0.00000375", "input_cache_read": "0.0000003"}})
+		// Before any request: a later dry run expects the cache the request wrote.
+		dry := reportOf(t, svc.Consult(context.Background(), Request{Path: dir, Pattern: "**/*.go", Query: "q", Model: "anthropic/claude-sonnet-4", DryRun: true}, nil))
+		body = sentBodies(t, srv, svc, dir, "anthropic/claude-sonnet-4", "What does main do?")[0]
+		if got := bytes.Contains(body, []byte(`"ttl":"1h"`)); got != long {
+			t.Errorf("OpenRouter to Claude, LongCache %v: ttl 1h sent %v", long, got)
+		}
+		write := 3.75
+		if long {
+			write = 6 // twice the $3 prompt price
+		}
+		e := dry.Cost
+		in := 3 + (write-3)*float64(dry.Tokens)/float64(dry.PromptTokens)
+		if want := float64(e.PromptTokens)*in/1e6 + float64(e.ExpectedAnswer)*15/1e6; !closeTo(*e.ExpectedUSD, want) {
+			t.Errorf("LongCache %v: expected %v, want %v (cache writes at $%v per million)", long, *e.ExpectedUSD, want, write)
+		}
+		if bound := float64(e.BoundTokens)*write/1e6 + float64(e.OutputLimit)*15/1e6; !closeTo(*e.MaxUSD, bound) {
+			t.Errorf("LongCache %v: bound %v, want %v", long, *e.MaxUSD, bound)
+		}
+	}
+}

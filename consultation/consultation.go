@@ -95,6 +95,10 @@ type Service struct {
 	// DailyBudgetUSD caps what the consultations of every server sharing Ledger spend per
 	// UTC day, in US dollars; 0 is no cap. It needs Ledger.
 	DailyBudgetUSD float64
+	// LongCache keeps the provider's prompt cache longer where it can be asked to
+	// (providers.Request.LongCache): OpenAI's 24 hours, an hour for Anthropic's models
+	// through OpenRouter, whose cache writes are priced accordingly.
+	LongCache bool
 	// Ledger records what each consultation cost, per UTC day; nil records nothing.
 	Ledger Ledger
 	// Catalog knows models' prices, windows, largest outputs and expiry dates; nil knows

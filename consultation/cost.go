@@ -193,6 +193,11 @@ func (c *call) leastOutput(n consult.Tokens) consult.Tokens {
 	return min(least, n)
 }
 
+// LongCacheWrite is the price of a prompt token written to Anthropic's one-hour cache, as a
+// multiple of its prompt price (https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching:
+// 1-hour cache writes are 2x the base input price, 5-minute ones 1.25x).
+const LongCacheWrite = 2.0
+
 // estimateCost prices rep's request for the call's model (what the catalog knows of it),
 // with its natural output limit, and records it on rep; a cap may lower the limit later
 // (capCost).
@@ -205,6 +210,9 @@ func (c *call) estimateCost(rep *Report) {
 	if c.model.Price != nil {
 		pr := *c.model.Price
 		var written consult.Tokens
+		if c.breakpoint && c.svc.LongCache {
+			pr.CacheWrite = max(pr.CacheWrite, LongCacheWrite*pr.Input) // the one-hour cache's write price
+		}
 		if c.cacheHitExpected(rep) {
 			est.CachedTokens = rep.Tokens
 		} else if c.breakpoint {

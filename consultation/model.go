@@ -210,7 +210,7 @@ func (c *call) request() (providers.Request, error) {
 	// which the provider's prompt cache can hold, and the key that names them.
 	prompt := files.NewPrompt(c.gathered.Files, c.req.Query)
 	preq.Text, preq.Question, preq.CacheKey = prompt.Prefix, prompt.Question(), c.fileSet
-	preq.CacheBreakpoint = c.breakpoint
+	preq.CacheBreakpoint, preq.LongCache = c.breakpoint, c.svc.LongCache
 	body, err := enc.Encode(preq)
 	preq.Text, preq.Question, preq.Body = nil, "", body
 	return preq, err

@@ -69,7 +69,11 @@ func messages(name string, req Request) []openai.ChatCompletionMessageParamUnion
 	// part of the message's content (https://openrouter.ai/docs/features/prompt-caching,
 	// "cache_control": {"type": "ephemeral"}); everything up to it is cached.
 	files := openai.ChatCompletionContentPartTextParam{Text: req.Prompt}
-	files.SetExtraFields(map[string]any{"cache_control": map[string]any{"type": "ephemeral"}})
+	mark := map[string]any{"type": "ephemeral"}
+	if req.LongCache {
+		mark["ttl"] = "1h" // Anthropic's one-hour cache, written at twice the prompt price
+	}
+	files.SetExtraFields(map[string]any{"cache_control": mark})
 	question := openai.ChatCompletionContentPartTextParam{Text: req.Question}
 	return append(msgs, openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{
 		{OfText: &files}, {OfText: &question},

@@ -51,6 +51,11 @@ func openAIParams(req Request) openai.ChatCompletionNewParams {
 		// prompt_cache_key and prefix are routed to the same cache.
 		params.PromptCacheKey = openai.String(req.CacheKey)
 	}
+	if req.LongCache {
+		// https://platform.openai.com/docs/guides/prompt-caching#prompt-cache-retention:
+		// extended retention keeps a cached prefix up to 24 hours, at the same prices.
+		params.PromptCacheRetention = openai.ChatCompletionNewParamsPromptCacheRetention24h
+	}
 	if req.Thinking.On && openAIReasons(req.Model) {
 		params.ReasoningEffort = effortFor(req.Thinking.Budget)
 	}

@@ -65,6 +65,11 @@ type Request struct {
 	// requests carry it as prompt_cache_key, which routes requests with the same prefix to
 	// the same cache. Empty sends none.
 	CacheKey string
+	// LongCache asks the provider to keep the prompt cache longer than its default: OpenAI's
+	// extended retention (prompt_cache_retention "24h"; the same prices), and an hour for
+	// Anthropic's models through OpenRouter (cache_control's "ttl": "1h"; writing costs twice
+	// the prompt price instead of 1.25 times). Gemini's implicit cache has no such setting.
+	LongCache bool
 	// Body, when set, is this request already encoded by the provider's [Encoder.Encode]:
 	// Stream sends exactly its bytes and reads no other field.
 	Body *Body

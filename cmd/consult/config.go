@@ -91,6 +91,7 @@ type config struct {
 	Prices    string `json:"prices,omitempty"`     // the user's prices file; "": none
 	ModelsURL string `json:"models_url,omitempty"` // where the model list is fetched; "": the provider's default, "off": none
 	ZDR       bool   `json:"zdr,omitempty"`        // send requests only to endpoints that keep no data (openrouter)
+	LongCache bool   `json:"long_cache,omitempty"` // keep the provider's prompt cache longer (OpenAI 24 h, Anthropic 1 h)
 
 	InWorker bool `json:"-"` // this process is a background worker, not a server
 }
@@ -313,6 +314,7 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 		{"prices", "a prices file (JSON) whose prices, windows and expiry dates win over every other source", &cfg.Prices},
 		{"models-url", "where the model list (prices, windows) is fetched; \"off\" for none", &cfg.ModelsURL},
 		{"zdr", "zero data retention: send requests only to endpoints that keep no data (openrouter)", boolValue{&cfg.ZDR}},
+		{"long-cache", "keep the prompt cache longer: OpenAI 24 h (same prices), Anthropic models on OpenRouter 1 h (cache writes at 2x the prompt price instead of 1.25x)", boolValue{&cfg.LongCache}},
 	})
 	if err != nil {
 		return cfg, err

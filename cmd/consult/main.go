@@ -131,6 +131,9 @@ const serverFlagsText = `Server flags (each also an environment variable CONSULT
   --zdr                   zero data retention (openrouter only): send every request only to
                           endpoints that keep no data (OpenRouter's zdr and data_collection
                           deny); a model without one is refused. CONSULT_ZDR=1 does the same
+  --long-cache            keep the prompt cache longer where the provider allows: OpenAI 24 h
+                          (same prices), Anthropic models on OpenRouter 1 h (cache writes at 2x
+                          the prompt price instead of 1.25x). CONSULT_LONG_CACHE=1 does the same
   --test                  send a one-line question, print answer, model and timing, and exit
 Durations take Go syntax (90s, 2m) or plain seconds (90).
 `

@@ -107,6 +107,7 @@ func newServer(cfg config, logger *slog.Logger) (*serving, error) {
 		logger.Warn("no API key: dry runs work, model calls will be refused", "provider", cfg.Provider, "set", spec.KeyEnv[0])
 		return srv, nil
 	}
+	svc.LongCache = cfg.LongCache
 	if svc.Model, err = spec.New(providers.Config{APIKey: cfg.APIKey, BaseURL: cfg.BaseURL, Logger: logger, ZDR: cfg.ZDR}); err != nil {
 		return nil, err
 	}
