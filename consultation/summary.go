@@ -61,9 +61,10 @@ type Summary struct {
 	Attempts       int     `json:"attempts,omitempty"`
 	// Report is the full size report (dry runs and size-related failures).
 	Report *Report `json:"report,omitempty"`
-	// Error says, for kind "error", what failed, for programs: class, whether a retry may
-	// help, and the provider's status, code and requested delay (Message says it in words).
-	Error *ErrorInfo `json:"error,omitempty" desc:"class, retryable"`
+	// Error says, for kind "error", what failed: its class, the failure in one line (Message
+	// goes on from there), whether a retry may help, and the provider's status, code and
+	// requested delay.
+	Error *ErrorInfo `json:"error,omitempty" desc:"class, message, retryable"`
 	// Withheld and Redacted list the files held back as possible secrets and the files
 	// sent with secrets replaced (answers; dry runs and failures have them in Report).
 	Withheld []files.Withheld `json:"withheld,omitempty" schema:"undeclared"`

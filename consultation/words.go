@@ -196,11 +196,12 @@ func Render(r Result, n Names) (string, *Summary) {
 	}
 	if f.Reason == ReasonSaid || sum.Kind != KindAnswer && sum.Kind != KindDryRun {
 		out.Message = structuredMessage(b.String(), &out, n)
-		if out.Error != nil && out.Error.Message != "" {
-			// message says it, in the words the text has: the structured result says each
-			// thing once.
+		if out.Error != nil {
+			// The failure in one line is error.message; message goes on from there (what
+			// caused it and what to do), so the structured result says each thing once.
 			info := *out.Error
-			info.Message = ""
+			first, rest, _ := strings.Cut(out.Message, "\n")
+			info.Message, out.Message = first, strings.TrimLeft(rest, "\n")
 			out.Error = &info
 		}
 		if out.Answer != "" && f.PartialWhy != "" {

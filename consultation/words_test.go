@@ -37,10 +37,10 @@ func TestRenderInTheCallersWords(t *testing.T) {
 		}
 		tool, toolSum := Render(res, ToolNames)
 		cl, clSum := Render(res, cliNames)
-		if !strings.Contains(tool, tc.tool) || !strings.Contains(toolSum.Message, tc.tool) {
+		if !strings.Contains(tool, tc.tool) || !strings.Contains(said(toolSum), tc.tool) {
 			t.Errorf("%s: the tool's words lack %q:\n%s", tc.name, tc.tool, tool)
 		}
-		if !strings.Contains(cl, tc.cl) || !strings.Contains(clSum.Message, tc.cl) || strings.Contains(cl, "exclude_pattern") {
+		if !strings.Contains(cl, tc.cl) || !strings.Contains(said(clSum), tc.cl) || strings.Contains(cl, "exclude_pattern") {
 			t.Errorf("%s: the command line's words lack %q (or name exclude_pattern):\n%s", tc.name, tc.cl, cl)
 		}
 		raw, err := json.Marshal(res)
@@ -132,8 +132,8 @@ func TestEachOutcomeSaidOnce(t *testing.T) {
 			}
 		}},
 		{"key rejected", &fake.Script{Status: 401}, Request{}, func(t *testing.T, text string, sum *Summary) {
-			if sum.Error == nil || sum.Error.Message != "" {
-				t.Errorf("error %+v: want its message only once, in message", sum.Error)
+			if sum.Error == nil || sum.Error.Message == "" || strings.Contains(sum.Message, sum.Error.Message) {
+				t.Errorf("error %+v, message %q: want the failure's line once, in error.message", sum.Error, sum.Message)
 			}
 		}},
 		{"over max_cost_usd", nil, Request{MaxCostUSD: 1e-9}, func(t *testing.T, text string, sum *Summary) {
@@ -163,4 +163,12 @@ func TestEachOutcomeSaidOnce(t *testing.T) {
 			t.Logf("%s\n%s", text, raw)
 		})
 	}
+}
+
+// said is what a structured result says in words: an error's line, then its message.
+func said(sum *Summary) string {
+	if sum.Error != nil && sum.Error.Message != "" {
+		return sum.Error.Message + "\n" + sum.Message
+	}
+	return sum.Message
 }
