@@ -92,8 +92,6 @@ type config struct {
 	ModelsURL string `json:"models_url,omitempty"` // where the model list is fetched; "": the provider's default, "off": none
 	ZDR       bool   `json:"zdr,omitempty"`        // send requests only to endpoints that keep no data (openrouter)
 	LongCache bool   `json:"long_cache,omitempty"` // keep the provider's prompt cache longer (OpenAI 24 h, Anthropic 1 h)
-
-	InWorker bool `json:"-"` // this process is a background worker, not a server
 }
 
 // value is a flag.Value of type T that parse reads.

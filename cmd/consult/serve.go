@@ -33,19 +33,81 @@ type serving struct {
 	store  *results.Store
 }
 
-// newServer builds the service for cfg: the provider when there is a key, otherwise a
-// service that explains which variable to set; and the background engine over the results
-// directory. A worker builds it from the same cfg as its server.
+// newServer builds what a server runs on: the service (newService) bounded by the bytes in
+// flight, and, when the results directory can be used, the background engine that starts
+// workers. A directory that cannot be used is said once, and a budget that needs it is kept
+// (every model call is then refused, saying why), never dropped.
 func newServer(cfg config, logger *slog.Logger) (*serving, error) {
+	store := results.Open(cfg.ResultsDir, cfg.ResultsTTL, 0, 0)
+	if cfg.ResultsDir != "" {
+		if err := store.Check(); err != nil {
+			logger.Warn("the results directory cannot be used: on_timeout \"continue\" is refused until it is fixed", "error", err)
+			if cfg.BudgetUSD > 0 {
+				logger.Error("--budget-usd is set, but its spend ledger in the results directory cannot be used: every model call is refused until it is fixed", "error", err)
+			}
+			store = nil
+		} else if err := store.Prune(); err != nil {
+			logger.Warn("cannot tidy the results directory", "dir", cfg.ResultsDir, "error", err)
+		}
+	} else {
+		store = nil
+		logger.Warn("no results directory (no HOME or XDG_STATE_HOME): on_timeout \"continue\" is refused; set --results-dir")
+	}
+	srv, err := newService(cfg, store, cfg.Heartbeat, logger)
+	if err != nil {
+		return nil, err
+	}
+	if store == nil && cfg.BudgetUSD > 0 && cfg.ResultsDir != "" {
+		// The budget is kept, never dropped: its ledger's every use fails with the reason.
+		srv.svc.Ledger, srv.svc.DailyBudgetUSD = results.Open(cfg.ResultsDir, cfg.ResultsTTL, 0, 0), cfg.BudgetUSD
+	}
+	if cfg.MaxInflight > 0 {
+		srv.svc.Inflight = consultation.NewInflight(cfg.MaxInflight)
+		// The bound counts what calls hold at their measured peak; the collector's own
+		// slack (it lets the heap grow to twice what is live) is kept within it too, unless
+		// the user set GOMEMLIMIT.
+		if os.Getenv("GOMEMLIMIT") == "" {
+			debug.SetMemoryLimit(int64(cfg.MaxInflight) + runtimeOverhead)
+		}
+	}
+	if store != nil {
+		run, err := newRunner(cfg, store)
+		if err != nil {
+			return nil, err
+		}
+		srv.engine = newEngine(cfg, srv.svc, store, run, logger)
+	}
+	return srv, nil
+}
+
+// newWorker builds what a background worker runs on, from its server's configuration: the
+// same service, writing its record at the worker's heartbeat, with the engine that runs its
+// one consultation (it starts no workers and has no bound on bytes in flight of its own).
+func newWorker(cfg config, logger *slog.Logger) (*serving, error) {
+	tokens.Preload() // a worker runs its consultation at once
+	store := results.Open(cfg.ResultsDir, cfg.ResultsTTL, 0, 0)
+	srv, err := newService(cfg, store, background.WorkerHeartbeat(cfg.Heartbeat), logger)
+	if err != nil {
+		return nil, err
+	}
+	srv.engine = newEngine(cfg, srv.svc, store, nil, logger)
+	return srv, nil
+}
+
+// newEngine is the background engine over store for svc; run starts workers (nil: none).
+func newEngine(cfg config, svc *consultation.Service, store *results.Store, run background.Runner, logger *slog.Logger) *background.Engine {
+	return background.New(background.Config{Service: svc, Store: store, Run: run, Limit: cfg.BackgroundLimit,
+		MaxWorkers: cfg.BackgroundWorkers, Heartbeat: cfg.Heartbeat, Logger: logger})
+}
+
+// newService builds the consultation service for cfg, the same for a server and its workers:
+// the confinement, the catalog of prices and windows, the ledger in store (nil: none), and
+// the provider when there is a key, otherwise a service that explains which variable to set.
+func newService(cfg config, store *results.Store, heartbeat time.Duration, logger *slog.Logger) (*serving, error) {
 	spec, _ := providers.Lookup(cfg.Provider)
 	roots, err := consultation.ResolveRoots(cfg.AllowRoots)
 	if err != nil {
 		return nil, err
-	}
-	heartbeat := cfg.Heartbeat
-	if cfg.InWorker {
-		tokens.Preload() // a worker runs its consultation at once
-		heartbeat = background.WorkerHeartbeat(heartbeat)
 	}
 	svc := &consultation.Service{
 		AllowRoots:     roots,
@@ -56,58 +118,22 @@ func newServer(cfg config, logger *slog.Logger) (*serving, error) {
 		IdleTimeout:    cfg.IdleTimeout,
 		Logger:         logger,
 		KeyHint:        "the api-key argument or " + strings.Join(spec.KeyEnv, " / "),
+		LongCache:      cfg.LongCache,
 	}
-	if cfg.MaxInflight > 0 && !cfg.InWorker { // a worker runs one consultation: it has no bound of its own
-		svc.Inflight = consultation.NewInflight(cfg.MaxInflight)
-		// The bound counts what calls hold at their measured peak; the collector's own
-		// slack (it lets the heap grow to twice what is live) is kept within it too, unless
-		// the user set GOMEMLIMIT.
-		if os.Getenv("GOMEMLIMIT") == "" {
-			debug.SetMemoryLimit(int64(cfg.MaxInflight) + runtimeOverhead)
-		}
-	}
-	srv := &serving{svc: svc, store: results.Open(cfg.ResultsDir, cfg.ResultsTTL, 0, 0)}
-	if cfg.ResultsDir != "" && !cfg.InWorker {
-		if err := srv.store.Check(); err != nil {
-			logger.Warn("the results directory cannot be used: on_timeout \"continue\" is refused until it is fixed", "error", err)
-			if cfg.BudgetUSD > 0 {
-				// The budget is kept, never dropped: its ledger's every use fails with the
-				// reason, so every model call is refused, saying why.
-				logger.Error("--budget-usd is set, but its spend ledger in the results directory cannot be used: every model call is refused until it is fixed", "error", err)
-				svc.Ledger, svc.DailyBudgetUSD = srv.store, cfg.BudgetUSD
-			}
-			cfg.ResultsDir = ""
-		} else if err := srv.store.Prune(); err != nil {
-			logger.Warn("cannot tidy the results directory", "dir", cfg.ResultsDir, "error", err)
-		}
-	}
-	if cfg.ResultsDir != "" {
+	if store != nil {
 		// Every consultation's cost is recorded, in the server and its workers alike, so the
 		// daily budget and `consult results` see all of it.
-		svc.Ledger, svc.DailyBudgetUSD = srv.store, cfg.BudgetUSD
-		ecfg := background.Config{Service: svc, Store: srv.store, Limit: cfg.BackgroundLimit, MaxWorkers: cfg.BackgroundWorkers,
-			Heartbeat: cfg.Heartbeat, Logger: logger}
-		if !cfg.InWorker {
-			if ecfg.Run, err = newRunner(cfg, srv.store); err != nil {
-				return nil, err
-			}
-		}
-		srv.engine = background.New(ecfg)
-	} else {
-		srv.store = nil
-		logger.Warn("no results directory (no HOME or XDG_STATE_HOME): on_timeout \"continue\" is refused; set --results-dir")
+		svc.Ledger, svc.DailyBudgetUSD = store, cfg.BudgetUSD
 	}
-	cat, err := newCatalog(cfg, srv.store, logger)
-	if err != nil {
+	if svc.Catalog, err = newCatalog(cfg, store, logger); err != nil {
 		return nil, err
 	}
-	svc.Catalog = cat
+	srv := &serving{svc: svc, store: store}
 	if cfg.APIKey == "" {
 		svc.NoModel = fmt.Sprintf("No API key for %s: set %s (or pass the key after the provider name) and restart the server.", cfg.Provider, spec.KeyEnv[0])
 		logger.Warn("no API key: dry runs work, model calls will be refused", "provider", cfg.Provider, "set", spec.KeyEnv[0])
 		return srv, nil
 	}
-	svc.LongCache = cfg.LongCache
 	if svc.Model, err = spec.New(providers.Config{APIKey: cfg.APIKey, BaseURL: cfg.BaseURL, Logger: logger, ZDR: cfg.ZDR}); err != nil {
 		return nil, err
 	}

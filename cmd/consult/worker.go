@@ -91,10 +91,9 @@ func runWorker(ctx context.Context, stdin io.Reader, stderr io.Writer) error {
 	if !knownProvider(cfg.Provider) {
 		return fmt.Errorf("consult __worker: unknown provider %q", cfg.Provider)
 	}
-	cfg.InWorker = true
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel})).With("worker", o.Job.ID)
 	slog.SetDefault(logger)
-	srv, err := newServer(cfg, logger)
+	srv, err := newWorker(cfg, logger)
 	if err != nil {
 		return err
 	}
