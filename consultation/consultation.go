@@ -34,6 +34,9 @@ const (
 	PhaseGathering Phase = "gathering files"
 	PhaseCounting  Phase = "counting tokens"
 	PhaseLookup    Phase = "looking up the model"
+	// PhaseChecking: checking that the request fits the model and its cost the caps, before
+	// anything is sent.
+	PhaseChecking  Phase = "checking size and cost"
 	PhaseWaiting   Phase = "waiting for the first token"
 	PhaseReceiving Phase = "receiving the answer"
 )

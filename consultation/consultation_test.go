@@ -209,10 +209,10 @@ func TestTimeoutWhileGathering(t *testing.T) {
 		// What Codex shows its model is the structured result alone: it must hold the timeout
 		// used, the cause and the remedies too.
 		sum := summaryOf(t, res)
-		if e := sum.Error; e == nil || e.Class != ClassTimeout || !strings.HasPrefix(e.Message, "Request timed out after 3 seconds while gathering files") {
-			t.Errorf("structured error %+v", e)
+		if e := sum.Error; e == nil || e.Class != ClassTimeout || !strings.HasPrefix(e.Message, "Request timed out after 3 seconds while gathering files") || strings.Contains(sum.Message, e.Message) {
+			t.Errorf("structured error %+v (its line once, in error.message; message %q)", e, sum.Message)
 		}
-		if m := sum.Message; !strings.Contains(m, "Request timed out after 3 seconds") || !strings.Contains(m, "raise timeout") {
+		if m := said(sum); !strings.Contains(m, "Request timed out after 3 seconds") || !strings.Contains(m, "raise timeout") {
 			t.Errorf("structured message lacks the cause or the remedy: %q", m)
 		}
 	})

@@ -37,8 +37,9 @@ const (
 type ErrorInfo struct {
 	// Class is the kind of failure.
 	Class ErrorClass `json:"class"`
-	// Message is the failure in one line; the result's text says more.
-	Message string `json:"message"`
+	// Message is the failure in one line, where the result has no message that says it
+	// (Render leaves it out of a Summary whose Message does).
+	Message string `json:"message,omitempty"`
 	// Retryable says whether the same call may succeed if made again (perhaps later).
 	Retryable bool `json:"retryable"`
 	// HTTPStatus is the provider's HTTP status, when there was one.

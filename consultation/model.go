@@ -149,6 +149,7 @@ func (c *call) warn(msg string) {
 // consult sends the gathered files and the query to the model and turns the outcome into
 // a result.
 func (c *call) consult(ctx context.Context, rep *Report) Result {
+	c.setPhase(PhaseChecking)
 	if c.svc.Model == nil {
 		return c.fail(ErrorInfo{Class: ClassUnauthenticated}, Facts{Reason: ReasonNoProvider, Detail: c.svc.NoModel}, rep)
 	}

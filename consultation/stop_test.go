@@ -143,7 +143,7 @@ func TestErrorClasses(t *testing.T) {
 			if n := strings.Count(strings.ToLower(res.Text()), "check the"); tc.class == ClassUnauthenticated && n != 1 {
 				t.Errorf("the key advice is given %d times:\n%s", n, res.Text())
 			}
-			if e.Class != tc.class || e.Retryable != tc.retryable || e.HTTPStatus != tc.status || e.ProviderCode != tc.code || e.Message == "" {
+			if e.Class != tc.class || e.Retryable != tc.retryable || e.HTTPStatus != tc.status || e.ProviderCode != tc.code || e.Message == "" || strings.Contains(sum.Message, e.Message) {
 				t.Errorf("error = %+v, want class %s, retryable %v, status %d, code %q", *e, tc.class, tc.retryable, tc.status, tc.code)
 			}
 		})

@@ -14,6 +14,9 @@ const (
 	KindError  = "error"
 	// KindRunning is a consultation still running in the background: collect it by ID.
 	KindRunning = "running"
+	// KindCancelled is what consultation_cancel returns for a consultation it stopped: its
+	// final state, kept as its result.
+	KindCancelled = "cancelled"
 	// KindList is consultation_result without an id: the consultations the server knows.
 	KindList = "list"
 )
@@ -22,8 +25,8 @@ const (
 // text, for programs. The tools' output schema is derived from it (package tooldefs reads
 // the tags: desc, enum, and schema:"list" for what only a listing holds).
 type Summary struct {
-	// Kind is "answer", "dry_run", "error", "running" or "list".
-	Kind string `json:"kind" enum:"answer,dry_run,error,running|list"`
+	// Kind is "answer", "dry_run", "error", "running", "list" or "cancelled".
+	Kind string `json:"kind" enum:"answer,dry_run,error,running|list,cancelled"`
 	// ID names a consultation started with on_timeout "continue", for consultation_result.
 	ID string `json:"id,omitempty"`
 	// Answer is the model's answer (absent when written to OutputFile; partial on error).
@@ -32,10 +35,11 @@ type Summary struct {
 	OutputFile string `json:"output_file,omitempty"`
 	// Model is the model that answered (or would have).
 	Model string `json:"model,omitempty"`
-	// Files, Bytes and PromptTokens size what was gathered and sent.
-	Files        int            `json:"files"`
-	Bytes        consult.Bytes  `json:"bytes"`
-	PromptTokens consult.Tokens `json:"prompt_tokens"`
+	// Files, Bytes and PromptTokens size what was gathered and sent (absent: none, or a
+	// later page of a long answer, whose first page has them).
+	Files        int            `json:"files,omitempty"`
+	Bytes        consult.Bytes  `json:"bytes,omitempty"`
+	PromptTokens consult.Tokens `json:"prompt_tokens,omitempty"`
 	// Usage is what the provider reported.
 	Usage *UsageSummary `json:"usage,omitempty" desc:"tokens, cost_usd, cache_saved_usd"`
 	// Estimate is the request's price before it was sent.
@@ -53,12 +57,13 @@ type Summary struct {
 	// Phase is where a failed call stopped.
 	Phase string `json:"phase,omitempty"`
 	// ElapsedSeconds is the call's wall time; Attempts counts model requests sent.
-	ElapsedSeconds float64 `json:"elapsed_seconds"`
-	Attempts       int     `json:"attempts"`
+	ElapsedSeconds float64 `json:"elapsed_seconds,omitempty"`
+	Attempts       int     `json:"attempts,omitempty"`
 	// Report is the full size report (dry runs and size-related failures).
 	Report *Report `json:"report,omitempty"`
-	// Error says, for kind "error", what failed, for programs: class, message, whether a
-	// retry may help, and the provider's status, code and requested delay.
+	// Error says, for kind "error", what failed: its class, the failure in one line (Message
+	// goes on from there), whether a retry may help, and the provider's status, code and
+	// requested delay.
 	Error *ErrorInfo `json:"error,omitempty" desc:"class, message, retryable"`
 	// Withheld and Redacted list the files held back as possible secrets and the files
 	// sent with secrets replaced (answers; dry runs and failures have them in Report).
@@ -69,8 +74,9 @@ type Summary struct {
 	// Warnings are notes on the call the agent should act on (a timeout long enough for
 	// clients to give up, an idle timeout clamped, a result that could not be saved).
 	Warnings []string `json:"warnings,omitempty" desc:"notes to act on"`
-	// Message is, for every kind but answer, what the text says for people: for an error its
-	// cause and what to do, for a running consultation how to collect it.
+	// Message is, for every kind but answer, what the result is in words: for an error its
+	// cause and what to do (the figures are in Report), for a dry run its figures in a line,
+	// for a running consultation how to collect it, and whether Answer is only a partial one.
 	Message string `json:"message,omitempty" desc:"the cause and what to do, in words"`
 	// Page says which part of a long answer Answer holds, when it holds only a part: fetch
 	// the next with Next.

@@ -190,14 +190,18 @@ func Render(r Result, n Names) (string, *Summary) {
 	case sum.Kind == KindDryRun:
 		b.WriteString("Dry run (nothing sent to a model).\n")
 		sum.Report.write(&b, n)
+		out.Message = dryRunWords(sum)
 	default:
 		writeFailure(&b, sum, f, n)
 	}
 	if f.Reason == ReasonSaid || sum.Kind != KindAnswer && sum.Kind != KindDryRun {
-		out.Message = strings.TrimRight(b.String(), "\n")
-		if out.Error != nil && out.Error.Message == "" {
+		out.Message = structuredMessage(b.String(), &out, n)
+		if out.Error != nil {
+			// The failure in one line is error.message; message goes on from there (what
+			// caused it and what to do), so the structured result says each thing once.
 			info := *out.Error
-			info.Message = firstLine(out.Message)
+			first, rest, _ := strings.Cut(out.Message, "\n")
+			info.Message, out.Message = first, strings.TrimLeft(rest, "\n")
 			out.Error = &info
 		}
 		if out.Answer != "" && f.PartialWhy != "" {
@@ -205,7 +209,17 @@ func Render(r Result, n Names) (string, *Summary) {
 				b.WriteString("\n")
 			}
 			fmt.Fprintf(&b, "\nPartial answer (%s):\n%s", f.PartialWhy, out.Answer)
+			out.Truncated = true
+			out.Message += fmt.Sprintf("\nanswer holds a partial answer, %s.", f.PartialWhy)
 		}
+	}
+	if out.Report != nil && out.Report.Cost != nil {
+		out.Estimate = nil // report holds it
+	}
+	if sum.Page != nil && sum.Page.Offset > 0 {
+		// A later page is the page and the way to the next: the call's figures and notes
+		// came with the first.
+		return b.String(), &Summary{Kind: out.Kind, ID: out.ID, Answer: out.Answer, Page: out.Page, Next: out.Next}
 	}
 	if sum.Page == nil || sum.Page.Offset == 0 {
 		for _, w := range out.Warnings {
@@ -216,6 +230,49 @@ func Render(r Result, n Names) (string, *Summary) {
 		}
 	}
 	return b.String(), &out
+}
+
+// structuredMessage is the structured result's message from the text: the figures of the
+// report, which the structured result holds as report, are not said again in words.
+func structuredMessage(text string, out *Summary, n Names) string {
+	msg := text
+	if out.Report != nil {
+		var rb strings.Builder
+		out.Report.write(&rb, n)
+		if rt := rb.String(); rt != "" {
+			msg = strings.Replace(msg, rt, "(the figures are in report)\n", 1)
+		}
+	}
+	if out.Answer != "" {
+		msg = strings.Replace(msg, "\n\nAnswer:\n"+out.Answer, "\n\nThe answer is in answer.", 1)
+	}
+	return strings.TrimRight(msg, "\n")
+}
+
+// dryRunWords is a dry run's structured message: what it is and its figures in one line.
+func dryRunWords(sum *Summary) string {
+	rep := sum.Report
+	if rep == nil {
+		return "Dry run: nothing was sent to a model."
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Dry run, nothing sent to a model: %s %s, %s, %s prompt tokens", consult.Thousands(int64(rep.Files)), plural(rep.Files, "file", "files"), rep.Bytes, rep.PromptTokens)
+	model := consult.Printable(rep.Model)
+	switch {
+	case rep.ContextWindow > 0 && rep.Fits != nil && *rep.Fits:
+		fmt.Fprintf(&b, "; fits %s's context window (uses %s of %s tokens)", model, share(rep.PromptTokens, rep.ContextWindow), rep.ContextWindow)
+	case rep.ContextWindow > 0 && rep.Fits != nil:
+		fmt.Fprintf(&b, "; does NOT fit %s's context window of %s tokens with room for the answer", model, rep.ContextWindow)
+	case rep.Model != "":
+		fmt.Fprintf(&b, "; %s's context window is unknown", model)
+	}
+	if e := rep.Cost; e.Known() {
+		fmt.Fprintf(&b, "; price expected %s, at most %s", FormatUSD(deref(e.ExpectedUSD)), FormatUSD(*e.MaxUSD))
+	} else {
+		b.WriteString("; price unknown")
+	}
+	b.WriteString(".")
+	return b.String()
 }
 
 // printables is ss with each string escaped by consult.Printable; ss itself when none needs it.
@@ -576,8 +633,8 @@ func (r *Report) write(b *strings.Builder, n Names) {
 		fmt.Fprintf(b, "Model %s: the provider refused this request as larger than its context window%s; by consult's count it is %s tokens (the provider counts with its own tokenizer).\n",
 			model, windowNote(r.ContextWindow), r.PromptTokens)
 	case r.ContextWindow > 0 && r.Fits != nil && *r.Fits:
-		fmt.Fprintf(b, "Model %s: context window %s tokens; this request uses %d%% of it and fits with room for the answer.\n",
-			model, r.ContextWindow, percent(r.PromptTokens, r.ContextWindow))
+		fmt.Fprintf(b, "Model %s: context window %s tokens; this request uses %s of it and fits with room for the answer.\n",
+			model, r.ContextWindow, share(r.PromptTokens, r.ContextWindow))
 	case r.ContextWindow > 0 && r.Fits != nil:
 		fmt.Fprintf(b, "Model %s: context window %s tokens; this request needs %s plus about %s for the answer, so it does NOT fit.\n",
 			model, r.ContextWindow, r.PromptTokens, r.Reserve)
@@ -664,6 +721,15 @@ func percent(part, whole consult.Tokens) int64 {
 		return 0
 	}
 	return int64((part*100 + whole - 1) / whole)
+}
+
+// share is part's share of whole in words: "under 1%" below one percent, else the
+// percentage rounded up ("12%").
+func share(part, whole consult.Tokens) string {
+	if part > 0 && part*100 < whole {
+		return "under 1%"
+	}
+	return strconv.FormatInt(percent(part, whole), 10) + "%"
 }
 
 func plural(n int, one, many string) string {

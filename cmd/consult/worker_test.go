@@ -185,7 +185,7 @@ func TestWorkerLimitAndCancel(t *testing.T) {
 	}
 	sent := time.Now()
 	text, _ = s.call(t, 4, "consultation_cancel", map[string]any{"id": id})
-	if !strings.Contains(text, "Cancelled consultation "+id) || !strings.Contains(text, "first part") {
+	if !strings.Contains(text, "Consultation "+id+" is stopped") || !strings.Contains(text, "first part") {
 		t.Errorf("cancel: %s", text)
 	}
 	// At once, not at the background limit (30 minutes): the request, which the fake holds
@@ -228,7 +228,7 @@ func TestResultsCommand(t *testing.T) {
 	if out, err := consult(); err != nil || !strings.Contains(out, id+"  running") || !strings.Contains(out, "hang forever") {
 		t.Errorf("consult results: %v\n%s", err, out)
 	}
-	if out, err := consult("--cancel", id); err != nil || !strings.Contains(out, "Cancelled consultation "+id) {
+	if out, err := consult("--cancel", id); err != nil || !strings.Contains(out, "Consultation "+id+" is stopped") {
 		t.Errorf("consult results --cancel: %v\n%s", err, out)
 	}
 	if out, _ := consult(id); !strings.Contains(out, "Cancelled with consultation_cancel") || !strings.Contains(out, "first part") {

@@ -270,14 +270,27 @@ func (e *Engine) Cancel(ctx context.Context, id string) consultation.Result {
 	return res
 }
 
-// cancelled is the final state of consultation id, led by saying that it was cancelled.
+// cancelled is the final state of consultation id, led by saying that it was stopped and
+// what its result keeps. The cancel did what was asked: it is no error.
 func cancelled(id string, res consultation.Result) consultation.Result {
 	var f consultation.Facts
 	if res.Facts != nil {
 		f = *res.Facts
 	}
-	f.Lead = fmt.Sprintf("Cancelled consultation %s. Its final state:\n\n", id)
-	res.Facts, res.IsError = &f, false // the cancel did what was asked
+	kept := "what it had gathered"
+	switch {
+	case f.NothingGathered:
+		kept = "that it was stopped before it read any file"
+	case res.Summary != nil && res.Summary.Answer != "":
+		kept += " and the partial answer"
+	}
+	f.Lead = fmt.Sprintf("Consultation %s is stopped. Its result keeps %s (consultation_result {\"id\": %q} returns it again):\n\n", id, kept, id)
+	if res.Summary != nil {
+		sum := *res.Summary
+		sum.Kind, sum.Error = consultation.KindCancelled, nil
+		res.Summary = &sum
+	}
+	res.Facts, res.IsError = &f, false
 	return res
 }
 

@@ -2,6 +2,7 @@ package background
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -118,5 +119,32 @@ func TestPageSizeFloor(t *testing.T) {
 	next := r.eng.Page(ctx, first.Summary.ID, first.Summary.Page.NextOffset, 1)
 	if n := len(next.Summary.Answer); next.IsError || n > MinPageBytes || n < MinPageBytes*4/5 {
 		t.Fatalf("next page of size 1: %d bytes: %s", n, next.Text()[:200])
+	}
+}
+
+// TestLaterPageIsThePage: a page after the first carries the page and the way to the next,
+// not the call's figures and warnings again: its structured result and its text say them
+// only on the first page.
+func TestLaterPageIsThePage(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, Config{})
+	answer := longAnswer(20_000)
+	const warning = "the timeout is longer than some clients wait"
+	res := consultation.Result{Summary: &consultation.Summary{Kind: consultation.KindAnswer, Answer: answer, Model: "m", Files: 3,
+		Warnings: []string{warning}, Usage: &consultation.UsageSummary{Input: 10, Output: 20}}, Answer: answer}
+	ctx := WithOwner(context.Background(), "me")
+	first := r.eng.Paged(ctx, res, MinPageBytes)
+	text, sum := consultation.Render(first, consultation.ToolNames)
+	if !strings.Contains(text, warning) || len(sum.Warnings) != 1 || sum.Usage == nil {
+		t.Fatalf("the first page lacks the call's warning or usage:\n%s", text)
+	}
+	off, _ := first.Summary.Next.Arguments[ArgOffset].(int)
+	text, sum = consultation.Render(r.eng.Page(ctx, first.Summary.ID, off, MinPageBytes), consultation.ToolNames)
+	if strings.Contains(text, warning) || strings.Contains(text, "---\nmodel") {
+		t.Errorf("a later page's text says the call's warning or footer again:\n%s", text[max(0, len(text)-400):])
+	}
+	want := consultation.Summary{Kind: consultation.KindAnswer, ID: first.Summary.ID, Answer: sum.Answer, Page: sum.Page, Next: sum.Next}
+	if sum.Page == nil || sum.Next == nil || sum.Answer == "" || !reflect.DeepEqual(*sum, want) {
+		t.Errorf("a later page's structured result = %+v, want the page and the way on alone", *sum)
 	}
 }

@@ -517,7 +517,7 @@ func (c *Catalog) closest(model string, models map[string]Model) []string {
 		}
 		if !seen[id] {
 			seen[id] = true
-			cands = append(cands, cand{id, distance(want, id)})
+			cands = append(cands, cand{id, consult.EditDistance(want, id)})
 		}
 	}
 	for id := range models {
@@ -539,25 +539,4 @@ func (c *Catalog) closest(model string, models map[string]Model) []string {
 		out = append(out, cd.id)
 	}
 	return out
-}
-
-// distance is the edit distance between a and b (insertions, deletions, substitutions).
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

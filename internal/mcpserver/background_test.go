@@ -234,7 +234,7 @@ func TestCancelThroughClient(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	res, err = callWith(ctx, c, "consultation_cancel", map[string]any{"id": id[1]}, nil)
-	if err != nil || res.IsError || !strings.Contains(text(res), "Cancelled consultation "+id[1]) || !strings.Contains(text(res), "begun") {
+	if err != nil || res.IsError || !strings.Contains(text(res), "Consultation "+id[1]+" is stopped") || !strings.Contains(text(res), "begun") {
 		t.Fatalf("cancel: %v %s", err, text(res))
 	}
 	if got := stateOf(t, eng, id[1]); got != "cancelled" {

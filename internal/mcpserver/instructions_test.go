@@ -18,7 +18,7 @@ const standAlone = 250
 
 // TestInstructions: the first sentence of the instructions fits in 250 characters and
 // names the tool, the provider and the default model, for each provider's default; the
-// rest gives the rule for choosing timeout.
+// rest says how to collect a "still running" answer without repeating the description.
 func TestInstructions(t *testing.T) {
 	t.Parallel()
 	for _, srv := range []tooldefs.Server{
@@ -39,10 +39,19 @@ func TestInstructions(t *testing.T) {
 					t.Errorf("first sentence lacks %q: %s", want, first)
 				}
 			}
-			for _, want := range []string{srv.TimeoutRule(), "consultation_result"} {
-				if !strings.Contains(got, want) {
-					t.Errorf("instructions lack %q:\n%s", want, got)
+			if !strings.Contains(got, "consultation_result") {
+				t.Errorf("instructions lack consultation_result:\n%s", got)
+			}
+			// A client sends the instructions and the description every turn: no sentence
+			// of the description is said again.
+			desc := tooldefs.Consultation(srv).Description
+			for s := range strings.SplitSeq(got, ". ") {
+				if s = strings.TrimSuffix(s, "."); len(s) > 20 && strings.Contains(desc, s) {
+					t.Errorf("instructions repeat the description's %q", s)
 				}
+			}
+			if strings.Contains(got, srv.TimeoutRule()) {
+				t.Errorf("instructions repeat the timeout rule:\n%s", got)
 			}
 			t.Logf("%d characters; first sentence %d:\n%s", len(got), len(first), got)
 		})

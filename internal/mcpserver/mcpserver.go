@@ -97,7 +97,8 @@ func New(cfg Config) *server.MCPServer {
 
 // Instructions are the server's instructions for a client. The first sentence stands
 // alone within 250 characters (Codex shows no more): what consult does, with which provider
-// and model. background says whether on_timeout "continue" is served.
+// and model. background says whether on_timeout "continue" is served. They do not repeat
+// the tool's description (its timeout rule): a client sends both to its model every turn.
 func Instructions(srv tooldefs.Server, background bool) string {
 	var b strings.Builder
 	b.WriteString("consult answers questions about a codebase: the consultation tool sends the files under a directory that match a glob, with your question, to a large-context model")
@@ -106,7 +107,7 @@ func Instructions(srv tooldefs.Server, background bool) string {
 	}
 	b.WriteString(". Try dry_run first on large trees.")
 	if background {
-		b.WriteString(" " + srv.TimeoutRule() + ` Collect a "still running" answer with consultation_result.`)
+		b.WriteString(` Collect a "still running" answer with consultation_result.`)
 	}
 	return b.String()
 }

@@ -2,7 +2,6 @@ package results
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -34,18 +33,11 @@ func (s *Store) WriteOrphan(id, owner string) error {
 
 // Orphans lists the orphan markers in the directory; a missing directory has none.
 func (s *Store) Orphans() ([]Orphan, error) {
-	root, err := s.openDir(false)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	root, entries, err := s.readDir()
+	if root == nil {
 		return nil, err
 	}
 	defer root.Close()
-	entries, err := fs.ReadDir(root.FS(), ".")
-	if err != nil {
-		return nil, fmt.Errorf("results: %w", err)
-	}
 	var out []Orphan
 	for _, e := range entries {
 		id, ok := strings.CutSuffix(strings.TrimPrefix(e.Name(), "."), orphanExt)

@@ -513,18 +513,11 @@ func (s *Store) readHead(root *os.Root, id string) (Record, error) {
 // records come without Text, Answer and Summary: a listing is a table of contents, and
 // Load gives the rest.
 func (s *Store) List(limit int) ([]Record, error) {
-	root, err := s.openDir(false)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	root, entries, err := s.readDir()
+	if root == nil {
 		return nil, err
 	}
 	defer root.Close()
-	entries, err := fs.ReadDir(root.FS(), ".")
-	if err != nil {
-		return nil, fmt.Errorf("results: %w", err)
-	}
 	now := s.now()
 	var out []Record
 	for _, e := range entries {
@@ -548,6 +541,24 @@ func (s *Store) List(limit int) ([]Record, error) {
 		out = out[:limit:limit]
 	}
 	return out, nil
+}
+
+// readDir opens the directory and reads its entries; a missing directory is a nil root and
+// no error. The caller closes the root.
+func (s *Store) readDir() (*os.Root, []fs.DirEntry, error) {
+	root, err := s.openDir(false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	entries, err := fs.ReadDir(root.FS(), ".")
+	if err != nil {
+		root.Close()
+		return nil, nil, fmt.Errorf("results: %w", err)
+	}
+	return root, entries, nil
 }
 
 // recordID returns the id of a directory entry named like one of our record files,
