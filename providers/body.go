@@ -2,7 +2,9 @@ package providers
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -119,15 +121,60 @@ func plainRun(s []byte) int {
 	return len(s)
 }
 
+// escapedLen reads s eight bytes at a time as one uint64 (SWAR, portable Go): the bytes to
+// escape in a word are found from masks and counted at once. Each byte's test fits in its
+// own byte, with no carry into the next, as long as the bytes below it are below 0x80.
+// (escapeTo stays a byte loop: with a byte to escape every ten bytes or so in source code,
+// the word-at-a-time versions tried were no faster.)
+const (
+	ones  = 0x0101010101010101 // 0x01 in each byte
+	highs = 0x8080808080808080 // 0x80 in each byte
+)
+
+// below returns, for a word of bytes below 0x80, a mask with the high bit of each byte
+// less than c (c at most 0x80).
+func below(w uint64, c byte) uint64 { return ^(w + (0x80-uint64(c))*ones) & highs }
+
+// equal returns, for a word of bytes below 0x80, a mask with the high bit of each byte
+// equal to c (c below 0x80).
+func equal(w uint64, c byte) uint64 { return ^(w ^ uint64(c)*ones + 0x7f*ones) & highs }
+
+// masks returns, for a word w of eight bytes of s, masks with the high bit of each byte
+// that: a JSON string escapes (esc: control characters, quote, backslash); or that the
+// length loop counts one at a time (slow: bytes above 0x7f, and control characters other than
+// tab and newline, which may take a six-byte escape). esc is exact below the lowest bit of
+// slow; above it, it may be wrong (a byte above 0x7f carries into the next one).
+func masks(w uint64) (esc, slow uint64) {
+	ctl := below(w, 0x20)
+	esc = (ctl | equal(w, '"') | equal(w, '\\')) & highs
+	slow = (ctl&^(equal(w, '\t')|equal(w, '\n')) | w) & highs
+	return esc, slow
+}
+
 // escapedLen is the length of s as a JSON string's content: what escapeTo writes.
 func escapedLen(s []byte) int {
-	n := 0
-	for i := 0; i < len(s); {
-		if k := plainRun(s[i:]); k > 0 {
-			n += k
-			i += k
+	n, i := 0, 0
+	for i+8 <= len(s) {
+		w := binary.LittleEndian.Uint64(s[i:])
+		esc, slow := masks(w)
+		if slow == 0 {
+			n += 8 + bits.OnesCount64(esc) // each escape here takes two bytes
+			i += 8
 			continue
 		}
+		// The bytes before the first slow one, then that byte or rune.
+		k := bits.TrailingZeros64(slow) / 8
+		n += k + bits.OnesCount64(esc&(1<<(8*k)-1))
+		if c := s[i+k]; c < utf8.RuneSelf {
+			n += int(asciiLen[c])
+			i += k + 1
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i+k:])
+		n += runeLen(r, size)
+		i += k + size
+	}
+	for i < len(s) {
 		if c := s[i]; c < utf8.RuneSelf {
 			n += int(asciiLen[c])
 			i++
