@@ -130,9 +130,14 @@ func (s *Service) logger() *slog.Logger {
 	return s.Logger
 }
 
-func (s *Service) defaultTimeout() time.Duration {
-	if s.DefaultTimeout > 0 {
-		return s.DefaultTimeout
+func (s *Service) defaultTimeout() time.Duration { return DefaultTimeout(s.DefaultTimeout) }
+
+// DefaultTimeout is the timeout of a call that sets none on a server configured with d:
+// d, or consult.DefaultTimeout when d is zero. The one place the default is resolved: the
+// service's calls and the tool declarations (tooldefs) read it here.
+func DefaultTimeout(d time.Duration) time.Duration {
+	if d > 0 {
+		return d
 	}
 	return consult.DefaultTimeout
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/consultation"
 	"github.com/consultmcp/consult/internal/background"
 )
@@ -59,12 +58,7 @@ func (s Server) describe() string {
 	return ""
 }
 
-func (s Server) defaultTimeout() time.Duration {
-	if s.DefaultTimeout > 0 {
-		return s.DefaultTimeout
-	}
-	return consult.DefaultTimeout
-}
+func (s Server) defaultTimeout() time.Duration { return consultation.DefaultTimeout(s.DefaultTimeout) }
 
 // TimeoutRule is how to choose a call's timeout on this server, in the consultation tool's
 // description and the server's instructions.
