@@ -344,7 +344,7 @@ var (
 // the names SecretAccessKey, AccountKey, SharedAccessKey and AUTHORIZATION.
 func checkA(c []byte, i int) (int, []*rule) {
 	if c[i+1] == 'U' {
-		if bytes.HasPrefix(c[i:], authorizationUpper) {
+		if bytes.HasPrefix(c[i:], authorizationUpper) && assignedAt(c, i+len(authorizationUpper)) {
 			return i, rulesAuthorization
 		}
 		return 0, nil

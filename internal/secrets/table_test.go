@@ -92,6 +92,10 @@ func shapeRows(t testing.TB) []shapeRow {
 		{"curl-u-password", "curl -u deploy:" + pw + " https://ci.example.com/api/json\n", 0, kindPassword, pw},
 		{"curl-user-quoted", "curl --user \"admin:" + pw + "\" https://example.com\n", 0, kindPassword, pw},
 		{"curl-bearer", "curl -H \"Authorization: Bearer " + rnd(alnum, 40) + "\" https://api.example.com\n", 0, kindAuthorization, ""},
+		// The name's closing quote, escaped or not, and blanks before the ':' or '='.
+		{"json-bearer-spaced", "{\"authorization\"  : \"token " + rnd(alnum, 40) + "\"}\n", 0, kindAuthorization, ""},
+		{"json-escaped-bearer", "{\"body\": \"{\\\"Authorization\\\":\\\"Bearer " + rnd(alnum, 40) + "\\\"}\"}\n", 0, kindAuthorization, ""},
+		{"env-basic-upper", "AUTHORIZATION=Basic " + b64([]byte("deploy:"+pw)) + "\n", 0, kindAuthorization, b64([]byte("deploy:" + pw))},
 		// A Google API key followed by & or ).
 		{"google-ampersand", `<script src="https://maps.googleapis.com/maps/api/js?key=` + google + `&callback=initMap"></script>`, 0, kindGoogle, google},
 		{"google-paren", "See the [map](https://maps.googleapis.com/maps/api/staticmap?center=Paris&key=" + google + ").\n", 0, kindGoogle, google},
