@@ -376,7 +376,7 @@ func (c *call) run(ctx context.Context) Result {
 		MaxFileBytes: c.svc.Limits.MaxFileBytes, MaxTotalBytes: c.svc.Limits.MaxTotalBytes, MaxFiles: c.svc.Limits.MaxFiles,
 	})
 	c.gathered = g
-	if g != nil {
+	if g != nil && !c.req.DryRun { // a dry run sends nothing and keeps no record (see cacheHitExpected)
 		c.digests = Digests(g.Files)
 	}
 	if ctx.Err() != nil {
@@ -403,7 +403,9 @@ func (c *call) run(ctx context.Context) Result {
 		return c.fail(ErrorInfo{Class: ClassInternal}, Facts{Reason: ReasonCountFailed, Detail: err.Error()}, nil)
 	}
 	c.overhead = c.svc.Counter.CountString(files.Layout(headersOnly(g.Files), c.req.Query))
-	c.fileSet = fileSetKey(c.digests)
+	if !c.req.DryRun {
+		c.fileSet = fileSetKey(c.digests)
+	}
 	if len(g.Files) == 0 {
 		rep := c.report()
 		if over, _ := overCap(rep); over > 0 {

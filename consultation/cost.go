@@ -301,6 +301,13 @@ type sentPrefixes struct {
 	last map[string]time.Time
 }
 
+// empty says whether nothing was sent yet.
+func (s *sentPrefixes) empty() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.last) == 0
+}
+
 func (s *sentPrefixes) seen(key string, now time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -328,8 +335,15 @@ func (c *call) prefixKey() string { return c.req.Model.ID + "\x00" + c.fileSet }
 
 // cacheHitExpected says whether the call's files were sent to its model within cacheTTL,
 // and are large enough for the provider to cache.
+// A dry run's files are digested here, only when something was sent within cacheTTL.
 func (c *call) cacheHitExpected(rep *Report) bool {
-	return c.fileSet != "" && rep.Tokens >= cacheMinimum(c.req.Model.ID) && c.svc.sent.seen(c.prefixKey(), time.Now())
+	if rep.Tokens < cacheMinimum(c.req.Model.ID) || c.svc.sent.empty() {
+		return false
+	}
+	if c.fileSet == "" && c.req.DryRun && c.gathered != nil {
+		c.fileSet = FileSetKey(c.gathered.Files)
+	}
+	return c.fileSet != "" && c.svc.sent.seen(c.prefixKey(), time.Now())
 }
 
 // FileSetKey is a digest of a file set, its paths and contents in path order: the same files
