@@ -103,6 +103,7 @@ bench:
 	CONSULT_LOAD=1 $(GO) test -count=1 -v -run '^(TestCancel|TestDeadlineWithManyPatterns)$$' ./files/
 	CONSULT_LOAD=1 $(GO) test -count=1 -v -run '^TestStartToToolsList$$' ./cmd/consult/
 	$(GO) test -run '^$$' -bench StartToToolsList -benchtime=20x -count=3 ./cmd/consult/
+	$(GO) test -run '^$$' -bench DryRunOverFloor -benchtime=7x -count=1 -v ./cmd/consult/
 
 # Each fuzz target briefly (go test takes -fuzz for one package at a time). The seed corpora
 # in each package's testdata/fuzz/ also run as ordinary tests in `make test`.

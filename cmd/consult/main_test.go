@@ -32,6 +32,9 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
+	if root := os.Getenv(floorEnv); root != "" { // this process is the floor program (see BenchmarkDryRunOverFloor)
+		os.Exit(floorMain(root))
+	}
 	if os.Getenv(httpProbeEnv) != "" { // this process is the other user's client (see TestHTTPOtherUser)
 		os.Exit(httpProbe())
 	}
