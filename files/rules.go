@@ -264,6 +264,14 @@ func secretNormalName(name string) string {
 // byte-order mark, the soft hyphen), other spaces (no-break, ideographic) made ' ', lower
 // case, and white space and dots at the ends trimmed (Windows drops trailing ones).
 func normalName(name string) string {
+	if plainName(name) {
+		return name // most names, without building a copy
+	}
+	return normalizeName(name)
+}
+
+// normalizeName is normalName without the shortcut for plain names.
+func normalizeName(name string) string {
 	var b strings.Builder
 	b.Grow(len(name))
 	for _, r := range name {
@@ -282,6 +290,20 @@ func normalName(name string) string {
 		b.WriteRune(unicode.ToLower(r))
 	}
 	return strings.TrimRight(strings.TrimLeft(b.String(), " "), " .")
+}
+
+// plainName reports a name that normalName returns as it is: printable ASCII without
+// upper case or spaces, not ending in a dot.
+func plainName(name string) bool {
+	if name == "" || name[len(name)-1] == '.' {
+		return false
+	}
+	for i := range len(name) {
+		if c := name[i]; c <= ' ' || c > '~' || c >= 'A' && c <= 'Z' {
+			return false
+		}
+	}
+	return true
 }
 
 // invisible reports a character that shows nothing: zero-width spaces, joiners and

@@ -204,3 +204,22 @@ func TestParseIgnoreLines(t *testing.T) {
 		t.Errorf("patterns %q, want %q", got, want)
 	}
 }
+
+// TestPlainNameUnchanged: every name plainName lets normalName return as it is, normalizeName
+// returns unchanged too, over names of every ASCII byte alone, first, last and inside; and
+// names with upper case, spaces or a trailing dot are not plain.
+func TestPlainNameUnchanged(t *testing.T) {
+	for c := range 128 {
+		b := string(rune(c))
+		for _, name := range []string{b, b + "x", "x" + b, "x" + b + "y", b + b} {
+			if plainName(name) && normalizeName(name) != name {
+				t.Errorf("plainName(%q) but normalizeName gives %q", name, normalizeName(name))
+			}
+		}
+	}
+	for _, name := range []string{"ID_RSA", ".env.", "a b", " x", "x\t", "ｉd_rsa", "", "credentials.json\u200b"} {
+		if plainName(name) {
+			t.Errorf("plainName(%q) = true, want false", name)
+		}
+	}
+}
