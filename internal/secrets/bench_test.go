@@ -71,6 +71,27 @@ func BenchmarkScanGOROOT(b *testing.B) {
 	b.ReportMetric(float64(redacted), "redacted")
 }
 
+// BenchmarkScanNetHTTP runs Scan over the .go files of $GOROOT/src/net/http (2.26 MB), what
+// each of consultation.TestLoadNetHTTP's 64 calls gathers: HTTP code names Authorization
+// headers and URLs with credentials more than most, which the scan's expressions decide.
+func BenchmarkScanNetHTTP(b *testing.B) {
+	var files []gorootFile
+	var size int64
+	for _, f := range goroot(b) {
+		if strings.HasPrefix(filepath.ToSlash(f.path), "net/http/") {
+			files = append(files, f)
+			size += int64(len(f.content))
+		}
+	}
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, f := range files {
+			Scan(f.content)
+		}
+	}
+}
+
 // BenchmarkRedactGOROOT and BenchmarkPrivateKeyGOROOT time each half alone.
 func BenchmarkRedactGOROOT(b *testing.B) {
 	benchEach(b, func(c []byte) { Redact(c) })

@@ -23,11 +23,11 @@ var (
 	// in redis://:password@host), also with its slashes escaped as a JSON string writes
 	// them (postgresql:\/\/…). A password holding '@' or '/' must be percent-encoded, as
 	// RFC 3986 says; one that is not is cut there.
-	ruleURLPassword = &rule{id: "url-password", kind: kindURL, window: maxScheme + 3*2 + maxUserinfo + 8, check: credentialCheck,
+	ruleURLPassword = &rule{id: "url-password", kind: kindURL, window: maxScheme + 3*2 + maxUserinfo + 8, toAnchor: true, check: credentialCheck,
 		re: lazyRegexp(`(?:^|[^A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}:(?:/|\\/){2}[^\s/?#@"'<>\\:]{0,128}:([^\s/?@"'<>\\]{1,256})@`)}
 	// A token as a URL's user, without a password (https://<token>@github.com/, as git's
 	// insteadOf and CI clone URLs hold one): 20 characters or more that look random.
-	ruleURLToken = &rule{id: "url-token", kind: kindURL, window: maxScheme + 3*2 + maxUserinfo + 8, check: tokenCheck,
+	ruleURLToken = &rule{id: "url-token", kind: kindURL, window: maxScheme + 3*2 + maxUserinfo + 8, toAnchor: true, check: tokenCheck,
 		re: lazyRegexp(`(?:^|[^A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}:(?:/|\\/){2}([^\s/?#@"'<>\\:]{20,256})@`)}
 	rulesURL   = []*rule{ruleURLPassword, ruleURLToken}
 	rulesTeams = []*rule{ruleTeams}

@@ -194,7 +194,11 @@ func (s *scan) verify(start, anchor int, rules []*rule) int {
 	last := -1
 	for _, r := range rules {
 		if r.window > 0 { // a keyword rule: the name, the separator and the value
-			last = max(last, s.match(r, max(start-1, 0), min(start+r.window, len(c))))
+			end := min(start+r.window, len(c))
+			if r.toAnchor {
+				end = min(end, anchor+1)
+			}
+			last = max(last, s.match(r, max(start-1, 0), end))
 		} else {
 			last = max(last, s.match(r, lo, hi))
 		}

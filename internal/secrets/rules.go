@@ -23,6 +23,10 @@ type rule struct {
 	// window, when not 0, is how many bytes from the start of the name the expression runs
 	// over (the keyword rules); else it runs over the token the anchor found.
 	window int
+	// toAnchor, on a keyword rule whose every match ends at its anchor byte (a URL's
+	// '@'), stops the window there: the bytes after it cannot change the match, and a
+	// later match has an anchor of its own.
+	toAnchor bool
 	// check, when set, must accept the secret w[st:en] too; w is what the expression ran
 	// over, for a check that looks at what stands before the secret.
 	check func(w []byte, st, en int) bool
