@@ -95,7 +95,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=$(BENCHTIME) -count=3 ./files/
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=1x -count=3 ./internal/tokens/
 	$(GO) test -run '^$$' -bench . -benchmem -count=3 ./internal/results/
-	$(GO) test -run '^$$' -bench GOROOT -benchmem -benchtime=5x -count=3 ./internal/secrets/
+	$(GO) test -run '^$$' -bench 'GOROOT|NetHTTP' -benchmem -benchtime=5x -count=3 ./internal/secrets/
 	$(GO) test -run '^$$' -bench NetHTTP -benchmem -benchtime=10x -count=3 ./providers/
 	CONSULT_LOAD=1 $(GO) test -run '^TestLoadNetHTTP$$' -count=1 -v ./consultation/
 	CONSULT_LOAD=1 $(GO) test -count=1 -v -run '^TestDeadlineFromArrivalUnderLoad$$' ./internal/mcpserver/
