@@ -147,6 +147,9 @@ func (e *Engine) runInProcess(job Job, held []*os.File, out *os.File) error {
 	return nil
 }
 
+// Wait waits for the workers this engine runs in its own process (Config.Run nil).
+func (e *Engine) Wait() { e.inProcess.Wait() }
+
 // Store is the results directory.
 func (e *Engine) Store() *results.Store { return e.store }
 

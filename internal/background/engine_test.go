@@ -478,7 +478,7 @@ func TestManyCancelsLeaveNothingOpen(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	r.eng.inProcess.Wait()
+	r.eng.Wait()
 	r.wg.Wait()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		open := 0
