@@ -346,11 +346,6 @@ func (c *call) cacheHitExpected(rep *Report) bool {
 	return c.fileSet != "" && c.svc.sent.seen(c.prefixKey(), time.Now())
 }
 
-// FileSetKey is a digest of a file set, its paths and contents in path order: the same files
-// give the same key, and any change to a path or a byte gives another. OpenAI requests carry
-// it as prompt_cache_key, so that requests about the same files reach the same cache.
-func FileSetKey(fs []files.File) string { return fileSetKey(Digests(fs)) }
-
 // Digests are the SHA-256 digests (hex) of files' contents, by path.
 func Digests(fs []files.File) map[string]string {
 	d := make(map[string]string, len(fs))
@@ -361,7 +356,10 @@ func Digests(fs []files.File) map[string]string {
 	return d
 }
 
-// fileSetKey is FileSetKey from the files' digests: each file read once.
+// fileSetKey is a digest of a file set, its paths and contents in path order, from the
+// files' digests: the same files give the same key, and any change to a path or a byte gives
+// another. OpenAI requests carry it as prompt_cache_key, so that requests about the same
+// files reach the same cache.
 func fileSetKey(digests map[string]string) string {
 	h := sha256.New()
 	for _, p := range slices.Sorted(maps.Keys(digests)) {

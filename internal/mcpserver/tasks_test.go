@@ -633,3 +633,18 @@ func TestNoProgressAfterTheResult(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskStartedWords: the model's first words of a task name the model, the files, bytes,
+// tokens and price, the task id, until when it may run, and that the result comes by itself.
+func TestTaskStartedWords(t *testing.T) {
+	t.Parallel()
+	created := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	task := &background.Task{ID: "20261127-100000-aaaaaaaaaaaaaaaaaaaaaaaaaa", Created: created, Deadline: created.Add(90 * time.Second),
+		Launch: &consultation.State{Model: "openai/gpt-5.4", Files: 12, Bytes: 48_000, PromptTokens: 12_345, Estimate: "expected $0.04, at most $0.31 (prices: OpenRouter's model list)"}}
+	words := TaskStartedWords(task)
+	for _, want := range []string{"openai/gpt-5.4", "12 files", "12,345 prompt tokens", "expected $0.04, at most $0.31", task.ID, "10:01:30 UTC", "90 seconds", "arrives by itself", "TaskStop"} {
+		if !strings.Contains(words, want) {
+			t.Errorf("%q does not say %q", words, want)
+		}
+	}
+}

@@ -279,10 +279,3 @@ func (c *cache) putLocked(k cacheKey, n consult.Tokens) {
 	}
 	c.cur[k] = n
 }
-
-// len returns the number of cached entries.
-func (c *cache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.cur) + len(c.old)
-}

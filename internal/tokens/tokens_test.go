@@ -244,7 +244,7 @@ func TestCacheBound(t *testing.T) {
 	text := func(i int) []byte { return fmt.Appendf(nil, "text number %d", i) }
 	for i := range 1000 {
 		c.Count(text(i))
-		if n := c.cache.len(); n > 2*generation {
+		if n := cacheLen(&c.cache); n > 2*generation {
 			t.Fatalf("after %d texts the cache holds %d entries, want at most %d", i+1, n, 2*generation)
 		}
 	}
@@ -488,7 +488,7 @@ func TestConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if n := c.cache.len(); n > 8 {
+	if n := cacheLen(&c.cache); n > 8 {
 		t.Errorf("cache holds %d entries, want at most 8", n)
 	}
 }
@@ -533,4 +533,11 @@ func TestMatchesPkoukkOnTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d files, %d tokens, identical counts", files, total)
+}
+
+// cacheLen returns the number of entries c holds.
+func cacheLen(c *cache) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.cur) + len(c.old)
 }
