@@ -341,7 +341,7 @@ func (c *call) cacheHitExpected(rep *Report) bool {
 		return false
 	}
 	if c.fileSet == "" && c.req.DryRun && c.gathered != nil {
-		c.fileSet = FileSetKey(c.gathered.Files)
+		c.fileSet = fileSetKey(Digests(c.gathered.Files))
 	}
 	return c.fileSet != "" && c.svc.sent.seen(c.prefixKey(), time.Now())
 }
