@@ -581,8 +581,12 @@ func (e *Engine) running(rec results.Record, why string) consultation.Result {
 			sum.Streamed = &consultation.StreamedSummary{Reasoning: p.ReasoningTokens, Answer: p.AnswerTokens}
 			streamed = fmt.Sprintf("; streamed so far: %s reasoning, %s answer tokens", p.ReasoningTokens, p.AnswerTokens)
 		}
-		if p.Cost != "" {
-			streamed += "; price " + p.Cost
+		switch p.Cost {
+		case "":
+		case consultation.PriceUnknown:
+			streamed += "; " + p.Cost
+		default:
+			streamed += "; price " + p.Cost // "expected $…, at most $…"
 		}
 	}
 	until := rec.Created.Add(e.limit).UTC()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/consultmcp/consult/consultation"
 	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/results"
 )
 
 // TestOrphanNamedOnceToItsOwner: a consultation whose client stopped waiting without a
@@ -114,5 +115,18 @@ func TestWorkerToldOfCancel(t *testing.T) {
 	case <-req.Ended():
 	case <-time.After(30 * time.Second):
 		t.Fatal("the upstream request is still open: the worker was not told of the cancel")
+	}
+}
+
+// TestRunningSaysAnUnknownPriceOnce: "still running" for a model without a price says
+// "price unknown", not "price price unknown".
+func TestRunningSaysAnUnknownPriceOnce(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, Config{})
+	rec := results.Record{ID: results.NewID(time.Now()), Status: results.Running, Created: time.Now(),
+		Progress: &results.Progress{Phase: "waiting for the first token", Files: 1, Cost: consultation.PriceUnknown}}
+	text := r.eng.running(rec, "timeout 3 seconds reached").Text()
+	if !strings.Contains(text, "; price unknown") || strings.Contains(text, "price price") {
+		t.Errorf("still running says:\n%s", text)
 	}
 }
