@@ -321,7 +321,7 @@ func newHTTPServer(ctx context.Context, s *server.MCPServer, guard *httpGuard, l
 		server.WithSessionIdManager(guard.sessionManager()),
 	)
 	mux := http.NewServeMux()
-	guard.next = mcpserver.ResourceErrors(mcpserver.HTTPShim(h))
+	guard.next = mcpserver.HTTPShim(h)
 	mux.Handle("/mcp", guard)
 	mux.HandleFunc("/", oauthRefusal)
 	httpSrv.Handler = mux

@@ -833,7 +833,7 @@ func (rw *httpResponse) WriteHeader(code int) {
 func (rw *httpResponse) Write(p []byte) (int, error) {
 	if bytes.Contains(p, []byte(`"notifications/progress"`)) {
 		data := bytes.TrimSpace(p)
-		if bytes.HasPrefix(data, []byte("event:")) || bytes.HasPrefix(data, []byte("data:")) {
+		if isSSE(data) {
 			data = sseData(data)
 		}
 		if m, ok := peekOutgoing(data); ok && m.Method == "notifications/progress" {
@@ -868,7 +868,7 @@ func (rw *httpResponse) dropped(p []byte) bool {
 		return false
 	}
 	data := bytes.TrimSpace(p)
-	if bytes.HasPrefix(data, []byte("event:")) || bytes.HasPrefix(data, []byte("data:")) {
+	if isSSE(data) {
 		data = sseData(data)
 	}
 	m, ok := peekOutgoing(data)
@@ -886,7 +886,7 @@ func (rw *httpResponse) dropped(p []byte) bool {
 // replacement makes it; false when p is not that response.
 func (rw *httpResponse) rewritten(p []byte) ([]byte, bool) {
 	data := bytes.TrimSpace(p)
-	sse := bytes.HasPrefix(data, []byte("event:")) || bytes.HasPrefix(data, []byte("data:"))
+	sse := isSSE(data)
 	if sse {
 		data = sseData(data)
 	}
@@ -895,10 +895,24 @@ func (rw *httpResponse) rewritten(p []byte) ([]byte, bool) {
 		return nil, false
 	}
 	out := rw.c.replaced(rw.k, data)
-	if sse {
-		return fmt.Appendf(nil, "event: message\ndata: %s\n\n", out), true
+	if !sse {
+		return append(out, '\n'), true
 	}
-	return append(out, '\n'), true
+	if ev := bytes.Replace(p, data, out, 1); !bytes.Equal(ev, p) || bytes.Equal(data, out) {
+		return ev, true // the event as it was, its id line kept, with the new data
+	}
+	return fmt.Appendf(nil, "event: message\ndata: %s\n\n", out), true
+}
+
+// isSSE reports whether data (trimmed) is an SSE event rather than a JSON body: it starts
+// with one of the fields mcp-go writes (an event id when it keeps events for resuming).
+func isSSE(data []byte) bool {
+	for _, f := range []string{"event:", "data:", "id:"} {
+		if bytes.HasPrefix(data, []byte(f)) {
+			return true
+		}
+	}
+	return false
 }
 
 // sseData is the data of one SSE event: its "data:" lines, each without the field name

@@ -336,10 +336,9 @@ func toMCP(r consultation.Result) *mcp.CallToolResult {
 func ServeStdio(ctx context.Context, s *server.MCPServer, in io.Reader, out io.Writer, errLog io.Writer) error {
 	c := newCancels()
 	ctx = context.WithValue(ctx, cancelScopeKey{}, cancelScope{c: c})
-	in, resourcesOut := resourceStdio(ctx, in) // see resources.go
 	stdin := newStdioIn(in, c)
 	defer stdin.stop()
-	in, out = stdin, resourcesOut(&stdioOut{w: out, c: c})
+	in, out = stdin, &stdioOut{w: out, c: c}
 	ss := server.NewStdioServer(s)
 	ss.SetErrorLogger(log.New(errLog, "mcp: ", log.LstdFlags))
 	server.WithWorkerPoolSize(WorkerPoolSize)(ss)

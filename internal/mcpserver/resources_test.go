@@ -58,7 +58,7 @@ func TestResourceNotFoundOverHTTP(t *testing.T) {
 		t.Run(version, func(t *testing.T) {
 			t.Parallel()
 			s, base := resourceServer(t)
-			h := ResourceErrors(HTTPShim(server.NewStreamableHTTPServer(s)))
+			h := HTTPShim(server.NewStreamableHTTPServer(s))
 			withBase := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				h.ServeHTTP(w, r.WithContext(base)) // as the binary's server gives every request its base context
 			})
@@ -157,7 +157,7 @@ func TestResourceNotFoundOverStdio(t *testing.T) {
 	}
 }
 
-// TestResourceResponseReplaces: the HTTP layer replaces mcp-go's error response to the
+// TestResourceResponseReplaces: the HTTP shim replaces mcp-go's error response to the
 // refused request, written as a JSON body or as an SSE event (with or without an event id),
 // and passes every other message of the stream unchanged.
 func TestResourceResponseReplaces(t *testing.T) {
@@ -174,7 +174,9 @@ func TestResourceResponseReplaces(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := &lines{}
-			w := &resourceResponse{ResponseWriter: &recorder{w: rec}, id: "7", resp: ours}
+			c, k := newCancels(), cancelKey{"", "7"}
+			c.replace(k, inPlaceOfError(ours))
+			w := &httpResponse{ResponseWriter: &recorder{w: rec}, c: c, k: k}
 			if n, err := w.Write([]byte(tc.in)); err != nil || n != len(tc.in) {
 				t.Fatalf("Write: %d, %v", n, err)
 			}

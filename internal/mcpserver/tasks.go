@@ -142,10 +142,12 @@ func TaskStartedWords(t *background.Task) string {
 }
 
 // beforeRequest is an OnRequestInitialization hook: it sees every request before mcp-go
-// handles it, and arranges the replies of the extension's methods (see the file comment).
+// handles it, and arranges the replies the shim puts in place of mcp-go's: the extension's
+// methods (see the file comment), and a resources/read of a resource the caller cannot read
+// (resources.go).
 func (h *handler) beforeRequest(ctx context.Context, id any, message any) error {
 	raw, ok := message.(json.RawMessage)
-	if !ok || h.bg == nil {
+	if !ok {
 		return nil
 	}
 	sc, ok := ctx.Value(cancelScopeKey{}).(cancelScope)
@@ -157,6 +159,7 @@ func (h *handler) beforeRequest(ctx context.Context, id any, message any) error 
 		Method string `json:"method"`
 		Params struct {
 			TaskID json.RawMessage `json:"taskId"`
+			URI    string          `json:"uri"`
 			Meta   *mcp.Meta       `json:"_meta"`
 		} `json:"params"`
 	}
@@ -164,10 +167,22 @@ func (h *handler) beforeRequest(ctx context.Context, id any, message any) error 
 		return nil
 	}
 	switch m.Method {
+	case string(mcp.MethodResourcesRead):
+		if lookup := resourceLookup(ctx); lookup != nil {
+			if found, why := lookup(ctx, m.Params.URI); !found {
+				sc.c.replace(key, inPlaceOfError(resourceNotFound(json.RawMessage(key.id), m.Params.URI, why, m.Params.Meta.ProtocolVersion())))
+			}
+		}
+		return nil
 	case string(mcp.MethodServerDiscover):
-		sc.c.replace(key, withTasksDeclared)
+		if h.bg != nil {
+			sc.c.replace(key, withTasksDeclared)
+		}
 		return nil
 	case string(mcp.MethodTasksGet), string(mcp.MethodTasksCancel), "tasks/update":
+		if h.bg == nil {
+			return nil
+		}
 	default:
 		return nil
 	}
