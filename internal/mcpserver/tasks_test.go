@@ -66,6 +66,26 @@ type rawConn struct {
 // rawStdio serves s over stdio and returns a raw connection to it.
 func rawStdio(t *testing.T, s *server.MCPServer) *rawConn {
 	t.Helper()
+	write, lines := stdioPipes(t, s)
+	c := &rawConn{t: t, got: map[string]chan json.RawMessage{}}
+	var wmu sync.Mutex
+	c.send = func(msg []byte) {
+		wmu.Lock()
+		defer wmu.Unlock()
+		write(msg)
+	}
+	go func() {
+		for lines.Scan() {
+			c.deliver(append([]byte(nil), lines.Bytes()...))
+		}
+	}()
+	return c
+}
+
+// stdioPipes serves s with ServeStdio over pipes for the test: write sends one message (a
+// line), lines reads what the server writes, in order. Everything ends with the test.
+func stdioPipes(t *testing.T, s *server.MCPServer) (write func([]byte), lines *bufio.Scanner) {
+	t.Helper()
 	stdioSession.Lock()
 	t.Cleanup(stdioSession.Unlock)
 	clientIn, serverOut := io.Pipe()
@@ -73,32 +93,20 @@ func rawStdio(t *testing.T, s *server.MCPServer) *rawConn {
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- ServeStdio(ctx, s, serverIn, serverOut, io.Discard) }()
-	c := &rawConn{t: t, got: map[string]chan json.RawMessage{}}
-	var wmu sync.Mutex
-	c.send = func(msg []byte) {
-		wmu.Lock()
-		defer wmu.Unlock()
-		if _, err := clientOut.Write(append(msg, '\n')); err != nil {
-			t.Errorf("write: %v", err)
-		}
-	}
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		sc := bufio.NewScanner(clientIn)
-		sc.Buffer(nil, 64<<20)
-		for sc.Scan() {
-			c.deliver(append([]byte(nil), sc.Bytes()...))
-		}
-	}()
 	t.Cleanup(func() {
 		cancel()
 		clientOut.Close()
+		clientIn.Close() // a write of the server's then fails rather than waits for a reader
 		<-served
 		serverOut.Close()
-		<-read
 	})
-	return c
+	lines = bufio.NewScanner(clientIn)
+	lines.Buffer(nil, 64<<20)
+	return func(msg []byte) {
+		if _, err := clientOut.Write(append(msg, '\n')); err != nil {
+			t.Errorf("write: %v", err)
+		}
+	}, lines
 }
 
 // rawHTTP returns a raw connection to handler h (a shimmed streamable HTTP server) whose
@@ -576,30 +584,9 @@ func TestNoProgressAfterTheResult(t *testing.T) {
 	}
 	svc := &consultation.Service{Counter: tokens.NewCounter(), Model: p, DefaultModel: "google/gemini-2.5-pro", Heartbeat: time.Millisecond}
 	s := New(Config{Service: svc})
-	stdioSession.Lock()
-	t.Cleanup(stdioSession.Unlock)
-	clientIn, serverOut := io.Pipe()
-	serverIn, clientOut := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- ServeStdio(ctx, s, serverIn, serverOut, io.Discard) }()
-	t.Cleanup(func() {
-		cancel()
-		clientOut.Close()
-		clientIn.Close() // a write of the server's then fails rather than waits for a reader
-		<-served
-		serverOut.Close()
-	})
-	lines := bufio.NewScanner(clientIn)
-	lines.Buffer(nil, 16<<20)
-	for _, m := range []string{
-		`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
-	} {
-		if _, err := clientOut.Write([]byte(m + "\n")); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write, lines := stdioPipes(t, s)
+	write([]byte(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+	write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 	if !lines.Scan() {
 		t.Fatal("no answer to initialize")
 	}
@@ -608,9 +595,7 @@ func TestNoProgressAfterTheResult(t *testing.T) {
 		msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": map[string]any{
 			"name": "consultation", "arguments": map[string]any{"path": tree, "pattern": "**/*.go", "query": "q", "timeout": 20},
 			"_meta": map[string]any{"progressToken": fmt.Sprintf("tok-%d", i)}}})
-		if _, err := clientOut.Write(append(msg, '\n')); err != nil {
-			t.Fatal(err)
-		}
+		write(msg)
 		progress := 0
 		for lines.Scan() {
 			var m message
