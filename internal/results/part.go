@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -50,13 +49,7 @@ var partSkipped = map[string]bool{"exclude": true, "question": true, "thread": t
 // are Load's (with the record and ErrExpired for an expired one), and ErrCorrupt for a
 // record whose small fields pass maxPartMeta.
 func (s *Store) LoadPart(id string, offset, n int) (Record, Part, error) {
-	if _, err := ParseID(id); err != nil {
-		return Record{}, Part{}, err
-	}
-	root, err := s.openDir(false)
-	if errors.Is(err, fs.ErrNotExist) {
-		return Record{}, Part{}, fmt.Errorf("%w: %s", ErrNotFound, id)
-	}
+	root, err := s.dirOf(id)
 	if err != nil {
 		return Record{}, Part{}, err
 	}

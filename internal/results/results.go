@@ -352,13 +352,7 @@ func encode(r Record) ([]byte, error) {
 // rewritten by its process when the consultation ends, so one not rewritten by then
 // belongs to a process that died.
 func (s *Store) Load(id string) (Record, error) {
-	if _, err := ParseID(id); err != nil {
-		return Record{}, err
-	}
-	root, err := s.openDir(false)
-	if errors.Is(err, fs.ErrNotExist) {
-		return Record{}, fmt.Errorf("%w: %s", ErrNotFound, id)
-	}
+	root, err := s.dirOf(id)
 	if err != nil {
 		return Record{}, err
 	}
@@ -375,17 +369,24 @@ func (s *Store) Load(id string) (Record, error) {
 	return r, nil
 }
 
+// dirOf checks id and opens the directory to read its record from; a missing directory is
+// ErrNotFound for id. The caller closes the root.
+func (s *Store) dirOf(id string) (*os.Root, error) {
+	if _, err := ParseID(id); err != nil {
+		return nil, err
+	}
+	root, err := s.openDir(false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	return root, err
+}
+
 // LoadHead is Load without the large fields: the record with this id as List gives it,
 // read from the head of its file whatever its size. Its errors are Load's (with the record
 // and ErrExpired for an expired one, which is not removed here).
 func (s *Store) LoadHead(id string) (Record, error) {
-	if _, err := ParseID(id); err != nil {
-		return Record{}, err
-	}
-	root, err := s.openDir(false)
-	if errors.Is(err, fs.ErrNotExist) {
-		return Record{}, fmt.Errorf("%w: %s", ErrNotFound, id)
-	}
+	root, err := s.dirOf(id)
 	if err != nil {
 		return Record{}, err
 	}
