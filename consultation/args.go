@@ -236,12 +236,6 @@ type SecondsRule struct {
 	Min, Max, Default time.Duration
 }
 
-// TimeoutRule is the rule for a consultation's timeout on this service.
-func (s *Service) TimeoutRule() SecondsRule { return TimeoutRule(s.defaultTimeout()) }
-
-// ArgRules are the rules of Request's number arguments on this service, for decoding a call.
-func (s *Service) ArgRules() []NumberRule { return []NumberRule{s.TimeoutRule().Number(), MaxCost} }
-
 // TimeoutRule is the rule for a consultation's timeout with default def.
 func TimeoutRule(def time.Duration) SecondsRule {
 	return SecondsRule{Arg: ArgTimeout, Min: consult.MinTimeout, Max: consult.MaxTimeout, Default: def}
@@ -374,14 +368,6 @@ func checkOutputFile(p string) (string, error) {
 	return clean, nil
 }
 
-func unwrapPathError(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
 // maxCostLimit bounds max_cost_usd: a cap above it is a mistake (cents typed as dollars).
 const maxCostLimit = 10_000
 
@@ -390,3 +376,29 @@ const maxCostLimit = 10_000
 var MaxCost = NumberRule{Arg: ArgMaxCost,
 	Must: fmt.Sprintf("a price in US dollars above 0 and at most %d, e.g. 0.50", maxCostLimit),
 	OK:   func(v float64) bool { return v > 0 && v <= maxCostLimit }}
+
+// close releases what a validated request holds open: the gathered tree and output_file's
+// directory; the call is over.
+func (r *request) close() {
+	if r.tree != nil {
+		r.tree.Close()
+		r.tree = nil
+	}
+	r.output.close()
+}
+
+// Names map the tools' argument names to what the caller calls them, for the words that
+// tell it what to change: a caller such as the command line names its flags; an argument
+// it does not map keeps the tool's name.
+type Names map[string]string
+
+// ToolNames are the tools' own argument names.
+var ToolNames Names
+
+// of is what the caller calls argument arg.
+func (n Names) of(arg string) string {
+	if name, ok := n[arg]; ok {
+		return name
+	}
+	return arg
+}

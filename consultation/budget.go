@@ -2,6 +2,7 @@ package consultation
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	consult "github.com/consultmcp/consult"
@@ -13,6 +14,10 @@ import (
 // before the result can reach the client after it.
 const quietBeforeEnd = 500 * time.Millisecond
 
+// minAttemptTime is the least time left that makes another attempt worth sending: a
+// large prompt takes seconds just to upload and prefill.
+const minAttemptTime = 2 * time.Second
+
 // windowLookupMax bounds the context-window look-up: it is a convenience, and must never
 // eat the time the model needs.
 const windowLookupMax = 5 * time.Second
@@ -21,6 +26,9 @@ const windowLookupMax = 5 * time.Second
 type budget struct {
 	deadline time.Time // zero: none
 }
+
+// ErrCallTimeout is the cause of a call's context when its own deadline passes.
+var ErrCallTimeout = errors.New("consultation deadline passed")
 
 // withCallDeadline bounds ctx by a call's timeout, counted from its arrival at start; past
 // it, the cause is ErrCallTimeout.
@@ -67,11 +75,12 @@ type liveRules struct {
 	clamped  bool // the server's idle timeout was longer than the call's time, and cut to it
 }
 
-// liveRules returns the rules for a call that may run for d (its timeout, or the background
-// limit; 0 for a wait that has no idle rule): the server's idle timeout, clamped to d; the
-// heartbeat (consult.DefaultHeartbeat unless set), clamped to at most half the idle timeout.
-func (s *Service) liveRules(d time.Duration) liveRules {
-	l := liveRules{idle: max(s.IdleTimeout, 0), interval: s.Heartbeat}
+// liveRulesOf returns the rules for a call that may run for d (its timeout, or the
+// background limit; 0 for a wait that has no idle rule) on a server whose idle timeout is
+// idle and heartbeat interval heartbeat: the idle timeout, clamped to d; the heartbeat
+// (consult.DefaultHeartbeat unless set), clamped to at most half the idle timeout.
+func liveRulesOf(idle, heartbeat, d time.Duration) liveRules {
+	l := liveRules{idle: max(idle, 0), interval: heartbeat}
 	if d > 0 && l.idle > d {
 		l.idle, l.clamped = d, true
 	}

@@ -674,3 +674,53 @@ func (cancelled) reason() Reason { return "cancelled" }
 func (c cancelled) write(b *strings.Builder, _ *Summary, _ Names) {
 	fmt.Fprintf(b, "Cancelled by the client while %s after %s.", c.Phase, consult.FormatDuration(c.Elapsed))
 }
+
+// Attempt is one failed attempt of a model call: its error, how long it took, and the wait
+// after it (0 for the last).
+type Attempt struct {
+	Err     string        `json:"error"`
+	Elapsed time.Duration `json:"elapsed"`
+	Wait    time.Duration `json:"wait,omitempty"`
+}
+
+// GaveUp is why a call made no more attempts: it made the most one call makes (Max), or
+// too little time was Left (and the provider asked to wait RetryAfter).
+type GaveUp struct {
+	Attempts   int           `json:"attempts"`
+	Max        bool          `json:"max,omitempty"`
+	Left       time.Duration `json:"left,omitempty"`
+	RetryAfter time.Duration `json:"retry_after,omitempty"`
+}
+
+// words is why no more attempts were made.
+func (g *GaveUp) words() string {
+	if g.Max {
+		return fmt.Sprintf("gave up after %d attempts, the most one call makes", g.Attempts)
+	}
+	why := fmt.Sprintf("gave up after %d %s: %s left before the deadline", g.Attempts, plural(g.Attempts, "attempt", "attempts"), consult.FormatDuration(g.Left))
+	if g.RetryAfter > 0 {
+		why += fmt.Sprintf(", and the provider asked to wait %s", consult.FormatDuration(g.RetryAfter))
+	}
+	return why + fmt.Sprintf("; another attempt needs at least %s", minAttemptTime)
+}
+
+// attemptsWords lists failed attempts, each once with its cause, how long it took and the
+// wait after it; a cause that repeats an earlier attempt's is not written out again:
+// "1) after 0.2 s: openrouter: rate limited (HTTP 429); waited 6.1 s".
+func attemptsWords(failed []Attempt) string {
+	var b strings.Builder
+	seen := map[string]int{}
+	for i, a := range failed {
+		cause := a.Err
+		if first, ok := seen[cause]; ok {
+			cause = fmt.Sprintf("the same as %d)", first)
+		} else {
+			seen[cause] = i + 1
+		}
+		fmt.Fprintf(&b, "\n  %d) after %s: %s", i+1, consult.FormatDuration(a.Elapsed), cause)
+		if a.Wait > 0 {
+			fmt.Fprintf(&b, "; waited %s", consult.FormatDuration(a.Wait))
+		}
+	}
+	return b.String()
+}

@@ -5,6 +5,7 @@
 package consultation
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -21,47 +22,6 @@ import (
 	"github.com/consultmcp/consult/internal/tokens"
 	"github.com/consultmcp/consult/providers"
 )
-
-// Phase names what a call is doing; timeouts and progress messages report it.
-type Phase string
-
-// The phases of a call, in order.
-const (
-	PhaseValidating Phase = "validating arguments"
-	// PhaseQueued: waiting for a worker of the server, or for room under its bound on bytes
-	// in flight (Inflight).
-	PhaseQueued    Phase = "queued"
-	PhaseGathering Phase = "gathering files"
-	PhaseCounting  Phase = "counting tokens"
-	PhaseLookup    Phase = "looking up the model"
-	// PhaseChecking: checking that the request fits the model and its cost the caps, before
-	// anything is sent.
-	PhaseChecking  Phase = "checking size and cost"
-	PhaseWaiting   Phase = "waiting for the first token"
-	PhaseReceiving Phase = "receiving the answer"
-)
-
-// ErrCallTimeout is the cause of a call's context when its own deadline passes.
-var ErrCallTimeout = errors.New("consultation deadline passed")
-
-// Result is what a call returns to the caller, as data: the figures for programs, what its
-// words need beyond them, and whether it is a failure. Render words it at the edge.
-type Result struct {
-	// IsError marks a failed call: bad arguments, timeout, too large, upstream failure.
-	IsError bool
-	// Summary is the outcome in machine-readable form: kind, id, answer, usage, report,
-	// error details. Nil for a plain acknowledgement.
-	Summary *Summary
-	// Facts are what the outcome's words need beyond the Summary: why it failed, and the
-	// figures of that failure.
-	Facts *Facts `json:",omitempty"`
-	// Answer is the model's answer as received, whole or partial, even when it was written
-	// to output_file: what a background consultation keeps in its record.
-	Answer string `json:"-"`
-	// Digests are the SHA-256 digests (hex) of the gathered files as sent, by path: a
-	// follow-up compares them to name the files that changed.
-	Digests map[string]string `json:"-"`
-}
 
 // Service runs consultations. The zero value is not usable: set Counter.
 type Service struct {
@@ -239,7 +199,7 @@ func (s *Service) refused(err error) Result {
 // run is a validated call that may take up to d (its timeout, or what is left of a
 // background limit) under ctx's deadline.
 func (s *Service) run(ctx context.Context, req request, start time.Time, d time.Duration, r Reporter) Result {
-	l := s.liveRules(d)
+	l := liveRulesOf(s.IdleTimeout, s.Heartbeat, d)
 	if l.clamped && !req.Continue {
 		req.Warnings = append(req.Warnings, fmt.Sprintf("the server's idle timeout (%s) is longer than this call's timeout; it is clamped to %s", consult.FormatDuration(s.IdleTimeout), consult.FormatDuration(d)))
 		s.logger().Warn("idle timeout longer than the call's timeout: clamped", "idle_timeout", s.IdleTimeout, "timeout", d)
@@ -444,18 +404,6 @@ func (c *call) report() *Report {
 	return rep
 }
 
-// A Stop is a cause of a call's context that its caller defines (a background engine's limit
-// or cancel): it says how the stop is classed and worded. Any other cause but the call's
-// own deadline and idle timeout reads as the client cancelling.
-type Stop interface {
-	error
-	// Class is the error class of a call stopped for this cause.
-	Class() ErrorClass
-	// Words are the first line of the failure, why a partial answer was cut, and advice
-	// (ending in a newline, or empty), for a call stopped while in phase after elapsed.
-	Words(phase, elapsed string) (headline, partialWhy, advice string)
-}
-
 // stopped is the result of a call whose context ended: its own deadline, its idle timeout,
 // a cause its caller defines (Stop), or the client cancelling; with what it had collected.
 func (c *call) stopped(ctx context.Context) Result {
@@ -509,22 +457,6 @@ func gatherClass(err error) ErrorClass {
 	return ClassInternal
 }
 
-// Names map the tools' argument names to what the caller calls them, for the words that
-// tell it what to change: a caller such as the command line names its flags; an argument
-// it does not map keeps the tool's name.
-type Names map[string]string
-
-// ToolNames are the tools' own argument names.
-var ToolNames Names
-
-// of is what the caller calls argument arg.
-func (n Names) of(arg string) string {
-	if name, ok := n[arg]; ok {
-		return name
-	}
-	return arg
-}
-
 // headersOnly returns the files without their contents, so the prompt layout of it is the
 // per-file headers plus the query: the tokens a request adds to the files themselves.
 func headersOnly(fs []files.File) []files.File {
@@ -533,4 +465,53 @@ func headersOnly(fs []files.File) []files.File {
 		out[i] = files.File{Path: f.Path, Size: f.Size}
 	}
 	return out
+}
+
+// TimeoutRule is the rule for a consultation's timeout on this service.
+func (s *Service) TimeoutRule() SecondsRule { return TimeoutRule(s.defaultTimeout()) }
+
+// ArgRules are the rules of Request's number arguments on this service, for decoding a call.
+func (s *Service) ArgRules() []NumberRule { return []NumberRule{s.TimeoutRule().Number(), MaxCost} }
+
+// summary starts a Summary of this call with the gathering figures filled in.
+func (c *call) summary(kind string, rep *Report) *Summary {
+	s := &Summary{
+		Kind: kind, Model: c.req.Model.ID, Attempts: int(c.attempts.Load()),
+		ElapsedSeconds: time.Since(c.start).Round(time.Millisecond).Seconds(),
+	}
+	if rep != nil {
+		s.Files, s.Bytes, s.PromptTokens = rep.Files, rep.Bytes, rep.PromptTokens
+	}
+	s.Estimate = c.estimate
+	return s
+}
+
+// fail is a failed call's result: info's class, its cause, the report attached. Render
+// words it; info's message is its first line when it has none.
+func (c *call) fail(info ErrorInfo, cause Cause, rep *Report) Result {
+	s := c.summary(KindError, rep)
+	s.Phase = c.phaseNow()
+	s.Report = rep
+	s.Error = &info
+	return Result{IsError: true, Summary: s, Facts: &Facts{Cause: cause}}
+}
+
+// admit reserves the call's bytes in flight before it gathers (see the top of this file),
+// waiting in line if they do not fit; nil, nil without a bound. An error is ctx's end.
+func (c *call) admit(ctx context.Context) (*reservation, error) {
+	f := c.svc.Inflight
+	if f == nil {
+		return nil, nil
+	}
+	limit := cmp.Or(max(c.svc.Limits.MaxTotalBytes, 0), consult.MaxTotalBytes)
+	need := min(memoryPerByte*int64(limit), f.limit)
+	r, err := f.reserve(ctx, need, func() {
+		c.queued.Store(true)
+		c.svc.logger().Info("call queued for room under the bound on bytes in flight", "need", consult.Bytes(need), "bound", f.Limit())
+		c.mu.Lock()
+		c.hb.poke() // the client hears at once that it waits
+		c.mu.Unlock()
+	})
+	c.queued.Store(false)
+	return r, err
 }

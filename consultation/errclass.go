@@ -118,30 +118,6 @@ func errorInfo(err error) ErrorInfo {
 	return info
 }
 
-// FailureOf is the error result for err alone (an argument refused, a store that failed).
-func FailureOf(err error) Result {
-	info := errorInfo(err)
-	s := said{Detail: err.Error()}
-	if ae := (*consult.ArgError)(nil); errors.As(err, &ae) {
-		s.Refused = ae
-	}
-	return Result{IsError: true, Summary: &Summary{Kind: KindError, Error: &info}, Facts: &Facts{Cause: s}}
-}
-
-// Failure is an error result of a class, worded where it arose, with no report: the Summary
-// holds only the error. A call that failed for want of time or capacity may succeed when
-// made again.
-func Failure(class ErrorClass, text string) Result {
-	info := ErrorInfo{Class: class, Message: firstLine(text), Retryable: retryableClass[class]}
-	return Result{IsError: true, Summary: &Summary{Kind: KindError, Error: &info}, Facts: &Facts{Cause: said{Detail: text}}}
-}
-
-// Said is a result of the given kind worded where it arose (a background consultation's
-// state, a listing): text is its message.
-func Said(sum *Summary, text string) Result {
-	return Result{Summary: sum, Facts: &Facts{Cause: said{Detail: text}}}
-}
-
 // retryableClass are the classes whose calls may succeed when made again as they are.
 var retryableClass = map[ErrorClass]bool{
 	ClassRateLimited: true, ClassOverloaded: true, ClassTimeout: true, ClassIdleTimeout: true, ClassUpstreamError: true,
@@ -153,4 +129,16 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// A Stop is a cause of a call's context that its caller defines (a background engine's limit
+// or cancel): it says how the stop is classed and worded. Any other cause but the call's
+// own deadline and idle timeout reads as the client cancelling.
+type Stop interface {
+	error
+	// Class is the error class of a call stopped for this cause.
+	Class() ErrorClass
+	// Words are the first line of the failure, why a partial answer was cut, and advice
+	// (ending in a newline, or empty), for a call stopped while in phase after elapsed.
+	Words(phase, elapsed string) (headline, partialWhy, advice string)
 }

@@ -1,7 +1,6 @@
 package consultation
 
 import (
-	"cmp"
 	"context"
 	"errors"
 
@@ -98,23 +97,3 @@ func (r *reservation) release() { r.shrink(0) }
 // 16 MiB cap at once. A machine with less than about 8 GiB of memory to spare should set
 // --max-inflight lower.
 func DefaultInflight() consult.Bytes { return maxDefaultInflight }
-
-// admit reserves the call's bytes in flight before it gathers (see the top of this file),
-// waiting in line if they do not fit; nil, nil without a bound. An error is ctx's end.
-func (c *call) admit(ctx context.Context) (*reservation, error) {
-	f := c.svc.Inflight
-	if f == nil {
-		return nil, nil
-	}
-	limit := cmp.Or(max(c.svc.Limits.MaxTotalBytes, 0), consult.MaxTotalBytes)
-	need := min(memoryPerByte*int64(limit), f.limit)
-	r, err := f.reserve(ctx, need, func() {
-		c.queued.Store(true)
-		c.svc.logger().Info("call queued for room under the bound on bytes in flight", "need", consult.Bytes(need), "bound", f.Limit())
-		c.mu.Lock()
-		c.hb.poke() // the client hears at once that it waits
-		c.mu.Unlock()
-	})
-	c.queued.Store(false)
-	return r, err
-}

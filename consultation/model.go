@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
-	"sync"
 	"time"
 
 	consult "github.com/consultmcp/consult"
@@ -28,56 +27,6 @@ var _ Model = providers.Provider(nil)
 
 // systemPrompt frames every consultation.
 const systemPrompt = "You are a senior software engineer answering a question about the files below, which are the only context you have. Answer from them, cite file paths when you refer to code, and say so when the files do not contain the answer."
-
-// stream is the live state of one model call. The provider's stream goroutine writes it;
-// progress reporting reads it.
-type stream struct {
-	mu        sync.Mutex
-	answer    strings.Builder
-	reasoning consult.Tokens
-	firstAt   time.Time
-	onFirst   func() // called once, when the first answer text arrives
-}
-
-func (s *stream) Reasoning(n consult.Tokens, _ string) {
-	s.mu.Lock()
-	s.reasoning = n
-	s.mu.Unlock()
-}
-
-func (s *stream) Answer(delta string) {
-	s.mu.Lock()
-	if s.firstAt.IsZero() && delta != "" {
-		s.firstAt = time.Now()
-		if s.onFirst != nil {
-			s.onFirst()
-		}
-	}
-	s.answer.WriteString(delta)
-	s.mu.Unlock()
-}
-
-// Refusal notes refusal text as it streams: the model's reply has arrived, though it is not
-// an answer, so the call is receiving it.
-func (s *stream) Refusal(delta string) {
-	s.mu.Lock()
-	if s.firstAt.IsZero() && delta != "" {
-		s.firstAt = time.Now()
-		if s.onFirst != nil {
-			s.onFirst()
-		}
-	}
-	s.mu.Unlock()
-}
-
-var _ providers.RefusalObserver = (*stream)(nil)
-
-// snapshot returns the answer so far, the reasoning tokens and whether the answer started.
-func (s *stream) snapshot() (text string, reasoning consult.Tokens, started bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.answer.String(), s.reasoning, !s.firstAt.IsZero()
-}
 
 // Catalog knows what models cost and how large they are (internal/catalog).
 type Catalog interface {

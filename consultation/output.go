@@ -18,16 +18,6 @@ const maxNameTries = 1000
 // is never followed. A zero outputTarget opens the directory when the answer is written.
 type outputTarget struct{ dir *os.Root }
 
-// close releases what a validated request holds open: the gathered tree and output_file's
-// directory; the call is over.
-func (r *request) close() {
-	if r.tree != nil {
-		r.tree.Close()
-		r.tree = nil
-	}
-	r.output.close()
-}
-
 // close releases the directory handle; the call is over.
 func (t outputTarget) close() {
 	if t.dir != nil {
@@ -126,4 +116,12 @@ func writeExclusive(root *os.Root, path string, data string) (string, error) {
 		return filepath.Join(dir, name), nil
 	}
 	return "", fmt.Errorf("%s and %d numbered variants already exist: choose another output_file", path, maxNameTries-1)
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

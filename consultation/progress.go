@@ -13,6 +13,25 @@ import (
 	"github.com/consultmcp/consult/providers"
 )
 
+// Phase names what a call is doing; timeouts and progress messages report it.
+type Phase string
+
+// The phases of a call, in order.
+const (
+	PhaseValidating Phase = "validating arguments"
+	// PhaseQueued: waiting for a worker of the server, or for room under its bound on bytes
+	// in flight (Inflight).
+	PhaseQueued    Phase = "queued"
+	PhaseGathering Phase = "gathering files"
+	PhaseCounting  Phase = "counting tokens"
+	PhaseLookup    Phase = "looking up the model"
+	// PhaseChecking: checking that the request fits the model and its cost the caps, before
+	// anything is sent.
+	PhaseChecking  Phase = "checking size and cost"
+	PhaseWaiting   Phase = "waiting for the first token"
+	PhaseReceiving Phase = "receiving the answer"
+)
+
 // Reporter tells the client how a call is doing. The MCP side implements it; nil means
 // nobody listens. Methods must not block for long: they run on the call's heartbeat.
 type Reporter interface {
@@ -339,4 +358,54 @@ func (c *call) setLiveStream(s *stream) {
 func (c *call) withActivity(ctx context.Context) context.Context {
 	c.alive.touch(0)
 	return providers.WithActivity(ctx, c.alive.touch)
+}
+
+// stream is the live state of one model call. The provider's stream goroutine writes it;
+// progress reporting reads it.
+type stream struct {
+	mu        sync.Mutex
+	answer    strings.Builder
+	reasoning consult.Tokens
+	firstAt   time.Time
+	onFirst   func() // called once, when the first answer text arrives
+}
+
+func (s *stream) Reasoning(n consult.Tokens, _ string) {
+	s.mu.Lock()
+	s.reasoning = n
+	s.mu.Unlock()
+}
+
+func (s *stream) Answer(delta string) {
+	s.mu.Lock()
+	if s.firstAt.IsZero() && delta != "" {
+		s.firstAt = time.Now()
+		if s.onFirst != nil {
+			s.onFirst()
+		}
+	}
+	s.answer.WriteString(delta)
+	s.mu.Unlock()
+}
+
+// Refusal notes refusal text as it streams: the model's reply has arrived, though it is not
+// an answer, so the call is receiving it.
+func (s *stream) Refusal(delta string) {
+	s.mu.Lock()
+	if s.firstAt.IsZero() && delta != "" {
+		s.firstAt = time.Now()
+		if s.onFirst != nil {
+			s.onFirst()
+		}
+	}
+	s.mu.Unlock()
+}
+
+var _ providers.RefusalObserver = (*stream)(nil)
+
+// snapshot returns the answer so far, the reasoning tokens and whether the answer started.
+func (s *stream) snapshot() (text string, reasoning consult.Tokens, started bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.answer.String(), s.reasoning, !s.firstAt.IsZero()
 }

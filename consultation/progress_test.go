@@ -132,8 +132,7 @@ func TestLivenessClamps(t *testing.T) {
 		{"idle clamped to timeout", 10 * time.Second, time.Minute, 22 * time.Second, 22 * time.Second, 10 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			svc := &Service{Heartbeat: tc.heartbeat, IdleTimeout: tc.idle}
-			l := svc.liveRules(tc.timeout)
+			l := liveRulesOf(tc.idle, tc.heartbeat, tc.timeout)
 			idle, hb := l.rules()
 			if l.clamped != (tc.idle > tc.timeout) {
 				t.Errorf("clamped = %v, want %v", l.clamped, tc.idle > tc.timeout)

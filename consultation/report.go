@@ -1,6 +1,7 @@
 package consultation
 
 import (
+	"fmt"
 	"path"
 	"sort"
 	"strings"
@@ -230,4 +231,135 @@ func overlaps(picked []string, p string) bool {
 		}
 	}
 	return false
+}
+
+// sizeTips says how to make a request smaller: the largest directory to exclude, when there
+// is one that is not everything, and a narrower pattern.
+func sizeTips(rep *Report, n Names) string {
+	var tips []string
+	if len(rep.LargestDirs) > 0 {
+		tips = append(tips, fmt.Sprintf("exclude the largest directories (e.g. %s %q)", n.of(ArgExclude), rep.LargestDirs[0].Path+"**"))
+	}
+	return strings.Join(append(tips, "narrow "+n.of(ArgPattern)+" to the files the question is about"), ", ")
+}
+
+// overCapCount counts the files a report left out for being over a size cap, with an example.
+func overCapCount(rep *Report) (int, string) {
+	over, example := 0, ""
+	for _, sk := range rep.Skipped {
+		switch sk.Reason {
+		case files.TooLarge.String():
+			over += sk.Count
+			if len(sk.Examples) > 0 {
+				example = sk.Examples[0]
+			}
+		case files.OverTotal.String():
+			over += sk.Count
+		}
+	}
+	return over, example
+}
+
+// Text renders the report in the tool's vocabulary.
+func (r *Report) Text() string {
+	var b strings.Builder
+	r.write(&b, ToolNames)
+	return b.String()
+}
+
+func (r *Report) write(b *strings.Builder, n Names) {
+	if r == nil {
+		return
+	}
+	tokens := r.PromptTokens.String() + " tokens"
+	switch {
+	case !r.Counted && r.Tokens == 0:
+		tokens = "tokens not counted yet"
+	case !r.Counted:
+		tokens = "at least " + tokens + " (counting did not finish)"
+	}
+	fmt.Fprintf(b, "Gathered %s %s from %s matching %q", consult.Thousands(int64(r.Files)), plural(r.Files, "file", "files"), consult.Printable(r.Path), r.Pattern)
+	if r.Exclude != "" {
+		fmt.Fprintf(b, " excluding %q", r.Exclude)
+	}
+	fmt.Fprintf(b, ": %s, %s with headers and query; token count %s.\n", r.Bytes, tokens, r.Counting)
+	model := consult.Printable(r.Model)
+	switch {
+	case r.Refused:
+		fmt.Fprintf(b, "Model %s: the provider refused this request as larger than its context window%s; by consult's count it is %s tokens (the provider counts with its own tokenizer).\n",
+			model, windowNote(r.ContextWindow), r.PromptTokens)
+	case r.ContextWindow > 0 && r.Fits != nil && *r.Fits:
+		fmt.Fprintf(b, "Model %s: context window %s tokens; this request uses %s of it and fits with room for the answer.\n",
+			model, r.ContextWindow, share(r.PromptTokens, r.ContextWindow))
+	case r.ContextWindow > 0 && r.Fits != nil:
+		fmt.Fprintf(b, "Model %s: context window %s tokens; this request needs %s plus about %s for the answer, so it does NOT fit.\n",
+			model, r.ContextWindow, r.PromptTokens, r.Reserve)
+	case r.Model != "":
+		fmt.Fprintf(b, "Model %s: context window unknown, so whether the request fits cannot be checked.\n", model)
+	}
+	r.Cost.write(b)
+	if len(r.LargestFiles) > 0 && r.Files > 1 {
+		b.WriteString("Largest files:\n")
+		for _, e := range r.LargestFiles {
+			fmt.Fprintf(b, "  %10s tokens  %9s  %s\n", e.Tokens, e.Bytes, consult.Printable(e.Path))
+		}
+	}
+	if len(r.LargestDirs) > 0 {
+		b.WriteString("Largest directories:\n")
+		for _, e := range r.LargestDirs {
+			fmt.Fprintf(b, "  %10s tokens  %9s  %s (%s %s)\n", e.Tokens, e.Bytes, consult.Printable(e.Path), consult.Thousands(int64(e.Files)), plural(e.Files, "file", "files"))
+		}
+	}
+	if len(r.Skipped) > 0 {
+		b.WriteString("Left out:\n")
+		for _, s := range r.Skipped {
+			fmt.Fprintf(b, "  %s: %s", s.Reason, consult.Thousands(int64(s.Count)))
+			for i, ex := range s.Examples {
+				sep := ", "
+				if i == 0 {
+					sep = " (e.g. "
+				}
+				b.WriteString(sep + consult.Printable(ex))
+			}
+			if len(s.Examples) > 0 {
+				b.WriteByte(')')
+			}
+			b.WriteByte('\n')
+		}
+	}
+	writeSecrets(b, r.Withheld, r.Redacted)
+	if r.Shrink != "" {
+		fmt.Fprintf(b, "To fit, pass %s %q, or narrow %s to the directories the question is about.\n", n.of(ArgExclude), r.Shrink, n.of(ArgPattern))
+	}
+}
+
+// secretsListed bounds the held-back and redacted files a text lists one by one; the
+// structured report lists them all.
+const secretsListed = 50
+
+// writeSecrets lists the files held back as possible secrets and the files sent with secrets
+// redacted, each with the reason: the user must be able to see what was not sent as it is.
+func writeSecrets(b *strings.Builder, withheld []files.Withheld, redacted []files.Redacted) {
+	writeListed(b, "Held back, may hold secrets", "withheld", len(withheld), func(i int) (string, string) {
+		return withheld[i].Path, withheld[i].Why
+	})
+	writeListed(b, "Sent with secrets replaced by [REDACTED <kind>]", "redacted", len(redacted), func(i int) (string, string) {
+		return redacted[i].Path, strings.Join(redacted[i].Kinds, ", ")
+	})
+}
+
+// writeListed writes a titled list of n paths with their reasons, at most secretsListed of
+// them; field names the structured report's list that holds them all.
+func writeListed(b *strings.Builder, title, field string, n int, entry func(int) (path, why string)) {
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(b, "%s (%s):\n", title, consult.Thousands(int64(n)))
+	for i := range min(n, secretsListed) {
+		p, why := entry(i)
+		fmt.Fprintf(b, "  %s (%s)\n", consult.Printable(p), consult.Printable(why))
+	}
+	if n > secretsListed {
+		fmt.Fprintf(b, "  … and %s more (all are listed in the structured report's %s)\n", consult.Thousands(int64(n-secretsListed)), field)
+	}
 }

@@ -20,9 +20,6 @@ const (
 	// the n-th wait is uniform in [0, min(retryCap, retryBase·2^n)).
 	retryBase = 500 * time.Millisecond
 	retryCap  = 8 * time.Second
-	// minAttemptTime is the least time left that makes another attempt worth sending: a
-	// large prompt takes seconds just to upload and prefill.
-	minAttemptTime = 2 * time.Second
 )
 
 // backoff returns the wait before attempt n+1 (n ≥ 1 attempts made), with left the time to

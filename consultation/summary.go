@@ -148,29 +148,6 @@ type UsageSummary struct {
 	CacheSavedUSD *float64 `json:"cache_saved_usd,omitempty"`
 }
 
-// summary starts a Summary of this call with the gathering figures filled in.
-func (c *call) summary(kind string, rep *Report) *Summary {
-	s := &Summary{
-		Kind: kind, Model: c.req.Model.ID, Attempts: int(c.attempts.Load()),
-		ElapsedSeconds: time.Since(c.start).Round(time.Millisecond).Seconds(),
-	}
-	if rep != nil {
-		s.Files, s.Bytes, s.PromptTokens = rep.Files, rep.Bytes, rep.PromptTokens
-	}
-	s.Estimate = c.estimate
-	return s
-}
-
-// fail is a failed call's result: info's class, its cause, the report attached. Render
-// words it; info's message is its first line when it has none.
-func (c *call) fail(info ErrorInfo, cause Cause, rep *Report) Result {
-	s := c.summary(KindError, rep)
-	s.Phase = c.phaseNow()
-	s.Report = rep
-	s.Error = &info
-	return Result{IsError: true, Summary: s, Facts: &Facts{Cause: cause}}
-}
-
 // Values of [Summary.TruncatedBy].
 const (
 	// TruncatedByOutputLimit: the model stopped at its output-token limit.
