@@ -11,8 +11,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	consult "github.com/consultmcp/consult"
@@ -204,19 +202,19 @@ func (s *Service) run(ctx context.Context, req request, start time.Time, d time.
 		req.Warnings = append(req.Warnings, fmt.Sprintf("the server's idle timeout (%s) is longer than this call's timeout; it is clamped to %s", consult.FormatDuration(s.IdleTimeout), consult.FormatDuration(d)))
 		s.logger().Warn("idle timeout longer than the call's timeout: clamped", "idle_timeout", s.IdleTimeout, "timeout", d)
 	}
-	c := &call{svc: s, req: req, start: start, reporter: r}
+	c := &call{svc: s, req: req, start: start, progress: &tracker{start: start, model: req.Model.ID,
+		logger: s.logger(), counter: s.Counter, inflight: s.Inflight, reporter: r}}
 	ctx = c.cancellable(ctx)
 	defer c.cancel(nil)
-	c.setPhase(PhaseQueued)
+	c.progress.setPhase(PhaseQueued)
 	c.idle, c.interval = l.rules()
 	for _, w := range c.req.Warnings {
-		c.log(LevelWarning, w)
+		c.progress.log(LevelWarning, w)
 	}
-	hb := startHeartbeatNow(ctx, r, c.interval, c) // the first report, warnings and all, at once
-	c.setHeartbeat(hb)
+	hb := c.progress.startHeartbeat(ctx, c.interval) // the first report, warnings and all, at once
 	res := c.run(ctx)
 	hb.halt()
-	res.Answer = c.fullAnswer()
+	res.Answer = c.answerText
 	res.Digests = c.digests
 	if res.Summary != nil {
 		res.Summary.Warnings = append(res.Summary.Warnings, c.req.Warnings...)
@@ -226,85 +224,35 @@ func (s *Service) run(ctx context.Context, req request, start time.Time, d time.
 	return res
 }
 
-// log sends a notable event to the client (while one listens) and the server log.
-// A warning also becomes the call's notice: the progress report sent at once after it
-// carries it, so a client that shows only progress, or gives up before the result, still
-// hears of it.
-func (c *call) log(level Level, msg string) {
-	c.svc.logger().Info("notice to client", "level", string(level), "message", msg)
-	if level == LevelWarning || level == LevelError {
-		c.notice.Store(&msg)
-	}
-	c.mu.Lock()
-	if c.reporter != nil {
-		c.reporter.Log(level, msg)
-	}
-	c.hb.poke()
-	c.mu.Unlock()
-}
-
-// setHeartbeat records the heartbeat that log pokes.
-func (c *call) setHeartbeat(hb *heartbeat) {
-	c.mu.Lock()
-	c.hb = hb
-	c.mu.Unlock()
-}
-
-// setAnswer keeps the answer text (whole or partial) for the results directory.
-func (c *call) setAnswer(text string) {
-	c.mu.Lock()
-	c.answerTxt = text
-	c.mu.Unlock()
-}
-
-// fullAnswer is the answer kept by setAnswer.
-func (c *call) fullAnswer() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.answerTxt
-}
-
 // call is the state of one consultation.
 type call struct {
-	svc    *Service
-	req    request
-	start  time.Time
-	phaseV atomic.Value           // Phase; read by the heartbeat
-	notice atomic.Pointer[string] // the latest warning, for the next progress report
-	// mu guards hb, reporter, live and answerTxt: what the call's goroutine, its heartbeat
-	// and a caller that collects or leaves share.
-	mu       sync.Mutex
-	hb       *heartbeat              // poked when there is news; nil before it starts
-	reporter Reporter                // dropped (nil) when a background call's caller leaves
+	svc      *Service
+	req      request
+	start    time.Time
+	progress *tracker                // what the client hears while the call runs
 	cancel   context.CancelCauseFunc // set by cancellable only
-	queued   atomic.Bool             // waiting for room under the bound on bytes in flight
 	idle     time.Duration
 	interval time.Duration
-	alive    liveness
 
 	gathered   *files.Gathered
 	digests    map[string]string // the gathered files' SHA-256, by path
 	counts     []consult.Tokens
 	overhead   consult.Tokens
 	ctxWindow  consult.Tokens // the model's context window, 0 if unknown
-	live       *stream        // the model call in flight, nil before it starts
-	attempts   atomic.Int32   // model requests sent; read by the heartbeat
 	failed     []Attempt
-	sized      atomic.Pointer[Report] // the size report once counted; read by "still running"
-	fileSet    string                 // FileSetKey of the gathered files
-	model      catalog.Model          // what the catalog knows of the call's model
-	estimate   *CostEstimate          // the price before sending, once the model is looked up
-	price      *providers.Price       // the model's prices, when known
-	badPrice   error                  // the model's prices are bad data (providers.ErrBadPrice)
-	limit      consult.Tokens         // the output limit the request carries
-	hold       string                 // the call's hold in the daily budget's ledger, until settled
-	repriced   bool                   // the cost is at the prices of another model than asked (answeredPrice)
-	breakpoint bool                   // the request marks its files for the provider's cache (cacheBreakpoint)
+	fileSet    string           // FileSetKey of the gathered files
+	model      catalog.Model    // what the catalog knows of the call's model
+	estimate   *CostEstimate    // the price before sending, once the model is looked up
+	price      *providers.Price // the model's prices, when known
+	badPrice   error            // the model's prices are bad data (providers.ErrBadPrice)
+	limit      consult.Tokens   // the output limit the request carries
+	hold       string           // the call's hold in the daily budget's ledger, until settled
+	repriced   bool             // the cost is at the prices of another model than asked (answeredPrice)
+	breakpoint bool             // the request marks its files for the provider's cache (cacheBreakpoint)
 	// cachedTokens and writtenTokens are the prompt tokens expected from, and written to,
 	// the provider's cache.
 	cachedTokens, writtenTokens consult.Tokens
-	costNote                    atomic.Pointer[string] // the estimate, for the next progress report
-	answerTxt                   string                 // the full (or partial) answer once the call ends, for the results directory
+	answerText                  string // the full (or partial) answer once the call ends, for the results directory
 }
 
 // cancellable derives the call's context from parent and keeps its cancel function, which
@@ -317,7 +265,7 @@ func (c *call) cancellable(parent context.Context) context.Context {
 
 func (c *call) run(ctx context.Context) Result {
 	defer c.req.close()
-	c.setPhase(PhaseQueued)
+	c.progress.setPhase(PhaseQueued)
 	if err := ctx.Err(); err != nil { // cancelled or out of time while queued: do nothing at all
 		return c.stopped(ctx)
 	}
@@ -326,7 +274,7 @@ func (c *call) run(ctx context.Context) Result {
 		return c.stopped(ctx)
 	}
 	defer held.release()
-	c.setPhase(PhaseGathering)
+	c.progress.setPhase(PhaseGathering)
 	gather := c.svc.gather
 	if gather == nil {
 		gather = files.Gather
@@ -350,7 +298,7 @@ func (c *call) run(ctx context.Context) Result {
 			overInflight{Need: consult.Bytes(need), Limit: c.svc.Inflight.Limit()}, c.report())
 	}
 	held.shrink(memoryPerByte * int64(g.Bytes))
-	c.setPhase(PhaseCounting)
+	c.progress.setPhase(PhaseCounting)
 	contents := make([][]byte, len(g.Files))
 	for i, f := range g.Files {
 		contents[i] = f.Content
@@ -373,7 +321,7 @@ func (c *call) run(ctx context.Context) Result {
 		}
 		return c.fail(ErrorInfo{Class: ClassNotFound}, noMatch{}, rep)
 	}
-	c.setPhase(PhaseLookup)
+	c.progress.setPhase(PhaseLookup)
 	if err := c.lookupModel(ctx); err != nil {
 		if ctx.Err() != nil {
 			return c.stopped(ctx)
@@ -386,7 +334,7 @@ func (c *call) run(ctx context.Context) Result {
 	c.ctxWindow = c.model.Window
 	rep := c.report()
 	c.estimateCost(rep)
-	c.sized.Store(rep)
+	c.progress.sized.Store(rep)
 	if c.req.DryRun {
 		sum := c.summary(KindDryRun, rep)
 		sum.Report = rep
@@ -409,15 +357,15 @@ func (c *call) report() *Report {
 func (c *call) stopped(ctx context.Context) Result {
 	rep := c.report()
 	cause := context.Cause(ctx)
-	st := stopState{Phase: c.phaseNow(), Elapsed: time.Since(c.start), NothingGathered: c.gathered == nil,
-		Attempt: int(c.attempts.Load()), Failed: c.failed}
+	st := stopState{Phase: c.progress.phaseNow(), Elapsed: time.Since(c.start), NothingGathered: c.gathered == nil,
+		Attempt: int(c.progress.attempts.Load()), Failed: c.failed}
 	var stop Stop
 	idle, timeout := errors.Is(cause, ErrIdleTimeout), errors.Is(cause, ErrCallTimeout)
 	if !idle && !timeout && !errors.As(cause, &stop) {
 		return c.fail(ErrorInfo{Class: ClassCancelled}, cancelled{Phase: st.Phase, Elapsed: st.Elapsed}, rep)
 	}
 	partial := ""
-	if live := c.liveStream(); live != nil {
+	if live := c.progress.liveStream(); live != nil {
 		partial, st.Reasoning, _ = live.snapshot()
 	}
 	var why Cause
@@ -432,7 +380,7 @@ func (c *call) stopped(ctx context.Context) Result {
 		s.Headline, partialWhy, s.Advice = stop.Words(st.Phase, consult.FormatDuration(st.Elapsed))
 		why = s
 	}
-	c.setAnswer(partial)
+	c.answerText = partial
 	info := errorInfo(cause)
 	info.Message = "" // the words' first line: the timeout used, the phase
 	res := c.fail(info, why, rep)
@@ -476,7 +424,7 @@ func (s *Service) ArgRules() []NumberRule { return []NumberRule{s.TimeoutRule().
 // summary starts a Summary of this call with the gathering figures filled in.
 func (c *call) summary(kind string, rep *Report) *Summary {
 	s := &Summary{
-		Kind: kind, Model: c.req.Model.ID, Attempts: int(c.attempts.Load()),
+		Kind: kind, Model: c.req.Model.ID, Attempts: int(c.progress.attempts.Load()),
 		ElapsedSeconds: time.Since(c.start).Round(time.Millisecond).Seconds(),
 	}
 	if rep != nil {
@@ -490,7 +438,7 @@ func (c *call) summary(kind string, rep *Report) *Summary {
 // words it; info's message is its first line when it has none.
 func (c *call) fail(info ErrorInfo, cause Cause, rep *Report) Result {
 	s := c.summary(KindError, rep)
-	s.Phase = c.phaseNow()
+	s.Phase = c.progress.phaseNow()
 	s.Report = rep
 	s.Error = &info
 	return Result{IsError: true, Summary: s, Facts: &Facts{Cause: cause}}
@@ -506,12 +454,10 @@ func (c *call) admit(ctx context.Context) (*reservation, error) {
 	limit := cmp.Or(max(c.svc.Limits.MaxTotalBytes, 0), consult.MaxTotalBytes)
 	need := min(memoryPerByte*int64(limit), f.limit)
 	r, err := f.reserve(ctx, need, func() {
-		c.queued.Store(true)
+		c.progress.queued.Store(true)
 		c.svc.logger().Info("call queued for room under the bound on bytes in flight", "need", consult.Bytes(need), "bound", f.Limit())
-		c.mu.Lock()
-		c.hb.poke() // the client hears at once that it waits
-		c.mu.Unlock()
+		c.progress.poke() // the client hears at once that it waits
 	})
-	c.queued.Store(false)
+	c.progress.queued.Store(false)
 	return r, err
 }

@@ -92,13 +92,13 @@ func (c *call) answeredPrice(resp *providers.Response) *providers.Price {
 // warn tells the client of a warning now and puts it in the result's warnings.
 func (c *call) warn(msg string) {
 	c.req.Warnings = append(c.req.Warnings, msg)
-	c.log(LevelWarning, msg)
+	c.progress.log(LevelWarning, msg)
 }
 
 // consult sends the gathered files and the query to the model and turns the outcome into
 // a result.
 func (c *call) consult(ctx context.Context, rep *Report) Result {
-	c.setPhase(PhaseChecking)
+	c.progress.setPhase(PhaseChecking)
 	if c.svc.Model == nil {
 		return c.fail(ErrorInfo{Class: ClassUnauthenticated}, noProvider{Detail: c.svc.NoModel}, rep)
 	}
@@ -117,9 +117,9 @@ func (c *call) consult(ctx context.Context, rep *Report) Result {
 	if err != nil {
 		return c.upstreamFailure(err, nil, rep, nil)
 	}
-	ctx = c.withActivity(ctx)
+	ctx = c.progress.alive.watch(ctx)
 	if c.idle > 0 {
-		go watchIdle(ctx, &c.alive, c.idle, c.cancel)
+		go watchIdle(ctx, &c.progress.alive, c.idle, c.cancel)
 	}
 	resp, failed, gaveUp, err := c.streamWithRetries(ctx, preq)
 	c.failed = failed
@@ -172,7 +172,7 @@ func (c *call) upstreamFailure(err error, resp *providers.Response, rep *Report,
 	var pe *providers.Error
 	switch {
 	case gaveUp != nil:
-		cause = noMoreAttempts{Phase: c.phaseNow(), Elapsed: time.Since(c.start), GaveUp: gaveUp, Failed: c.failed}
+		cause = noMoreAttempts{Phase: c.progress.phaseNow(), Elapsed: time.Since(c.start), GaveUp: gaveUp, Failed: c.failed}
 	case errors.Is(err, providers.ContextLength):
 		rep.Refused = true
 		cl := contextLength{Detail: detail}
@@ -191,7 +191,7 @@ func (c *call) upstreamFailure(err error, resp *providers.Response, rep *Report,
 		// once, naming where this server's key comes from.
 		cause = authRejected{Provider: pe.Provider, Status: pe.Status, Detail: pe.Message, KeyHint: c.svc.KeyHint}
 	default:
-		cause = upstreamFailed{Phase: c.phaseNow(), Detail: detail, Failed: c.failed}
+		cause = upstreamFailed{Phase: c.progress.phaseNow(), Detail: detail, Failed: c.failed}
 	}
 	res := c.fail(errorInfo(err), cause, rep)
 	res.Facts.PartialWhy = partialWhy
@@ -199,7 +199,7 @@ func (c *call) upstreamFailure(err error, resp *providers.Response, rep *Report,
 	if resp != nil && resp.Usage.Reported {
 		res.Summary.Usage = c.usageOf(resp) // tokens spent are billed, failure or not
 	}
-	c.setAnswer(partialText(resp))
+	c.answerText = partialText(resp)
 	return res
 }
 
@@ -262,7 +262,7 @@ func (c *call) stopFailure(resp *providers.Response, rep *Report) (res Result, o
 	sum := res.Summary
 	sum.Answer, sum.Usage, sum.StopReason = resp.Text, c.usageOf(resp), resp.StopReason
 	sum.Model = cmp.Or(resp.Model, c.req.Model.ID)
-	c.setAnswer(resp.Text)
+	c.answerText = resp.Text
 	return res, true
 }
 
@@ -291,7 +291,7 @@ func (c *call) answer(resp *providers.Response, rep *Report) Result {
 			sum.TruncatedBy = TruncatedByOutputLimit
 		}
 	}
-	c.setAnswer(resp.Text)
+	c.answerText = resp.Text
 	f := &Facts{UnknownStop: !knownStops[resp.Finish]}
 	if c.req.OutputFile == "" {
 		sum.Answer = resp.Text

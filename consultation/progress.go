@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	consult "github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/internal/tokens"
 	"github.com/consultmcp/consult/providers"
 )
 
@@ -117,6 +119,12 @@ func (l *liveness) touch(n int) {
 	l.last.Store(time.Now().UnixNano())
 }
 
+// watch arranges for upstream reads under ctx to be noted, from now.
+func (l *liveness) watch(ctx context.Context) context.Context {
+	l.touch(0)
+	return providers.WithActivity(ctx, l.touch)
+}
+
 func (l *liveness) silentFor(now time.Time) time.Duration {
 	return now.Sub(time.Unix(0, l.last.Load()))
 }
@@ -164,31 +172,35 @@ func (hb *heartbeat) poke() {
 	}
 }
 
-// startHeartbeatNow reports c's progress to r at once and then every interval until halted
-// or ctx ends, quiet in the last moments before ctx's deadline. A Recorder gets c's state
-// with each report.
-func startHeartbeatNow(ctx context.Context, r Reporter, interval time.Duration, c *call) *heartbeat {
-	rec, _ := r.(Recorder)
+// startHeartbeat reports the call's progress to its reporter at once and then every
+// interval until halted or ctx ends, quiet in the last moments before ctx's deadline. A
+// Recorder gets the call's state with each report.
+func (t *tracker) startHeartbeat(ctx context.Context, interval time.Duration) *heartbeat {
+	rec, _ := t.reporter.(Recorder)
 	msg := func(now time.Time) string {
-		m := c.progressMessage(now)
+		m := t.progressMessage(now)
 		if rec != nil {
-			st := c.state(now)
+			st := t.state(now)
 			st.Message = m
 			rec.Record(st)
 		}
 		return m
 	}
-	return beat(ctx, r, interval, msg, true)
+	hb := beat(ctx, t.reporter, interval, msg)
+	t.mu.Lock()
+	t.hb = hb
+	t.mu.Unlock()
+	return hb
 }
 
-func beat(ctx context.Context, r Reporter, interval time.Duration, msg func(time.Time) string, now bool) *heartbeat {
+func beat(ctx context.Context, r Reporter, interval time.Duration, msg func(time.Time) string) *heartbeat {
 	hb := &heartbeat{stop: make(chan struct{}), kick: make(chan struct{}, 1)}
 	if r == nil || interval <= 0 {
 		return hb
 	}
 	b := budgetOf(ctx)
 	n := 0
-	if now && ctx.Err() == nil { // a call already past its deadline hears nothing before its result
+	if ctx.Err() == nil { // a call already past its deadline hears nothing before its result
 		n++ // sent before the call goes on, so that it is the first report whatever follows
 		r.Progress(float64(n), msg(time.Now()))
 	}
@@ -239,11 +251,58 @@ func (hb *heartbeat) halt() {
 	hb.done.Wait()
 }
 
-// setPhase records the phase; the heartbeat reads it.
-func (c *call) setPhase(p Phase) { c.phaseV.Store(p) }
+// tracker is what the client hears of one call while it runs, and what its heartbeat reads:
+// the phase, how far the model got, the notes for the next report. The call's goroutine
+// writes it; the heartbeat reads it.
+type tracker struct {
+	start    time.Time
+	model    string          // the model asked, for State
+	logger   *slog.Logger    // the server's log
+	counter  *tokens.Counter // counts a partial answer's tokens, for State
+	inflight *Inflight       // the bound a queued call waits under; nil: none
+	reporter Reporter        // nil: nobody listens
+	phaseV   atomic.Value    // Phase
+	notice   atomic.Pointer[string]
+	costNote atomic.Pointer[string] // the estimate, for the next progress report
+	attempts atomic.Int32           // model requests sent
+	sized    atomic.Pointer[Report] // the size report once counted
+	queued   atomic.Bool            // waiting for room under the bound on bytes in flight
+	alive    liveness
+	// mu guards hb and live: what the call's goroutine and its heartbeat share.
+	mu   sync.Mutex
+	hb   *heartbeat // poked when there is news; nil before it starts
+	live *stream    // the model call in flight, nil before it starts
+}
 
-func (c *call) currentPhase() Phase {
-	if p, ok := c.phaseV.Load().(Phase); ok {
+// log sends a notable event to the client (while one listens) and the server log.
+// A warning also becomes the call's notice: the progress report sent at once after it
+// carries it, so a client that shows only progress, or gives up before the result, still
+// hears of it.
+func (t *tracker) log(level Level, msg string) {
+	t.logger.Info("notice to client", "level", string(level), "message", msg)
+	if level == LevelWarning || level == LevelError {
+		t.notice.Store(&msg)
+	}
+	t.mu.Lock()
+	if t.reporter != nil {
+		t.reporter.Log(level, msg)
+	}
+	t.hb.poke()
+	t.mu.Unlock()
+}
+
+// poke asks the heartbeat for a report now.
+func (t *tracker) poke() {
+	t.mu.Lock()
+	t.hb.poke()
+	t.mu.Unlock()
+}
+
+// setPhase records the phase; the heartbeat reads it.
+func (t *tracker) setPhase(p Phase) { t.phaseV.Store(p) }
+
+func (t *tracker) currentPhase() Phase {
+	if p, ok := t.phaseV.Load().(Phase); ok {
 		return p
 	}
 	return PhaseValidating
@@ -252,8 +311,8 @@ func (c *call) currentPhase() Phase {
 // phaseNow says exactly what the call is doing, for failure messages and results: the
 // recorded phase, refined by what the model has streamed ("model thinking (1,200 reasoning
 // tokens so far)", "receiving the answer (3,400 characters so far)").
-func (c *call) phaseNow() string {
-	if live := c.liveStream(); live != nil {
+func (t *tracker) phaseNow() string {
+	if live := t.liveStream(); live != nil {
 		answer, reasoning, started := live.snapshot()
 		switch {
 		case started:
@@ -262,20 +321,20 @@ func (c *call) phaseNow() string {
 			return fmt.Sprintf("model thinking (%s so far)", tokensWord(reasoning, "reasoning token"))
 		}
 	}
-	return string(c.currentPhase())
+	return string(t.currentPhase())
 }
 
 // progressMessage says what the call is doing, e.g.
 // "model thinking, 40s, 1,200 reasoning tokens" or "queued for room under --max-inflight (2.0 GiB), 3s" — at most consult.MaxProgressMessage chars.
-func (c *call) progressMessage(now time.Time) string {
-	elapsed := consult.FormatDuration(now.Sub(c.start).Truncate(time.Second))
-	phase := c.currentPhase()
+func (t *tracker) progressMessage(now time.Time) string {
+	elapsed := consult.FormatDuration(now.Sub(t.start).Truncate(time.Second))
+	phase := t.currentPhase()
 	var b strings.Builder
-	live := c.liveStream()
+	live := t.liveStream()
 	switch {
 	case live == nil && phase == PhaseQueued:
-		if c.queued.Load() {
-			fmt.Fprintf(&b, "queued for room under --max-inflight (%s), %s", c.svc.Inflight.Limit(), elapsed)
+		if t.queued.Load() {
+			fmt.Fprintf(&b, "queued for room under --max-inflight (%s), %s", t.inflight.Limit(), elapsed)
 		} else {
 			fmt.Fprintf(&b, "%s, %s", phase, elapsed)
 		}
@@ -291,17 +350,17 @@ func (c *call) progressMessage(now time.Time) string {
 		default:
 			fmt.Fprintf(&b, "waiting for the first token, %s", elapsed)
 		}
-		if kb := c.alive.bytes.Load(); kb > 0 {
+		if kb := t.alive.bytes.Load(); kb > 0 {
 			fmt.Fprintf(&b, ", upstream alive (%s received)", consult.Bytes(kb))
 		}
 	}
-	if n := c.attempts.Load(); n > 1 {
+	if n := t.attempts.Load(); n > 1 {
 		fmt.Fprintf(&b, ", attempt %d", n)
 	}
-	if e := c.costNote.Swap(nil); e != nil {
+	if e := t.costNote.Swap(nil); e != nil {
 		fmt.Fprintf(&b, ", %s", *e) // once, in the report sent when it is known
 	}
-	if w := c.notice.Swap(nil); w != nil {
+	if w := t.notice.Swap(nil); w != nil {
 		fmt.Fprintf(&b, "; warning: %s", *w) // once, in the report that follows it; cut below
 	}
 	msg := b.String()
@@ -312,9 +371,9 @@ func (c *call) progressMessage(now time.Time) string {
 }
 
 // state is the call's state at now.
-func (c *call) state(now time.Time) State {
-	st := State{Phase: c.currentPhase(), Elapsed: now.Sub(c.start), Attempts: int(c.attempts.Load()), Model: c.req.Model.ID}
-	if rep := c.sized.Load(); rep != nil {
+func (t *tracker) state(now time.Time) State {
+	st := State{Phase: t.currentPhase(), Elapsed: now.Sub(t.start), Attempts: int(t.attempts.Load()), Model: t.model}
+	if rep := t.sized.Load(); rep != nil {
 		st.Files, st.Bytes, st.PromptTokens = rep.Files, rep.Bytes, rep.PromptTokens
 		if rep.Cost.Known() {
 			st.Estimate = rep.Cost.String()
@@ -322,42 +381,33 @@ func (c *call) state(now time.Time) State {
 			st.Estimate = PriceUnknown
 		}
 	}
-	if live := c.liveStream(); live != nil {
+	if live := t.liveStream(); live != nil {
 		st.Partial, st.Reasoning, _ = live.snapshot()
-		st.AnswerTokens = c.svc.Counter.CountString(st.Partial)
+		st.AnswerTokens = t.counter.CountString(st.Partial)
 	}
 	return st
 }
 
 // launching tells a Launcher reporter that the call's first model request is about to go out.
-func (c *call) launching() {
-	c.mu.Lock()
-	l, ok := c.reporter.(Launcher)
-	c.mu.Unlock()
-	if ok {
+func (t *tracker) launching() {
+	if l, ok := t.reporter.(Launcher); ok {
 		now := time.Now()
-		st := c.state(now)
-		st.Message = string(st.Phase) + ", " + consult.FormatDuration(now.Sub(c.start).Truncate(time.Second))
+		st := t.state(now)
+		st.Message = string(st.Phase) + ", " + consult.FormatDuration(now.Sub(t.start).Truncate(time.Second))
 		l.Launching(st)
 	}
 }
 
-func (c *call) liveStream() *stream {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.live
+func (t *tracker) liveStream() *stream {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.live
 }
 
-func (c *call) setLiveStream(s *stream) {
-	c.mu.Lock()
-	c.live = s
-	c.mu.Unlock()
-}
-
-// withActivity arranges for upstream reads of this call to be noted.
-func (c *call) withActivity(ctx context.Context) context.Context {
-	c.alive.touch(0)
-	return providers.WithActivity(ctx, c.alive.touch)
+func (t *tracker) setLiveStream(s *stream) {
+	t.mu.Lock()
+	t.live = s
+	t.mu.Unlock()
 }
 
 // stream is the live state of one model call. The provider's stream goroutine writes it;

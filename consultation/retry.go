@@ -72,14 +72,14 @@ func (c *call) streamWithRetries(ctx context.Context, preq providers.Request) (*
 		rnd = jitter
 	}
 	for n := 1; ; n++ {
-		c.attempts.Store(int32(n))
-		live := &stream{onFirst: func() { c.setPhase(PhaseReceiving) }}
-		c.setLiveStream(live)
-		c.setPhase(PhaseWaiting)
+		c.progress.attempts.Store(int32(n))
+		live := &stream{onFirst: func() { c.progress.setPhase(PhaseReceiving) }}
+		c.progress.setLiveStream(live)
+		c.progress.setPhase(PhaseWaiting)
 		if n == 1 {
-			c.launching()
+			c.progress.launching()
 		}
-		c.alive.resume()
+		c.progress.alive.resume()
 		t0 := time.Now()
 		resp, err := c.svc.Model.Stream(ctx, preq, live)
 		if err == nil || ctx.Err() != nil {
@@ -100,10 +100,10 @@ func (c *call) streamWithRetries(ctx context.Context, preq providers.Request) (*
 		}
 		failed[len(failed)-1].Wait = wait
 		// The phase first: the notice below sends a progress report at once, which must say so.
-		c.setLiveStream(nil) // the failed attempt's stream says nothing of the wait
-		c.setPhase(Phase(fmt.Sprintf("waiting to retry (attempt %d of %d in %s)", n+1, maxAttempts, consult.FormatDuration(wait))))
-		c.log(LevelWarning, fmt.Sprintf("attempt %d of %d failed (%v); retrying in %s", n, maxAttempts, err, consult.FormatDuration(wait)))
-		c.alive.pause()
+		c.progress.setLiveStream(nil) // the failed attempt's stream says nothing of the wait
+		c.progress.setPhase(Phase(fmt.Sprintf("waiting to retry (attempt %d of %d in %s)", n+1, maxAttempts, consult.FormatDuration(wait))))
+		c.progress.log(LevelWarning, fmt.Sprintf("attempt %d of %d failed (%v); retrying in %s", n, maxAttempts, err, consult.FormatDuration(wait)))
+		c.progress.alive.pause()
 		select {
 		case <-ctx.Done():
 			return resp, failed, nil, ctx.Err()

@@ -181,5 +181,5 @@ func (c *call) announceEstimate() {
 		return
 	}
 	note := c.estimate.figures()
-	c.costNote.Store(&note)
+	c.progress.costNote.Store(&note)
 }
