@@ -92,6 +92,3 @@ func liveRulesOf(idle, heartbeat, d time.Duration) liveRules {
 	}
 	return l
 }
-
-// rules returns the idle timeout and the heartbeat interval.
-func (l liveRules) rules() (idle, interval time.Duration) { return l.idle, l.interval }

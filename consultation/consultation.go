@@ -11,11 +11,11 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"strings"
 	"time"
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/files"
-	"github.com/consultmcp/consult/internal/catalog"
 	"github.com/consultmcp/consult/internal/models"
 	"github.com/consultmcp/consult/internal/tokens"
 	"github.com/consultmcp/consult/providers"
@@ -100,6 +100,12 @@ func DefaultTimeout(d time.Duration) time.Duration {
 	return consult.DefaultTimeout
 }
 
+// TimeoutRule is the rule for a consultation's timeout on this service.
+func (s *Service) TimeoutRule() SecondsRule { return TimeoutRule(s.defaultTimeout()) }
+
+// ArgRules are the rules of Request's number arguments on this service, for decoding a call.
+func (s *Service) ArgRules() []NumberRule { return []NumberRule{s.TimeoutRule().Number(), MaxCost} }
+
 // arrivalKey is the context key of the moment a call's request arrived.
 type arrivalKey struct{}
 
@@ -110,9 +116,7 @@ func WithArrival(ctx context.Context, t time.Time) context.Context {
 }
 
 // Arrival is the moment WithArrival put in ctx, or now.
-func Arrival(ctx context.Context) time.Time { return arrival(ctx) }
-
-func arrival(ctx context.Context) time.Time {
+func Arrival(ctx context.Context) time.Time {
 	if t, ok := ctx.Value(arrivalKey{}).(time.Time); ok && !t.IsZero() {
 		return t
 	}
@@ -160,7 +164,7 @@ func (e *configError) Error() string { return e.msg }
 // is sent to it after Consult returns. on_timeout is not acted on here: a consultation that
 // is to go on past its call is the background engine's, which runs it with Run.
 func (s *Service) Consult(ctx context.Context, in Request, r Reporter) Result {
-	start := arrival(ctx)
+	start := Arrival(ctx)
 	req, err := s.check(in)
 	if err != nil {
 		return s.refused(err)
@@ -203,15 +207,19 @@ func (s *Service) run(ctx context.Context, req request, start time.Time, d time.
 		s.logger().Warn("idle timeout longer than the call's timeout: clamped", "idle_timeout", s.IdleTimeout, "timeout", d)
 	}
 	c := &call{svc: s, req: req, start: start, progress: &tracker{start: start, model: req.Model.ID,
-		logger: s.logger(), counter: s.Counter, inflight: s.Inflight, reporter: r}}
-	ctx = c.cancellable(ctx)
+		logger: s.logger(), counter: s.Counter, inflight: s.Inflight, reporter: r},
+		cost:  pricing{spec: req.Model, answers: &s.answers, catalog: s.Catalog},
+		spend: spend{ledger: s.Ledger, logger: s.logger()}}
+	note := func(w string) { c.req.Warnings = append(c.req.Warnings, w) } // in the result, not told now
+	c.cost.note, c.spend.note = note, note
+	ctx, c.cancel = context.WithCancelCause(ctx)
 	defer c.cancel(nil)
 	c.progress.setPhase(PhaseQueued)
-	c.idle, c.interval = l.rules()
+	c.idle = l.idle
 	for _, w := range c.req.Warnings {
 		c.progress.log(LevelWarning, w)
 	}
-	hb := c.progress.startHeartbeat(ctx, c.interval) // the first report, warnings and all, at once
+	hb := c.progress.startHeartbeat(ctx, l.interval) // the first report, warnings and all, at once
 	res := c.run(ctx)
 	hb.halt()
 	res.Answer = c.answerText
@@ -230,42 +238,25 @@ type call struct {
 	req      request
 	start    time.Time
 	progress *tracker                // what the client hears while the call runs
-	cancel   context.CancelCauseFunc // set by cancellable only
-	idle     time.Duration
-	interval time.Duration
+	cancel   context.CancelCauseFunc // the idle watch and consultation_cancel use it
+	idle     time.Duration           // the idle timeout; 0 is off
 
 	gathered   *files.Gathered
 	digests    map[string]string // the gathered files' SHA-256, by path
 	counts     []consult.Tokens
 	overhead   consult.Tokens
-	ctxWindow  consult.Tokens // the model's context window, 0 if unknown
 	failed     []Attempt
-	fileSet    string           // FileSetKey of the gathered files
-	model      catalog.Model    // what the catalog knows of the call's model
-	estimate   *CostEstimate    // the price before sending, once the model is looked up
-	price      *providers.Price // the model's prices, when known
-	badPrice   error            // the model's prices are bad data (providers.ErrBadPrice)
-	limit      consult.Tokens   // the output limit the request carries
-	hold       string           // the call's hold in the daily budget's ledger, until settled
-	repriced   bool             // the cost is at the prices of another model than asked (answeredPrice)
-	breakpoint bool             // the request marks its files for the provider's cache (cacheBreakpoint)
-	// cachedTokens and writtenTokens are the prompt tokens expected from, and written to,
-	// the provider's cache.
-	cachedTokens, writtenTokens consult.Tokens
-	answerText                  string // the full (or partial) answer once the call ends, for the results directory
+	fileSet    string  // FileSetKey of the gathered files
+	cost       pricing // what the request costs, once the model is looked up
+	spend      spend   // the call's account with the daily budget's ledger
+	answerText string  // the full (or partial) answer once the call ends, for the results directory
 }
 
-// cancellable derives the call's context from parent and keeps its cancel function, which
-// the idle watch and consultation_cancel use: the one place it is set.
-func (c *call) cancellable(parent context.Context) context.Context {
-	ctx, cancel := context.WithCancelCause(parent)
-	c.cancel = cancel
-	return ctx
-}
-
+// run takes the call through the stages of a consultation, in order: queued (admit),
+// gathering, counting, looking up the model and pricing; a dry run ends there, and consult
+// checks what was priced, sends it and makes the result.
 func (c *call) run(ctx context.Context) Result {
 	defer c.req.close()
-	c.progress.setPhase(PhaseQueued)
 	if err := ctx.Err(); err != nil { // cancelled or out of time while queued: do nothing at all
 		return c.stopped(ctx)
 	}
@@ -322,18 +313,23 @@ func (c *call) run(ctx context.Context) Result {
 		return c.fail(ErrorInfo{Class: ClassNotFound}, noMatch{}, rep)
 	}
 	c.progress.setPhase(PhaseLookup)
-	if err := c.lookupModel(ctx); err != nil {
+	m, warnings, err := lookupModel(ctx, c.svc.Catalog, c.req.Model.ID, c.svc.DefaultModel)
+	if err != nil {
 		if ctx.Err() != nil {
 			return c.stopped(ctx)
 		}
 		return c.fail(ErrorInfo{Class: ClassInvalidArgument}, modelUnavailable{Detail: err.Error()}, c.report())
 	}
+	c.cost.model = m
+	for _, w := range warnings { // told now, and in the result
+		c.req.Warnings = append(c.req.Warnings, w)
+		c.progress.log(LevelWarning, w)
+	}
 	if ctx.Err() != nil {
 		return c.stopped(ctx)
 	}
-	c.ctxWindow = c.model.Window
 	rep := c.report()
-	c.estimateCost(rep)
+	c.cost.estimateCost(rep, c.svc.LongCache, func() bool { return c.cacheHitExpected(rep) })
 	c.progress.sized.Store(rep)
 	if c.req.DryRun {
 		sum := c.summary(KindDryRun, rep)
@@ -343,49 +339,22 @@ func (c *call) run(ctx context.Context) Result {
 	return c.consult(ctx, rep)
 }
 
-// report sizes what the call has gathered and counted so far.
-func (c *call) report() *Report {
-	rep := buildReport(c.req, c.gathered, c.counts, c.overhead)
-	rep.Counting = tokens.Encoding
-	rep.setWindow(c.ctxWindow, c.gathered, c.counts)
-	rep.Cost = c.estimate
-	return rep
-}
-
-// stopped is the result of a call whose context ended: its own deadline, its idle timeout,
-// a cause its caller defines (Stop), or the client cancelling; with what it had collected.
-func (c *call) stopped(ctx context.Context) Result {
-	rep := c.report()
-	cause := context.Cause(ctx)
-	st := stopState{Phase: c.progress.phaseNow(), Elapsed: time.Since(c.start), NothingGathered: c.gathered == nil,
-		Attempt: int(c.progress.attempts.Load()), Failed: c.failed}
-	var stop Stop
-	idle, timeout := errors.Is(cause, ErrIdleTimeout), errors.Is(cause, ErrCallTimeout)
-	if !idle && !timeout && !errors.As(cause, &stop) {
-		return c.fail(ErrorInfo{Class: ClassCancelled}, cancelled{Phase: st.Phase, Elapsed: st.Elapsed}, rep)
+// admit reserves the call's bytes in flight before it gathers (see inflight.go),
+// waiting in line if they do not fit; nil, nil without a bound. An error is ctx's end.
+func (c *call) admit(ctx context.Context) (*reservation, error) {
+	f := c.svc.Inflight
+	if f == nil {
+		return nil, nil
 	}
-	partial := ""
-	if live := c.progress.liveStream(); live != nil {
-		partial, st.Reasoning, _ = live.snapshot()
-	}
-	var why Cause
-	partialWhy := "cut off at the deadline"
-	switch {
-	case idle:
-		why = idleTimeout{stopState: st, Idle: c.idle}
-	case timeout:
-		why = timedOut{stopState: st, Timeout: c.req.Timeout}
-	default:
-		s := stoppedBy{stopState: st}
-		s.Headline, partialWhy, s.Advice = stop.Words(st.Phase, consult.FormatDuration(st.Elapsed))
-		why = s
-	}
-	c.answerText = partial
-	info := errorInfo(cause)
-	info.Message = "" // the words' first line: the timeout used, the phase
-	res := c.fail(info, why, rep)
-	res.Summary.Answer, res.Facts.PartialWhy = partial, partialWhy
-	return res
+	limit := cmp.Or(max(c.svc.Limits.MaxTotalBytes, 0), consult.MaxTotalBytes)
+	need := min(memoryPerByte*int64(limit), f.limit)
+	r, err := f.reserve(ctx, need, func() {
+		c.progress.queued.Store(true)
+		c.svc.logger().Info("call queued for room under the bound on bytes in flight", "need", consult.Bytes(need), "bound", f.Limit())
+		c.progress.hb.Load().poke() // the client hears at once that it waits
+	})
+	c.progress.queued.Store(false)
+	return r, err
 }
 
 // gatherClass classifies a gathering failure: a bad pattern or a root that may not be
@@ -415,11 +384,222 @@ func headersOnly(fs []files.File) []files.File {
 	return out
 }
 
-// TimeoutRule is the rule for a consultation's timeout on this service.
-func (s *Service) TimeoutRule() SecondsRule { return TimeoutRule(s.defaultTimeout()) }
+// report sizes what the call has gathered and counted so far.
+func (c *call) report() *Report {
+	rep := buildReport(c.req, c.gathered, c.counts, c.overhead)
+	rep.Counting = tokens.Encoding
+	rep.setWindow(c.cost.model.Window, c.gathered, c.counts)
+	rep.Cost = c.cost.estimate
+	return rep
+}
 
-// ArgRules are the rules of Request's number arguments on this service, for decoding a call.
-func (s *Service) ArgRules() []NumberRule { return []NumberRule{s.TimeoutRule().Number(), MaxCost} }
+// cacheHitExpected says whether the call's files were sent to its model within cacheTTL,
+// and are large enough for the provider to cache.
+// A dry run's files are digested here, only when something was sent within cacheTTL.
+func (c *call) cacheHitExpected(rep *Report) bool {
+	if rep.Tokens < cacheMinimum(c.req.Model.ID) || c.svc.sent.empty() {
+		return false
+	}
+	if c.fileSet == "" && c.req.DryRun && c.gathered != nil {
+		c.fileSet = fileSetKey(Digests(c.gathered.Files))
+	}
+	return c.fileSet != "" && c.svc.sent.seen(prefixKey(c.req.Model.ID, c.fileSet), time.Now())
+}
+
+// consult sends the gathered files and the query to the model and turns the outcome into
+// a result.
+func (c *call) consult(ctx context.Context, rep *Report) Result {
+	c.progress.setPhase(PhaseChecking)
+	if c.svc.Model == nil {
+		return c.fail(ErrorInfo{Class: ClassUnauthenticated}, noProvider{Detail: c.svc.NoModel}, rep)
+	}
+	if c.req.Model.ID == "" {
+		return c.fail(ErrorInfo{Class: ClassInvalidArgument}, noModel{}, rep)
+	}
+	if rep.Fits != nil && !*rep.Fits {
+		return c.fail(ErrorInfo{Class: ClassTooLarge}, tooLarge{}, rep)
+	}
+	if info, cause := c.spend.reserve(ctx, &c.cost, c.req.MaxCostUSD, c.svc.DailyBudgetUSD); cause != nil {
+		return c.fail(info, cause, rep)
+	}
+	defer c.spend.settle(ctx, 0, c.cost.estimate) // a hold the call did not settle (nothing was sent) is released
+	if est := c.cost.estimate; est != nil {
+		// For the next report: one sent now could reach an HTTP client before the first
+		// (mcp-go), which must stay first (it carries the call's warnings).
+		note := est.figures()
+		c.progress.costNote.Store(&note)
+	}
+	preq, err := modelRequest(c.svc.Model, c.req, c.gathered.Files, c.cost.limit, c.fileSet, c.cost.breakpoint, c.svc.LongCache)
+	if err != nil {
+		return c.upstreamFailure(err, nil, rep, nil)
+	}
+	ctx = c.progress.alive.watch(ctx)
+	if c.idle > 0 {
+		go watchIdle(ctx, &c.progress.alive, c.idle, c.cancel)
+	}
+	resp, failed, gaveUp, err := streamWithRetries(ctx, c.svc.Model, preq, c.progress, c.svc.jitter)
+	c.failed = failed
+	if resp != nil && (resp.Usage.Reported || resp.Text != "") {
+		c.svc.sent.note(prefixKey(c.req.Model.ID, c.fileSet), time.Now()) // for the next estimate's cache hit
+	}
+	c.spend.settle(ctx, c.cost.spendOf(resp), c.cost.estimate)
+	if ctx.Err() != nil {
+		return c.stopped(ctx)
+	}
+	if err != nil {
+		return c.upstreamFailure(err, resp, rep, gaveUp)
+	}
+	return c.answer(resp, rep)
+}
+
+// answer builds the successful result: the answer (or where it was written); or, when the
+// model stopped without a usable answer, the error that says why.
+func (c *call) answer(resp *providers.Response, rep *Report) Result {
+	if res, failed := c.stopFailure(resp, rep); failed {
+		return res
+	}
+	sum := c.summary(KindAnswer, rep)
+	sum.Model = cmp.Or(resp.Model, c.req.Model.ID)
+	sum.Usage = c.cost.usageOf(resp)
+	if u := resp.Usage; u.Reported && !resp.Truncated {
+		c.svc.answers.note(answerKey(c.req.Model), u.Output+u.Reasoning) // for the next call's expected price
+	}
+	sum.StopReason = resp.StopReason
+	sum.Truncated = resp.Truncated
+	sum.Withheld, sum.Redacted = rep.Withheld, rep.Redacted
+	if resp.Truncated {
+		switch {
+		case resp.Finish == providers.FinishAnswerCap:
+			sum.TruncatedBy = TruncatedByAnswerCap
+		case c.cost.estimate.capped():
+			sum.TruncatedBy = TruncatedByCostCap
+		default:
+			sum.TruncatedBy = TruncatedByOutputLimit
+		}
+	}
+	c.answerText = resp.Text
+	f := &Facts{UnknownStop: !knownStops[resp.Finish]}
+	if c.req.OutputFile == "" {
+		sum.Answer = resp.Text
+		return Result{Summary: sum, Facts: f}
+	}
+	written, err := writeNew(c.req.OutputFile, c.req.output, resp.Text)
+	if err != nil {
+		class := ClassInternal
+		if errors.Is(err, fs.ErrPermission) {
+			class = ClassPermissionDenied
+		}
+		res := c.fail(ErrorInfo{Class: class}, writeFailed{Detail: err.Error()}, rep)
+		res.Summary.Answer = resp.Text
+		return res
+	}
+	sum.OutputFile = written
+	f.Written = consult.Bytes(len(resp.Text))
+	if written != c.req.OutputFile {
+		f.Requested = c.req.OutputFile
+	}
+	return Result{Summary: sum, Facts: f}
+}
+
+// stopFailure turns a stream that ended normally but without a usable answer into an error:
+// a safety or policy filter, a refusal, or the output limit reached before any answer. Any
+// text that came is kept, marked as cut. ok is false for an answer to return as one.
+func (c *call) stopFailure(resp *providers.Response, rep *Report) (res Result, ok bool) {
+	info := ErrorInfo{ProviderCode: resp.StopReason}
+	var cause Cause
+	partialWhy := ""
+	switch {
+	case resp.Refusal != "" && strings.TrimSpace(resp.Text) == "":
+		info.Class, cause = ClassContentFiltered, refusal{Refusal: resp.Refusal}
+	case resp.Finish == "content_filter":
+		info.Class, cause, partialWhy = ClassContentFiltered, answerFiltered{StopDetail: resp.StopDetail}, "cut by the content filter"
+	case resp.Finish == "length" && strings.TrimSpace(resp.Text) == "":
+		info.Class, cause = ClassOutputLimit, noAnswer{}
+	default:
+		return Result{}, false
+	}
+	res = c.fail(info, cause, rep)
+	res.Facts.PartialWhy = partialWhy
+	sum := res.Summary
+	sum.Answer, sum.Usage, sum.StopReason = resp.Text, c.cost.usageOf(resp), resp.StopReason
+	sum.Model = cmp.Or(resp.Model, c.req.Model.ID)
+	c.answerText = resp.Text
+	return res, true
+}
+
+// upstreamFailure is a failed model call's result, keeping any answer that had arrived.
+func (c *call) upstreamFailure(err error, resp *providers.Response, rep *Report, gaveUp *GaveUp) Result {
+	detail, partialWhy := err.Error(), "cut off by the failure"
+	var cause Cause
+	var pe *providers.Error
+	switch {
+	case gaveUp != nil:
+		cause = noMoreAttempts{Phase: c.progress.phaseNow(), Elapsed: time.Since(c.start), GaveUp: gaveUp, Failed: c.failed}
+	case errors.Is(err, providers.ContextLength):
+		rep.Refused = true
+		cl := contextLength{Detail: detail}
+		if errors.As(err, &pe) {
+			cl.Overflow = pe.Overflow
+		}
+		cause = cl
+	case errors.Is(err, providers.OutputLimit):
+		cause, partialWhy = outputLimit{Detail: detail}, "cut off by the output limit"
+	case errors.Is(err, providers.ContentFiltered):
+		cause = filtered{Detail: detail}
+	case errors.As(err, &pe) && pe.Quota != nil && pe.Quota.Period == providers.PerDay:
+		cause = dailyQuota{Detail: detail}
+	case errors.As(err, &pe) && pe.Kind == providers.Auth:
+		// The provider's own words, without the error's generic advice: the advice is given
+		// once, naming where this server's key comes from.
+		cause = authRejected{Provider: pe.Provider, Status: pe.Status, Detail: pe.Message, KeyHint: c.svc.KeyHint}
+	default:
+		cause = upstreamFailed{Phase: c.progress.phaseNow(), Detail: detail, Failed: c.failed}
+	}
+	res := c.fail(errorInfo(err), cause, rep)
+	res.Facts.PartialWhy = partialWhy
+	res.Summary.Answer = partialText(resp)
+	if resp != nil && resp.Usage.Reported {
+		res.Summary.Usage = c.cost.usageOf(resp) // tokens spent are billed, failure or not
+	}
+	c.answerText = partialText(resp)
+	return res
+}
+
+// stopped is the result of a call whose context ended: its own deadline, its idle timeout,
+// a cause its caller defines (Stop), or the client cancelling; with what it had collected.
+func (c *call) stopped(ctx context.Context) Result {
+	rep := c.report()
+	cause := context.Cause(ctx)
+	st := stopState{Phase: c.progress.phaseNow(), Elapsed: time.Since(c.start), NothingGathered: c.gathered == nil,
+		Attempt: int(c.progress.attempts.Load()), Failed: c.failed}
+	var stop Stop
+	idle, timeout := errors.Is(cause, ErrIdleTimeout), errors.Is(cause, ErrCallTimeout)
+	if !idle && !timeout && !errors.As(cause, &stop) {
+		return c.fail(ErrorInfo{Class: ClassCancelled}, cancelled{Phase: st.Phase, Elapsed: st.Elapsed}, rep)
+	}
+	partial := ""
+	if live := c.progress.live.Load(); live != nil {
+		partial, st.Reasoning, _ = live.snapshot()
+	}
+	var why Cause
+	partialWhy := "cut off at the deadline"
+	switch {
+	case idle:
+		why = idleTimeout{stopState: st, Idle: c.idle}
+	case timeout:
+		why = timedOut{stopState: st, Timeout: c.req.Timeout}
+	default:
+		s := stoppedBy{stopState: st}
+		s.Headline, partialWhy, s.Advice = stop.Words(st.Phase, consult.FormatDuration(st.Elapsed))
+		why = s
+	}
+	c.answerText = partial
+	info := errorInfo(cause)
+	info.Message = "" // the words' first line: the timeout used, the phase
+	res := c.fail(info, why, rep)
+	res.Summary.Answer, res.Facts.PartialWhy = partial, partialWhy
+	return res
+}
 
 // summary starts a Summary of this call with the gathering figures filled in.
 func (c *call) summary(kind string, rep *Report) *Summary {
@@ -430,7 +610,7 @@ func (c *call) summary(kind string, rep *Report) *Summary {
 	if rep != nil {
 		s.Files, s.Bytes, s.PromptTokens = rep.Files, rep.Bytes, rep.PromptTokens
 	}
-	s.Estimate = c.estimate
+	s.Estimate = c.cost.estimate
 	return s
 }
 
@@ -442,22 +622,4 @@ func (c *call) fail(info ErrorInfo, cause Cause, rep *Report) Result {
 	s.Report = rep
 	s.Error = &info
 	return Result{IsError: true, Summary: s, Facts: &Facts{Cause: cause}}
-}
-
-// admit reserves the call's bytes in flight before it gathers (see the top of this file),
-// waiting in line if they do not fit; nil, nil without a bound. An error is ctx's end.
-func (c *call) admit(ctx context.Context) (*reservation, error) {
-	f := c.svc.Inflight
-	if f == nil {
-		return nil, nil
-	}
-	limit := cmp.Or(max(c.svc.Limits.MaxTotalBytes, 0), consult.MaxTotalBytes)
-	need := min(memoryPerByte*int64(limit), f.limit)
-	r, err := f.reserve(ctx, need, func() {
-		c.progress.queued.Store(true)
-		c.svc.logger().Info("call queued for room under the bound on bytes in flight", "need", consult.Bytes(need), "bound", f.Limit())
-		c.progress.poke() // the client hears at once that it waits
-	})
-	c.progress.queued.Store(false)
-	return r, err
 }

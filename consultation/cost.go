@@ -13,6 +13,8 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/files"
+	"github.com/consultmcp/consult/internal/catalog"
+	"github.com/consultmcp/consult/internal/models"
 	"github.com/consultmcp/consult/providers"
 )
 
@@ -61,19 +63,38 @@ func (r *recentAnswers) typical(key string) (consult.Tokens, int) {
 	return l[len(l)/2], len(l)
 }
 
-// answerKey names the answers the call's are like: the model, thinking or not.
-func (c *call) answerKey() string {
-	return fmt.Sprintf("%s|%v|%d", c.req.Model.ID, c.req.Model.Thinking, c.req.Model.Budget)
+// answerKey names the answers a model spec's are like: the model, thinking or not.
+func answerKey(m models.Spec) string {
+	return fmt.Sprintf("%s|%v|%d", m.ID, m.Thinking, m.Budget)
+}
+
+// pricing is what a call's request costs: what the catalog knows of its model, the estimate,
+// and the output limit the request carries, which a cap may lower (capCost).
+type pricing struct {
+	spec    models.Spec    // the model asked
+	answers *recentAnswers // this server's recent answers, for the expected price
+	catalog Catalog        // what answeredPrice looks the answering model up in; nil: none
+	note    func(string)   // puts a note in the call's result
+
+	model      catalog.Model    // what the catalog knows of the model, once looked up
+	estimate   *CostEstimate    // the price before sending, once the model is looked up
+	price      *providers.Price // the model's prices, when known
+	limit      consult.Tokens   // the output limit the request carries
+	repriced   bool             // the cost is at the prices of another model than asked (answeredPrice)
+	breakpoint bool             // the request marks its files for the provider's cache (cacheBreakpoint)
+	// cachedTokens and writtenTokens are the prompt tokens expected from, and written to,
+	// the provider's cache.
+	cachedTokens, writtenTokens consult.Tokens
 }
 
 // typicalAnswer is the answer (and reasoning) the expected price counts, and where it
 // comes from.
-func (c *call) typicalAnswer() (consult.Tokens, string) {
-	if n, seen := c.svc.answers.typical(c.answerKey()); seen > 0 {
+func (p *pricing) typicalAnswer() (consult.Tokens, string) {
+	if n, seen := p.answers.typical(answerKey(p.spec)); seen > 0 {
 		return n, fmt.Sprintf("the median of this server's last %d %s of the model", seen, plural(seen, "answer", "answers"))
 	}
 	n, from := defaultAnswerTokens, "consult's default"
-	if m := c.req.Model; m.Thinking {
+	if m := p.spec; m.Thinking {
 		n += cmp.Or(m.Budget, defaultReasoningTokens)
 		from = "consult's default with reasoning"
 	}
@@ -106,7 +127,7 @@ func openAIModel(model string) bool {
 // (defaultOutputLimit when unknown), cut to the room the prompt leaves in the window (the
 // prompt taken a tenth larger than consult counts it, and the framing; providers refuse a
 // prompt and limit over the window), but never under MinAnswerTokens.
-func (c *call) naturalLimit(rep *Report, maxOutput consult.Tokens) (consult.Tokens, string) {
+func naturalLimit(rep *Report, maxOutput consult.Tokens) (consult.Tokens, string) {
 	n, by := cmp.Or(maxOutput, defaultOutputLimit), LimitModel
 	if w := rep.ContextWindow; w > 0 {
 		p := rep.PromptTokens
@@ -119,9 +140,9 @@ func (c *call) naturalLimit(rep *Report, maxOutput consult.Tokens) (consult.Toke
 
 // leastOutput is the least output limit a capped call is sent with: MinAnswerTokens, plus
 // the thinking budget when one is asked for, never more than the natural limit n.
-func (c *call) leastOutput(n consult.Tokens) consult.Tokens {
+func (p *pricing) leastOutput(n consult.Tokens) consult.Tokens {
 	least := MinAnswerTokens
-	if m := c.req.Model; m.Thinking && m.Budget > 0 {
+	if m := p.spec; m.Thinking && m.Budget > 0 {
 		least += m.Budget
 	}
 	return min(least, n)
@@ -132,54 +153,55 @@ func (c *call) leastOutput(n consult.Tokens) consult.Tokens {
 // 1-hour cache writes are 2x the base input price, 5-minute ones 1.25x).
 const LongCacheWrite = 2.0
 
-// estimateCost prices rep's request for the call's model (what the catalog knows of it),
-// with its natural output limit, and records it on rep; a cap may lower the limit later
-// (capCost).
-func (c *call) estimateCost(rep *Report) {
+// estimateCost prices rep's request for the model (what the catalog knows of it), with its
+// natural output limit, and records it on rep; a cap may lower the limit later (capCost).
+// Under longCache a marked request is priced at the one-hour cache's write price. hit says
+// whether the request's files are expected from the provider's cache; it is asked only when
+// the price is known.
+func (p *pricing) estimateCost(rep *Report, longCache bool, hit func() bool) {
 	est := &CostEstimate{PromptTokens: rep.PromptTokens, Prices: PriceUnknown}
-	c.badPrice = c.model.BadPrice
-	est.OutputLimit, est.LimitedBy = c.naturalLimit(rep, c.model.MaxOutput)
-	c.limit = est.OutputLimit
-	c.breakpoint = c.cacheBreakpoint(rep)
-	if c.model.Price != nil {
-		pr := *c.model.Price
+	est.OutputLimit, est.LimitedBy = naturalLimit(rep, p.model.MaxOutput)
+	p.limit = est.OutputLimit
+	p.breakpoint = cacheBreakpoint(p.spec.ID, rep)
+	if p.model.Price != nil {
+		pr := *p.model.Price
 		var written consult.Tokens
-		if c.breakpoint && c.svc.LongCache {
+		if p.breakpoint && longCache {
 			pr.CacheWrite = max(pr.CacheWrite, LongCacheWrite*pr.Input) // the one-hour cache's write price
 		}
-		if c.cacheHitExpected(rep) {
+		if hit() {
 			est.CachedTokens = rep.Tokens
-		} else if c.breakpoint {
+		} else if p.breakpoint {
 			written = rep.Tokens // written to the cache, at its price
 		}
-		est.BoundTokens = promptBound(c.req.Model.ID, rep.PromptTokens)
-		c.cachedTokens, c.writtenTokens = est.CachedTokens, written
-		c.price = &pr
-		c.priceEstimate(est)
+		est.BoundTokens = promptBound(p.spec.ID, rep.PromptTokens)
+		p.cachedTokens, p.writtenTokens = est.CachedTokens, written
+		p.price = &pr
+		p.priceEstimate(est)
 	}
-	c.estimate = est
+	p.estimate = est
 	rep.Cost = est
 }
 
 // priceEstimate fills in est's figures for its output limit, at the call's prices.
-func (c *call) priceEstimate(est *CostEstimate) {
-	pr := *c.price
-	typical, from := c.typicalAnswer()
+func (p *pricing) priceEstimate(est *CostEstimate) {
+	pr := *p.price
+	typical, from := p.typicalAnswer()
 	est.ExpectedAnswer, est.ExpectedFrom = min(typical, est.OutputLimit), from
-	expected := pr.Estimate(est.PromptTokens, c.cachedTokens, c.writtenTokens, est.ExpectedAnswer) + pr.Request
+	expected := pr.Estimate(est.PromptTokens, p.cachedTokens, p.writtenTokens, est.ExpectedAnswer) + pr.Request
 	bound := pr.Bound(est.BoundTokens, est.OutputLimit)
 	at := pr.At(est.PromptTokens) // the rates shown: a long prompt's where they differ
 	est.ExpectedUSD, est.MaxUSD, est.Prices, est.PromptPerM, est.AnswerPerM, est.RequestUSD =
 		&expected, &bound, pr.Source, &at.Input, &at.Output, pr.Request
 }
 
-// capCost sizes the call's output limit to a cap of usd (max_cost_usd, or what is left of
-// the daily budget: by names which), so that the call's bound fits it. ok is false when even
-// the prompt and the least useful output (leastOutput) do not fit: need is then the
-// smallest cap that admits the call. The price must be known.
-func (c *call) capCost(usd float64, by string) (need float64, ok bool) {
-	est, pr := c.estimate, *c.price
-	least := c.leastOutput(est.OutputLimit)
+// capCost sizes the output limit to a cap of usd (max_cost_usd, or what is left of the daily
+// budget: by names which), so that the call's bound fits it. ok is false when even the
+// prompt and the least useful output (leastOutput) do not fit: need is then the smallest cap
+// that admits the call. The price must be known.
+func (p *pricing) capCost(usd float64, by string) (need float64, ok bool) {
+	est, pr := p.estimate, *p.price
+	least := p.leastOutput(est.OutputLimit)
 	if n := pr.LimitFor(usd, est.BoundTokens); n < least {
 		return pr.Bound(est.BoundTokens, least), false
 	} else if n < est.OutputLimit {
@@ -188,10 +210,56 @@ func (c *call) capCost(usd float64, by string) (need float64, ok bool) {
 			est.FullLimit, est.FullUSD = est.OutputLimit, &full
 		}
 		est.OutputLimit, est.LimitedBy = n, by
-		c.limit = n
-		c.priceEstimate(est)
+		p.limit = n
+		p.priceEstimate(est)
 	}
 	return 0, true
+}
+
+// answeredPrice is the price of the model that answered resp: the provider may report
+// another model than the one asked for (a snapshot, a fallback), and the cost is that
+// model's. It is the call's own price when the reported model is the same, unknown to the
+// catalog, or unpriced; the first time it differs, the result says so.
+func (p *pricing) answeredPrice(resp *providers.Response) *providers.Price {
+	if resp == nil || resp.Model == "" || p.catalog == nil || p.spec.ID == "" {
+		return p.price
+	}
+	m, err := p.catalog.Peek(resp.Model)
+	if err != nil || m.Price == nil || m.ID == p.model.ID {
+		return p.price
+	}
+	if !p.repriced {
+		p.repriced = true
+		p.note(fmt.Sprintf("model %s answered, not %s: its cost is at %s's prices (%s)",
+			consult.Printable(resp.Model), consult.Printable(p.spec.ID), consult.Printable(m.ID), m.Price.Source))
+	}
+	return m.Price
+}
+
+// usageOf is the provider's accounting in a summary's form; nil when it reported none (a
+// refusal stream may send none): never zeros that were not counted.
+func (p *pricing) usageOf(resp *providers.Response) *UsageSummary {
+	if !resp.Usage.Reported {
+		return nil
+	}
+	ru := resp.Usage
+	u := &UsageSummary{
+		Input: ru.Input, Output: ru.Output, Reasoning: ru.Reasoning, Cached: ru.Cached, CacheWrite: ru.CacheWrite,
+	}
+	price := p.answeredPrice(resp)
+	switch {
+	case ru.CostKnown:
+		cost := ru.CostUSD
+		u.CostUSD = &cost
+	case price != nil:
+		cost := price.Cost(ru)
+		u.CostUSD, u.CostFromPrices = &cost, true
+	}
+	if price != nil && (ru.Cached > 0 || ru.CacheWrite > 0) {
+		saved := price.Saved(ru)
+		u.CacheSavedUSD = &saved
+	}
+	return u
 }
 
 // cacheMinimum is the smallest prefix a provider's prompt cache keeps: 1,024 tokens for
@@ -216,11 +284,11 @@ func cacheMinimum(model string) consult.Tokens {
 	return 1_024
 }
 
-// cacheBreakpoint says whether the call's request marks its files for the provider's cache:
+// cacheBreakpoint says whether a request to model marks its files for the provider's cache:
 // for the models that cache nothing without a mark (providers.CacheControlled), when the
 // files reach the model's minimum cacheable size. Below it the mark caches nothing.
-func (c *call) cacheBreakpoint(rep *Report) bool {
-	return providers.CacheControlled(c.req.Model.ID) && rep.Tokens >= cacheMinimum(c.req.Model.ID)
+func cacheBreakpoint(model string, rep *Report) bool {
+	return providers.CacheControlled(model) && rep.Tokens >= cacheMinimum(model)
 }
 
 // cacheTTL is how long a prompt prefix is expected to stay in a provider's cache after it
@@ -263,22 +331,9 @@ func (s *sentPrefixes) note(key string, now time.Time) {
 	s.last[key] = now
 }
 
-// prefixKey names what a provider's prompt cache holds for this call: the model and the
+// prefixKey names what a provider's prompt cache holds for a request: the model and the
 // file set.
-func (c *call) prefixKey() string { return c.req.Model.ID + "\x00" + c.fileSet }
-
-// cacheHitExpected says whether the call's files were sent to its model within cacheTTL,
-// and are large enough for the provider to cache.
-// A dry run's files are digested here, only when something was sent within cacheTTL.
-func (c *call) cacheHitExpected(rep *Report) bool {
-	if rep.Tokens < cacheMinimum(c.req.Model.ID) || c.svc.sent.empty() {
-		return false
-	}
-	if c.fileSet == "" && c.req.DryRun && c.gathered != nil {
-		c.fileSet = fileSetKey(Digests(c.gathered.Files))
-	}
-	return c.fileSet != "" && c.svc.sent.seen(c.prefixKey(), time.Now())
-}
+func prefixKey(model, fileSet string) string { return model + "\x00" + fileSet }
 
 // Digests are the SHA-256 digests (hex) of files' contents, by path.
 func Digests(fs []files.File) map[string]string {

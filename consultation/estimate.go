@@ -6,6 +6,8 @@ package consultation
 import (
 	"cmp"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	consult "github.com/consultmcp/consult"
@@ -164,4 +166,37 @@ func limitWhy(by string) string {
 		return "sized to what is left of the daily budget"
 	}
 	return "the model's largest output"
+}
+
+// deref is *p, or 0 for nil.
+func deref(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// perMillion writes a price per million tokens without trailing zeros: "1.25", "0.075".
+func perMillion(v float64) string {
+	s := fmt.Sprintf("%.4f", v)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	if s == "" {
+		return "0"
+	}
+	return s
+}
+
+// FormatUSD writes a price in dollars: cents for a dollar or more, and two significant
+// digits below ("$0.0000058"), never "$0.0000" for a cost that is not zero.
+func FormatUSD(v float64) string {
+	switch {
+	case v == 0:
+		return "$0"
+	case v >= 1:
+		return fmt.Sprintf("$%.2f", v)
+	case v >= 0.01:
+		return fmt.Sprintf("$%.4f", v)
+	}
+	digits := int(-math.Floor(math.Log10(v))) + 1 // two significant digits
+	return "$" + strconv.FormatFloat(v, 'f', min(digits, 12), 64)
 }

@@ -187,9 +187,7 @@ func (t *tracker) startHeartbeat(ctx context.Context, interval time.Duration) *h
 		return m
 	}
 	hb := beat(ctx, t.reporter, interval, msg)
-	t.mu.Lock()
-	t.hb = hb
-	t.mu.Unlock()
+	t.hb.Store(hb)
 	return hb
 }
 
@@ -268,10 +266,8 @@ type tracker struct {
 	sized    atomic.Pointer[Report] // the size report once counted
 	queued   atomic.Bool            // waiting for room under the bound on bytes in flight
 	alive    liveness
-	// mu guards hb and live: what the call's goroutine and its heartbeat share.
-	mu   sync.Mutex
-	hb   *heartbeat // poked when there is news; nil before it starts
-	live *stream    // the model call in flight, nil before it starts
+	hb       atomic.Pointer[heartbeat] // poked when there is news; nil before it starts
+	live     atomic.Pointer[stream]    // the model call in flight, nil before it starts
 }
 
 // log sends a notable event to the client (while one listens) and the server log.
@@ -283,19 +279,10 @@ func (t *tracker) log(level Level, msg string) {
 	if level == LevelWarning || level == LevelError {
 		t.notice.Store(&msg)
 	}
-	t.mu.Lock()
 	if t.reporter != nil {
 		t.reporter.Log(level, msg)
 	}
-	t.hb.poke()
-	t.mu.Unlock()
-}
-
-// poke asks the heartbeat for a report now.
-func (t *tracker) poke() {
-	t.mu.Lock()
-	t.hb.poke()
-	t.mu.Unlock()
+	t.hb.Load().poke()
 }
 
 // setPhase records the phase; the heartbeat reads it.
@@ -312,7 +299,7 @@ func (t *tracker) currentPhase() Phase {
 // recorded phase, refined by what the model has streamed ("model thinking (1,200 reasoning
 // tokens so far)", "receiving the answer (3,400 characters so far)").
 func (t *tracker) phaseNow() string {
-	if live := t.liveStream(); live != nil {
+	if live := t.live.Load(); live != nil {
 		answer, reasoning, started := live.snapshot()
 		switch {
 		case started:
@@ -330,7 +317,7 @@ func (t *tracker) progressMessage(now time.Time) string {
 	elapsed := consult.FormatDuration(now.Sub(t.start).Truncate(time.Second))
 	phase := t.currentPhase()
 	var b strings.Builder
-	live := t.liveStream()
+	live := t.live.Load()
 	switch {
 	case live == nil && phase == PhaseQueued:
 		if t.queued.Load() {
@@ -381,7 +368,7 @@ func (t *tracker) state(now time.Time) State {
 			st.Estimate = PriceUnknown
 		}
 	}
-	if live := t.liveStream(); live != nil {
+	if live := t.live.Load(); live != nil {
 		st.Partial, st.Reasoning, _ = live.snapshot()
 		st.AnswerTokens = t.counter.CountString(st.Partial)
 	}
@@ -396,18 +383,6 @@ func (t *tracker) launching() {
 		st.Message = string(st.Phase) + ", " + consult.FormatDuration(now.Sub(t.start).Truncate(time.Second))
 		l.Launching(st)
 	}
-}
-
-func (t *tracker) liveStream() *stream {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.live
-}
-
-func (t *tracker) setLiveStream(s *stream) {
-	t.mu.Lock()
-	t.live = s
-	t.mu.Unlock()
 }
 
 // stream is the live state of one model call. The provider's stream goroutine writes it;

@@ -133,7 +133,7 @@ func TestLivenessClamps(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := liveRulesOf(tc.idle, tc.heartbeat, tc.timeout)
-			idle, hb := l.rules()
+			idle, hb := l.idle, l.interval
 			if l.clamped != (tc.idle > tc.timeout) {
 				t.Errorf("clamped = %v, want %v", l.clamped, tc.idle > tc.timeout)
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 
 	consult "github.com/consultmcp/consult"
@@ -362,4 +363,43 @@ func writeListed(b *strings.Builder, title, field string, n int, entry func(int)
 	if n > secretsListed {
 		fmt.Fprintf(b, "  … and %s more (all are listed in the structured report's %s)\n", consult.Thousands(int64(n-secretsListed)), field)
 	}
+}
+
+// windowNote is " (N tokens)" for a known window, "" otherwise.
+func windowNote(w consult.Tokens) string {
+	if w <= 0 {
+		return ""
+	}
+	return " (" + w.String() + " tokens)"
+}
+
+func percent(part, whole consult.Tokens) int64 {
+	if whole <= 0 {
+		return 0
+	}
+	return int64((part*100 + whole - 1) / whole)
+}
+
+// share is part's share of whole in words: "under 1%" below one percent, else the
+// percentage rounded up ("12%").
+func share(part, whole consult.Tokens) string {
+	if part > 0 && part*100 < whole {
+		return "under 1%"
+	}
+	return strconv.FormatInt(percent(part, whole), 10) + "%"
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// tokensWord is "1 reasoning token", "1,200 reasoning tokens".
+func tokensWord(n consult.Tokens, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return n.String() + " " + one + "s"
 }

@@ -61,27 +61,27 @@ func retryAfterOf(err error) time.Duration {
 	return 0
 }
 
-// streamWithRetries sends the request, again after a transient failure, while the deadline
-// allows. It returns the last response, the failed attempts before it, why it gave up
-// retrying (nil when it did not) and the last error. It never re-sends once any answer text
-// has arrived, and never sleeps past the deadline.
-func (c *call) streamWithRetries(ctx context.Context, preq providers.Request) (*providers.Response, []Attempt, *GaveUp, error) {
+// streamWithRetries sends the request to m, again after a transient failure, while the
+// deadline allows, telling t of each attempt; rnd draws the backoffs (nil: jitter). It returns
+// the last response, the failed attempts before it, why it gave up retrying (nil when it did
+// not) and the last error. It never re-sends once any answer text has arrived, and never
+// sleeps past the deadline.
+func streamWithRetries(ctx context.Context, m Model, preq providers.Request, t *tracker, rnd func(time.Duration) time.Duration) (*providers.Response, []Attempt, *GaveUp, error) {
 	var failed []Attempt
-	rnd := c.svc.jitter
 	if rnd == nil {
 		rnd = jitter
 	}
 	for n := 1; ; n++ {
-		c.progress.attempts.Store(int32(n))
-		live := &stream{onFirst: func() { c.progress.setPhase(PhaseReceiving) }}
-		c.progress.setLiveStream(live)
-		c.progress.setPhase(PhaseWaiting)
+		t.attempts.Store(int32(n))
+		live := &stream{onFirst: func() { t.setPhase(PhaseReceiving) }}
+		t.live.Store(live)
+		t.setPhase(PhaseWaiting)
 		if n == 1 {
-			c.progress.launching()
+			t.launching()
 		}
-		c.progress.alive.resume()
+		t.alive.resume()
 		t0 := time.Now()
-		resp, err := c.svc.Model.Stream(ctx, preq, live)
+		resp, err := m.Stream(ctx, preq, live)
 		if err == nil || ctx.Err() != nil {
 			return resp, failed, nil, err
 		}
@@ -100,10 +100,10 @@ func (c *call) streamWithRetries(ctx context.Context, preq providers.Request) (*
 		}
 		failed[len(failed)-1].Wait = wait
 		// The phase first: the notice below sends a progress report at once, which must say so.
-		c.progress.setLiveStream(nil) // the failed attempt's stream says nothing of the wait
-		c.progress.setPhase(Phase(fmt.Sprintf("waiting to retry (attempt %d of %d in %s)", n+1, maxAttempts, consult.FormatDuration(wait))))
-		c.progress.log(LevelWarning, fmt.Sprintf("attempt %d of %d failed (%v); retrying in %s", n, maxAttempts, err, consult.FormatDuration(wait)))
-		c.progress.alive.pause()
+		t.live.Store(nil) // the failed attempt's stream says nothing of the wait
+		t.setPhase(Phase(fmt.Sprintf("waiting to retry (attempt %d of %d in %s)", n+1, maxAttempts, consult.FormatDuration(wait))))
+		t.log(LevelWarning, fmt.Sprintf("attempt %d of %d failed (%v); retrying in %s", n, maxAttempts, err, consult.FormatDuration(wait)))
+		t.alive.pause()
 		select {
 		case <-ctx.Done():
 			return resp, failed, nil, ctx.Err()

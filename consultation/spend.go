@@ -3,6 +3,7 @@ package consultation
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"time"
 
@@ -46,84 +47,90 @@ func NextUTCDay(now time.Time) time.Time {
 	return time.Date(y, m, d+1, 0, 0, 0, 0, time.UTC)
 }
 
-// overBudget sizes the call's output limit to its max_cost_usd and to what is left of the
-// server's daily budget, so that the most the call can cost fits both; it refuses, before
-// anything is sent, a call whose prompt and least useful answer fit neither. Under a daily
-// budget the bound is held in the ledger (c.hold) until the call settles it with its cost,
-// so that calls in flight on every server sharing the ledger never pass the budget. A cap
-// that cannot be checked (the model's price is unknown or bad data, the ledger cannot be
-// used) refuses too: a cap is the caller's or the user's promise to themselves.
-func (c *call) overBudget(ctx context.Context, rep *Report) (Result, bool) {
-	est := c.estimate
-	capUSD, budget := c.req.MaxCostUSD, c.svc.DailyBudgetUSD
-	if capUSD <= 0 && budget <= 0 {
-		return Result{}, false
-	}
+// spend is a call's account with the daily budget's ledger: the hold it has there until it
+// settles it with what it cost.
+type spend struct {
+	ledger Ledger       // nil records nothing
+	logger *slog.Logger // the server's log
+	hold   string       // the call's hold in the ledger, until settled
+	note   func(string) // puts a note in the call's result
+}
+
+// reserve sizes the output limit of p to capUSD (max_cost_usd) and to what is left of a
+// daily budget, so that the most the call can cost fits both; it refuses (a cause and the
+// refusal's figures), before anything is sent, a call whose prompt and least useful answer
+// fit neither. Under a daily budget the bound is held in the ledger (s.hold) until the call
+// settles it with its cost, so that calls in flight on every server sharing the ledger never
+// pass the budget. A cap that cannot be checked (the model's price is unknown or bad data,
+// the ledger cannot be used) refuses too: a cap is the caller's or the user's promise to
+// themselves.
+func (s *spend) reserve(ctx context.Context, p *pricing, capUSD, budget float64) (ErrorInfo, Cause) {
+	est := p.estimate
 	info := ErrorInfo{Class: ClassOverBudget}
-	unpriced := func(cause Cause) (Result, bool) {
-		if c.badPrice != nil {
-			cause = badPrice{Detail: c.badPrice.Error()}
+	unpriced := func(cause Cause) (ErrorInfo, Cause) {
+		if p.model.BadPrice != nil {
+			cause = badPrice{Detail: p.model.BadPrice.Error()}
 		}
-		return c.fail(info, cause, rep), true
+		return info, cause
 	}
 	if capUSD > 0 {
 		info.MaxCostUSD = capUSD
 		if !est.Known() {
 			return unpriced(capUnpriced{})
 		}
-		if need, ok := c.capCost(capUSD, LimitMaxCost); !ok {
+		if need, ok := p.capCost(capUSD, LimitMaxCost); !ok {
 			info.NeedsUSD = &need
-			return c.fail(info, overMaxCost{}, rep), true
+			return info, overMaxCost{}
 		}
 	}
 	if budget <= 0 {
-		return Result{}, false
+		return ErrorInfo{}, nil
 	}
 	now := time.Now()
 	info.BudgetUSD, info.ResetsAt = budget, NextUTCDay(now)
-	if c.svc.Ledger == nil {
+	if s.ledger == nil {
 		info.Class = ClassInternal
-		return c.fail(info, ledgerUnreadable{Detail: "the server keeps no spend ledger (it has no results directory)"}, rep), true
+		return info, ledgerUnreadable{Detail: "the server keeps no spend ledger (it has no results directory)"}
 	}
-	spent, held, err := c.svc.Ledger.Spent(now)
+	spent, held, err := s.ledger.Spent(now)
 	if err != nil {
 		info.Class = ClassInternal
-		return c.fail(info, ledgerUnreadable{Detail: err.Error()}, rep), true
+		return info, ledgerUnreadable{Detail: err.Error()}
 	}
 	if !est.Known() {
 		left := math.Max(budget-spent-held, 0)
 		info.BudgetLeftUSD = &left
 		return unpriced(budgetUnpriced{})
 	}
-	pr := *c.price
-	want, least := *est.MaxUSD, pr.Bound(est.BoundTokens, c.leastOutput(est.OutputLimit))
+	pr := *p.price
+	want, least := *est.MaxUSD, pr.Bound(est.BoundTokens, p.leastOutput(est.OutputLimit))
 	expires := now.Add(24 * time.Hour)
 	if dl, ok := ctx.Deadline(); ok {
 		expires = dl.Add(settleGrace)
 	}
 	lctx, cancel := context.WithTimeout(ctx, min(ledgerWaitMax, budgetOf(ctx).left()/4))
-	id, granted, left, ok, err := c.svc.Ledger.Reserve(lctx, now, budget, want, least, expires)
+	id, granted, left, ok, err := s.ledger.Reserve(lctx, now, budget, want, least, expires)
 	cancel()
 	if err != nil {
 		info.Class = ClassInternal
-		return c.fail(info, ledgerUnreadable{Detail: err.Error()}, rep), true
+		return info, ledgerUnreadable{Detail: err.Error()}
 	}
 	info.BudgetLeftUSD = &left
 	if !ok {
 		info.NeedsUSD = &least
-		return c.fail(info, overBudget{Spent: spent}, rep), true
+		return info, overBudget{Spent: spent}
 	}
-	c.hold = id
+	s.hold = id
 	if granted < want {
-		c.capCost(granted, LimitBudget) // granted >= least: it fits
+		p.capCost(granted, LimitBudget) // granted >= least: it fits
 	}
-	return Result{}, false
+	return ErrorInfo{}, nil
 }
 
 // spendOf is what a model call cost: the provider's reported cost, else its reported usage at
 // the model's prices, else (nothing reported, but the model produced something) its bound;
 // 0 when nothing was generated or nothing is known.
-func (c *call) spendOf(resp *providers.Response) float64 {
+func (p *pricing) spendOf(resp *providers.Response) float64 {
 	if resp == nil {
 		return 0
 	}
@@ -131,55 +138,34 @@ func (c *call) spendOf(resp *providers.Response) float64 {
 	switch {
 	case u.Reported && u.CostKnown:
 		return u.CostUSD
-	case u.Reported && c.answeredPrice(resp) != nil:
-		return c.answeredPrice(resp).Cost(u)
-	case !u.Reported && (resp.Text != "" || u.Reasoning > 0) && c.estimate.Known():
-		return *c.estimate.MaxUSD // billed, but how much is unknown: the most it can be
+	case u.Reported && p.answeredPrice(resp) != nil:
+		return p.answeredPrice(resp).Cost(u)
+	case !u.Reported && (resp.Text != "" || u.Reasoning > 0) && p.estimate.Known():
+		return *p.estimate.MaxUSD // billed, but how much is unknown: the most it can be
 	}
 	return 0
 }
 
-// recordSpend settles the call's hold in the ledger with what the call cost (or adds the
-// cost to it when the call holds nothing), and notes the prompt prefix as sent (for the next
-// estimate's cache hit). It waits for the ledger at most what is left of the call's time,
-// but at least settleWaitMin; a hold it cannot settle counts in full when it expires, and
-// the result says so.
-func (c *call) recordSpend(ctx context.Context, resp *providers.Response) {
-	if resp != nil && (resp.Usage.Reported || resp.Text != "") {
-		c.svc.sent.note(c.prefixKey(), time.Now())
-	}
-	c.settle(ctx, c.spendOf(resp))
-}
-
-// settle settles the call's hold with usd, or adds usd to the ledger when there is no hold.
-func (c *call) settle(ctx context.Context, usd float64) {
-	if c.svc.Ledger == nil || c.hold == "" && usd <= 0 {
+// settle settles the call's hold with usd, what it cost, or adds usd to the ledger when
+// there is no hold. It waits for the ledger at most what is left of the call's time, but at
+// least settleWaitMin; a hold it cannot settle counts in full (est's bound) when it expires,
+// and the result says so.
+func (s *spend) settle(ctx context.Context, usd float64, est *CostEstimate) {
+	if s.ledger == nil || s.hold == "" && usd <= 0 {
 		return
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(min(ledgerWaitMax, budgetOf(ctx).left()), settleWaitMin))
 	defer cancel()
 	var err error
-	if id := c.hold; id != "" {
-		c.hold = ""
-		if err = c.svc.Ledger.Settle(sctx, id, usd); err != nil {
-			c.req.Warnings = append(c.req.Warnings, fmt.Sprintf("this call's cost (%s) could not be recorded in the daily budget's ledger (%v); the %s it holds there counts as spent until it expires", FormatUSD(usd), err, FormatUSD(deref(c.estimate.MaxUSD))))
+	if id := s.hold; id != "" {
+		s.hold = ""
+		if err = s.ledger.Settle(sctx, id, usd); err != nil {
+			s.note(fmt.Sprintf("this call's cost (%s) could not be recorded in the daily budget's ledger (%v); the %s it holds there counts as spent until it expires", FormatUSD(usd), err, FormatUSD(deref(est.MaxUSD))))
 		}
 	} else {
-		_, err = c.svc.Ledger.AddSpend(sctx, time.Now(), usd)
+		_, err = s.ledger.AddSpend(sctx, time.Now(), usd)
 	}
 	if err != nil {
-		c.svc.logger().Warn("could not record the consultation's cost", "usd", usd, "error", err)
+		s.logger.Warn("could not record the consultation's cost", "usd", usd, "error", err)
 	}
-}
-
-// announceEstimate puts the estimate in the next progress report, the first one the
-// heartbeat sends after the price is known. It does not send a report of its own: one sent
-// right after the call's first report can reach an HTTP client before it (mcp-go), and the
-// first report must stay first (it carries the call's warnings).
-func (c *call) announceEstimate() {
-	if c.estimate == nil {
-		return
-	}
-	note := c.estimate.figures()
-	c.progress.costNote.Store(&note)
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	consult "github.com/consultmcp/consult"
@@ -250,4 +251,18 @@ func Failure(class ErrorClass, text string) Result {
 // state, a listing): text is its message.
 func Said(sum *Summary, text string) Result {
 	return Result{Summary: sum, Facts: &Facts{Cause: said{Detail: text}}}
+}
+
+// printables is ss with each string escaped by consult.Printable; ss itself when none needs it.
+func printables(ss []string) []string {
+	for i, s := range ss {
+		if consult.Printable(s) != s {
+			out := slices.Clone(ss)
+			for k := i; k < len(out); k++ {
+				out[k] = consult.Printable(out[k])
+			}
+			return out
+		}
+	}
+	return ss
 }
