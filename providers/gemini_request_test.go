@@ -16,7 +16,7 @@ import (
 	"github.com/consultmcp/consult/internal/fake"
 )
 
-var updateRequests = flag.Bool("update", false, "rewrite testdata/gemini_requests.txtar from what Stream sends")
+var updateRequests = flag.Bool("update-requests", false, "rewrite testdata/gemini_requests.txtar from what Stream sends")
 
 // geminiRequestsFile pins, byte for byte, the request line, the headers that matter and the
 // body of every kind of request Gemini's Stream sends. It was first written from what the
@@ -72,7 +72,7 @@ func geminiRequestCases() []struct {
 }
 
 // TestGeminiRequests: the requests Stream sends are those pinned in geminiRequestsFile,
-// byte for byte (run with -update to rewrite the file after a deliberate change).
+// byte for byte (run with -update-requests to rewrite the file after a deliberate change).
 func TestGeminiRequests(t *testing.T) {
 	srv := fake.New(t, fake.Gemini)
 	var got txtar.Archive
