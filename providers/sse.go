@@ -33,7 +33,8 @@ type sseEvent struct {
 // is split at its first colon into field and value, one space after the colon dropped;
 // "data" lines are joined with "\n", "event" sets the type, other fields are ignored; an
 // event is dispatched at a blank line if it has data. An event the stream does not end
-// with a blank line is discarded at EOF, as the standard says (and as openai-go did).
+// with a blank line is discarded at EOF, as the standard says (and as openai-go did),
+// unless endAtEOF is set.
 //
 // Every JSON string in a data line is cut at [maxEventString] raw bytes as it is read, and
 // an event's data is bounded by [maxSSEEvent], so a server cannot make the reader buffer
@@ -50,6 +51,10 @@ type sseReader struct {
 	lineStart  int        // where the line being read starts in data; -1 before its first byte
 	limit      *stringCap // cuts over-long strings; resets at each line end
 	max        int        // the bound on an event's data, maxSSEEvent
+	// endAtEOF dispatches an event the stream ends (io.EOF) without its blank line rather
+	// than discarding it: Gemini's own SDK reads such a last event, and a proxy may drop
+	// the blank line. A read error still discards it.
+	endAtEOF bool
 
 	typ  string
 	data []byte // the event's data lines so far, each followed by "\n", then the current line
@@ -67,6 +72,15 @@ func newSSEReader(r io.Reader) *sseReader {
 func (s *sseReader) Next() (sseEvent, error) {
 	for {
 		if s.start == s.end {
+			if s.err == io.EOF && s.endAtEOF {
+				s.endAtEOF = false
+				if s.lineStart >= 0 {
+					s.endLine() // a line that is not blank: it dispatches nothing
+				}
+				if ev, ok := s.endLine(); ok { // the blank line the stream left out
+					return ev, nil
+				}
+			}
 			if err := s.fill(); err != nil {
 				return sseEvent{}, err
 			}

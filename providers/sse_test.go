@@ -73,6 +73,45 @@ func TestSSEReader(t *testing.T) {
 	}
 }
 
+// TestSSEReaderEndAtEOF: with endAtEOF, an event the stream ends without its blank line is
+// dispatched, its last line whether ended or not; a read error still discards it.
+func TestSSEReaderEndAtEOF(t *testing.T) {
+	t.Parallel()
+	type ev = sseEvent
+	cases := []struct {
+		name string
+		in   string
+		want []ev
+	}{
+		{"unended line", "data: a\n\ndata: b", []ev{{Data: []byte("a")}, {Data: []byte("b")}}},
+		{"unended event", "data: a\r\n\r\ndata: b\r\ndata: c\r\n", []ev{{Data: []byte("a")}, {Data: []byte("b\nc")}}},
+		{"ended event", "data: a\n\n", []ev{{Data: []byte("a")}}},
+		{"a comment last", "data: a\n\n: bye", []ev{{Data: []byte("a")}}},
+		{"an event type only", "data: a\n\nevent: x", []ev{{Data: []byte("a")}}},
+		{"empty", "", nil},
+	}
+	for _, tc := range cases {
+		for _, size := range []int{1, 2, 4096} {
+			got, err := readEvents(t, tc.in, size, func(r *sseReader) { r.endAtEOF = true })
+			if !errors.Is(err, io.EOF) {
+				t.Errorf("%s (reads of %d): err = %v, want io.EOF", tc.name, size, err)
+			}
+			if !sameEvents(got, tc.want) {
+				t.Errorf("%s (reads of %d):\n got  %q\n want %q", tc.name, size, showEvents(got), showEvents(tc.want))
+			}
+		}
+	}
+	boom := errors.New("connection reset")
+	r := newSSEReader(&failingReader{text: "data: a\n\ndata: b", err: boom})
+	r.endAtEOF = true
+	if ev, err := r.Next(); err != nil || string(ev.Data) != "a" {
+		t.Fatalf("Next = %q, %v; want \"a\", nil", ev.Data, err)
+	}
+	if ev, err := r.Next(); !errors.Is(err, boom) {
+		t.Errorf("Next = %q, %v; want no event, %v", ev.Data, err, boom)
+	}
+}
+
 // showEvents renders events for a failure message.
 func showEvents(evs []sseEvent) string {
 	var b strings.Builder
