@@ -98,9 +98,9 @@ func TestGeminiErrorFields(t *testing.T) {
 }
 
 // TestGeminiStreamEnds: how the end of a Gemini stream is read: a last event the stream
-// does not end with a blank line still counts (genai read it, and a proxy may drop the
-// blank line), an event that is not JSON fails the call as a transport error, and one cut
-// short by the end of the stream is not taken for a finish.
+// does not end with a blank line still counts (Google's Go SDK read it, and a proxy may
+// drop the blank line), an event that is not JSON fails the call as a transport error, and
+// one cut short by the end of the stream is not taken for a finish.
 func TestGeminiStreamEnds(t *testing.T) {
 	t.Parallel()
 	const finish = `{"candidates":[{"content":{"parts":[{"text":"ok"}],"role":"model"},"finishReason":"STOP","index":0}],"modelVersion":"gemini-2.5-pro"}`

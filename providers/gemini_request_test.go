@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"golang.org/x/tools/txtar"
 
+	"github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/internal/fake"
 )
 
@@ -122,7 +124,7 @@ func TestGeminiRequests(t *testing.T) {
 }
 
 // TestGeminiServerTimeout: a call with a deadline tells the server how long it has
-// (X-Server-Timeout, whole seconds rounded up), as genai did; a call without one sends none.
+// (X-Server-Timeout, whole seconds rounded up), as Google's Go SDK did; a call without one sends none.
 func TestGeminiServerTimeout(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -153,5 +155,41 @@ func TestGeminiServerTimeout(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestGeminiHeaders: the client names itself as consult in User-Agent and sends none of
+// the telemetry headers of Google's SDKs (X-Goog-Api-Client).
+func TestGeminiHeaders(t *testing.T) {
+	t.Parallel()
+	p, srv := setup(t, flavorFor(fake.Gemini))
+	if _, err := p.Stream(context.Background(), Request{Model: "gemini-2.5-pro", Prompt: "q"}, nil); err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	h := srv.Requests()[0].Header
+	if got, want := h.Get("User-Agent"), "consult/"+consult.Version; got != want {
+		t.Errorf("User-Agent = %q, want %q", got, want)
+	}
+	if got := h.Get("X-Goog-Api-Client"); got != "" {
+		t.Errorf("X-Goog-Api-Client = %q, want none", got)
+	}
+}
+
+// TestGeminiModelRefused: a model name that would change the request's path or query is
+// refused as a bad request, and nothing is sent; so is a base URL that does not parse.
+func TestGeminiModelRefused(t *testing.T) {
+	t.Parallel()
+	p, srv := setup(t, flavorFor(fake.Gemini))
+	for _, model := range []string{"gemini-2.5-pro?key=x", "a&b", "models/../files"} {
+		_, err := p.Stream(context.Background(), Request{Model: model, Prompt: "q"}, nil)
+		if e := asError(t, err); e.Kind != BadRequest || Retryable(err) {
+			t.Errorf("%q: error = %v, want a bad request, not retryable", model, err)
+		}
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("the fake got %d requests, want none", n)
+	}
+	if _, err := NewGemini(Config{APIKey: testKey, BaseURL: "http://[::1"}); err == nil || !strings.Contains(err.Error(), "base URL") {
+		t.Errorf("NewGemini with a bad base URL: %v, want an error naming the base URL", err)
 	}
 }
