@@ -70,9 +70,12 @@ func (p *Gemini) Stream(ctx context.Context, req Request, obs Observer) (*Respon
 		blocked   string
 		blockCode string
 	)
-	events, err := p.post(ctx, req.Model, body)
-	if events != nil {
-		defer events.body.Close() // closed unread when the loop leaves early: nothing more is useful
+	hresp, err := p.post(ctx, req.Model, body)
+	var events *sseReader
+	if err == nil {
+		defer hresp.Body.Close() // closed unread when the loop leaves early: nothing more is useful
+		events = newSSEReader(hresp.Body)
+		events.endAtEOF = true // as Google's Go SDK read the stream
 	}
 	for err == nil {
 		var ev sseEvent
@@ -88,7 +91,7 @@ func (p *Gemini) Stream(ctx context.Context, req Request, obs Observer) (*Respon
 			break
 		}
 		if chunk.Error != nil {
-			err = &geminiFailure{geminiError: *chunk.Error, status: events.status, header: events.header}
+			err = &geminiFailure{geminiError: *chunk.Error, status: hresp.StatusCode, header: hresp.Header}
 			break
 		}
 		if chunk.ModelVersion != "" {
@@ -166,17 +169,9 @@ func (p *Gemini) Stream(ctx context.Context, req Request, obs Observer) (*Respon
 	})
 }
 
-// geminiStream is the event stream of a successful response.
-type geminiStream struct {
-	*sseReader
-	body   io.ReadCloser
-	status int
-	header http.Header
-}
-
-// post sends body for model and returns the response's events, or the error: a
+// post sends body for model and returns the successful response, or the error: a
 // [*geminiFailure] for an error response.
-func (p *Gemini) post(ctx context.Context, model string, body *Body) (*geminiStream, error) {
+func (p *Gemini) post(ctx context.Context, model string, body *Body) (*http.Response, error) {
 	path, err := geminiModelPath(model)
 	if err != nil {
 		return nil, err
@@ -201,9 +196,7 @@ func (p *Gemini) post(ctx context.Context, model string, body *Body) (*geminiStr
 		defer hresp.Body.Close()
 		return nil, readGeminiFailure(hresp)
 	}
-	events := newSSEReader(hresp.Body)
-	events.endAtEOF = true // as Gemini's SDK read the stream
-	return &geminiStream{sseReader: events, body: hresp.Body, status: hresp.StatusCode, header: hresp.Header}, nil
+	return hresp, nil
 }
 
 // geminiModelPath is the resource name of a model: "models/gemini-2.5-pro" for
