@@ -87,66 +87,50 @@ func (s *sseReader) Next() (sseEvent, error) {
 			continue
 		}
 		b := s.buf[s.start:s.end]
-		if s.afterCR {
+		if s.afterCR && b[0] == '\n' { // the LF of a CRLF
 			s.afterCR = false
-			if b[0] == '\n' {
-				s.start++
-				continue
-			}
-		}
-		i := lineEnd(b)
-		if i < 0 {
-			if err := s.take(b); err != nil {
-				return sseEvent{}, err
-			}
-			s.start = s.end
+			s.start++
 			continue
 		}
+		i := lineEnd(b)
 		if err := s.take(b[:i]); err != nil {
 			return sseEvent{}, err
 		}
-		s.afterCR = b[i] == '\r'
-		s.start += i + 1
+		if i == len(b) { // the line goes on in the next read
+			s.afterCR, s.start = false, s.end
+			continue
+		}
+		s.afterCR, s.start = b[i] == '\r', s.start+i+1
 		if ev, ok := s.endLine(); ok {
 			return ev, nil
 		}
 	}
 }
 
-// lineEnd is the index of the first CR or LF in b, -1 if none.
+// lineEnd is the index of the first CR or LF in b, len(b) if none.
 func lineEnd(b []byte) int {
-	i := bytes.IndexByte(b, '\n')
-	if i < 0 {
-		i = len(b)
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b = b[:i]
 	}
-	if j := bytes.IndexByte(b[:i], '\r'); j >= 0 {
-		return j
+	if i := bytes.IndexByte(b, '\r'); i >= 0 {
+		return i
 	}
-	if i == len(b) {
-		return -1
-	}
-	return i
+	return len(b)
 }
 
-// fill reads more of the stream into the drained buffer, skipping a BOM at its start.
+// fill reads more of the stream into the drained buffer, skipping a BOM at the stream's
+// start.
 func (s *sseReader) fill() error {
 	if s.err != nil {
 		s.data, s.lineStart = s.data[:0], -1
 		return s.err
 	}
 	s.start, s.end = 0, 0
-	for empty := 0; s.end == 0 || !s.bomChecked && s.end < 3; {
+	for s.end == 0 || !s.bomChecked && s.end < 3 {
 		n, err := s.r.Read(s.buf[s.end:])
-		s.end += n
-		if err != nil {
+		if s.end += n; err != nil {
 			s.err = err
 			break
-		}
-		if n == 0 {
-			if empty++; empty == 100 {
-				s.err = io.ErrNoProgress
-				break
-			}
 		}
 	}
 	if !s.bomChecked {
@@ -172,7 +156,7 @@ func (s *sseReader) take(p []byte) error {
 	}
 	n := s.limit.filter(p)
 	if len(s.data)+n > s.max {
-		s.err = errSSETooLarge
+		s.err, s.start, s.end = errSSETooLarge, 0, 0
 		return s.err
 	}
 	s.data = append(s.data, p[:n]...)
@@ -185,9 +169,7 @@ func (s *sseReader) endLine() (sseEvent, bool) {
 	from := s.lineStart
 	s.lineStart = -1
 	s.limit.endLine()
-	if s.limit.cut.Swap(false) {
-		s.cut = true
-	}
+	s.cut = s.limit.cut.Swap(false) || s.cut
 	if from < 0 { // a blank line: dispatch
 		if len(s.data) == 0 {
 			s.typ, s.cut = "", false

@@ -9,7 +9,7 @@ import (
 )
 
 // readEvents reads every event of in, given in reads of at most size bytes, and the error
-// that ended them.
+// that ended them, which the next call must return again.
 func readEvents(t *testing.T, in string, size int, setup func(*sseReader)) ([]sseEvent, error) {
 	t.Helper()
 	r := newSSEReader(&chunkReader{r: strings.NewReader(in), n: size})
@@ -20,6 +20,9 @@ func readEvents(t *testing.T, in string, size int, setup func(*sseReader)) ([]ss
 	for {
 		ev, err := r.Next()
 		if err != nil {
+			if ev, again := r.Next(); again != err || ev.Data != nil {
+				t.Errorf("after %v, Next = %q, %v; want no event and the same error", err, ev.Data, again)
+			}
 			return evs, err
 		}
 		ev.Data = []byte(string(ev.Data)) // valid only until the next call
