@@ -1,14 +1,14 @@
 // Package providers sends one consultation to a large-context model and streams the answer
 // back. It has one small interface, [Provider], and three implementations: [OpenRouter] and
-// [OpenAI] through github.com/openai/openai-go/v3, and [Gemini] through google.golang.org/genai.
-// It does not import mcp-go.
+// [OpenAI] through github.com/openai/openai-go/v3, and [Gemini] with net/http and
+// encoding/json alone (its events read by the package's SSE reader). It does not import
+// mcp-go.
 //
 // # Guarantees
 //
-// Every implementation sends a request exactly once: openai-go runs with WithMaxRetries(0),
-// genai with no HTTPOptions.RetryOptions (its default, which sends once) and
-// AutomaticContinuation off (genai would otherwise re-open a dropped stream that carried a
-// continuation token). The retry loop belongs to the caller, which knows the deadline; it
+// Every implementation sends a request exactly once: openai-go runs with WithMaxRetries(0);
+// the Gemini client posts once and never follows a continuation token (Google's SDK would
+// re-open a dropped stream that carried one). The retry loop belongs to the caller, which knows the deadline; it
 // asks [Retryable]. Failures are [*Error] values with a [Kind], usable with errors.Is
 // (errors.Is(err, providers.RateLimited)) and errors.As. When the request context ends,
 // Stream returns at once with a [Canceled] error wrapping ctx.Err() and context.Cause, and
@@ -17,11 +17,12 @@
 //
 // The prompt exists once: each request body is encoded once ([Encoder.Encode]), the user
 // message escaped straight into one buffer of the body's exact size (from files.Prompt's
-// pieces, so there is no prompt string either) around the SDK's own encoding of the rest of
-// the request, and every attempt sends those bytes ([Request.Body]): openai-go through its
-// raw-body option (option.WithRequestBody), genai through its transport, which swaps the
-// stand-in body genai encoded for ours (genai has no raw-body option). Tests decode the
-// bodies the fake upstream receives and compare them field by field with the SDKs' own.
+// pieces, so there is no prompt string either) around the encoding of the rest of the
+// request, and every attempt sends those bytes ([Request.Body]): openai-go through its
+// raw-body option (option.WithRequestBody), the Gemini client as its request's body. Tests
+// decode the bodies the fake upstream receives and compare them field by field with
+// openai-go's own; Gemini's are pinned byte for byte (testdata/gemini_requests.txtar) as
+// Google's Go SDK sent them.
 //
 // Upstream liveness is measured below the SDKs, at the HTTP transport: wrap the client's
 // transport with [ActivityTransport] and put a callback in the request context with
@@ -56,7 +57,7 @@
 //	M = 0, budget N              N + A (OpenRouter, Gemini); none for OpenAI, whose effort levels do not cap reasoning
 //	M = 0, otherwise             none: the model's own maximum, the most room there is
 //
-// # SDK behaviour worth knowing
+// # Stream behaviour worth knowing
 //
 //   - openai-go skips SSE comments (": OPENROUTER PROCESSING") and turns an in-band
 //     {"error": ...} event into *ssestream.StreamError, whose Event.Data is parsed here.
@@ -66,8 +67,7 @@
 //     OpenAI organisation/project headers are removed for OpenRouter.
 //   - A stream that ends without a finish reason (a cut connection that still closed
 //     cleanly) is a [Transport] error, not an answer.
-//   - genai treats any SSE line not starting with "data:" as an error, and only logs stream
-//     read errors: the Gemini transport removes SSE comments before genai reads the body and
-//     reports read errors itself. genai's APIError has no headers: the transport keeps them
-//     for Retry-After.
+//   - The Gemini client reads the stream as Google's Go SDK did where that matters: a last
+//     event the stream ends without its blank line still counts, and an error event or
+//     response is Google's error JSON (code, status, message, details).
 package providers

@@ -55,7 +55,7 @@ func (s *stringCap) filter(p []byte) int {
 	w := 0
 	for _, c := range p {
 		if c == '\n' {
-			s.inString, s.skipping, s.slash, s.hex = false, false, false, 0
+			s.endLine()
 			p[w] = c
 			w++
 			continue
@@ -96,6 +96,9 @@ func (s *stringCap) filter(p []byte) int {
 	}
 	return w
 }
+
+// endLine resets the state at a line's end: a JSON string cannot hold a raw newline.
+func (s *stringCap) endLine() { s.inString, s.skipping, s.slash, s.hex = false, false, false, 0 }
 
 func (s *stringCap) Close() error { return s.rc.Close() }
 
