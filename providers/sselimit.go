@@ -10,9 +10,9 @@ import (
 )
 
 // maxEventString caps one JSON string inside a streamed event, in raw (escaped) bytes. A
-// server that sends the whole answer in one event hands the SDK one line of any length:
-// openai-go's line scanner fails past 32 MiB (bufio.ErrTooLong, a transport error that was
-// retried) and genai's buffers up to 256 MiB. Raw bytes are never fewer than the text they
+// server that sends the whole answer in one event sends one line of any length: openai-go's
+// line scanner failed past 32 MiB (bufio.ErrTooLong, a transport error that was retried),
+// genai's buffers up to 256 MiB, and [sseReader] bounds an event at [maxSSEEvent]. Raw bytes are never fewer than the text they
 // decode to, and a quarter over [MaxAnswerBytes] leaves room for escapes, so a cut string
 // still fills the answer up to the cap, where the provider stops.
 const maxEventString = MaxAnswerBytes + MaxAnswerBytes/4
@@ -120,17 +120,6 @@ func capEventStream(req *http.Request, resp *http.Response) {
 	}
 	flag, _ := req.Context().Value(cutKey{}).(*atomic.Bool)
 	resp.Body = newStringCap(resp.Body, maxEventString, flag)
-}
-
-// chatTransport caps the strings of chat-completion streams (see [maxEventString]).
-type chatTransport struct{ base http.RoundTripper }
-
-func (t *chatTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.base.RoundTrip(req)
-	if resp != nil {
-		capEventStream(req, resp)
-	}
-	return resp, err
 }
 
 // isEventStream reports whether resp is a successful SSE stream.
