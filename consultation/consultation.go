@@ -383,11 +383,11 @@ func (c *call) run(ctx context.Context) Result {
 		return c.stopped(ctx)
 	}
 	if err != nil {
-		return c.fail(ErrorInfo{Class: gatherClass(err)}, Facts{Reason: ReasonGatherFailed, Path: c.req.Path, Detail: err.Error()}, nil)
+		return c.fail(ErrorInfo{Class: gatherClass(err)}, gatherFailed{Path: c.req.Path, Detail: err.Error()}, nil)
 	}
 	if need := memoryPerByte * int64(g.Bytes); held != nil && need > int64(c.svc.Inflight.Limit()) {
 		return c.fail(ErrorInfo{Class: ClassTooLarge, Message: ErrOverInflight.Error()},
-			Facts{Reason: ReasonOverInflight, Need: consult.Bytes(need), Limit: c.svc.Inflight.Limit()}, c.report())
+			overInflight{Need: consult.Bytes(need), Limit: c.svc.Inflight.Limit()}, c.report())
 	}
 	held.shrink(memoryPerByte * int64(g.Bytes))
 	c.setPhase(PhaseCounting)
@@ -400,7 +400,7 @@ func (c *call) run(ctx context.Context) Result {
 		return c.stopped(ctx)
 	}
 	if err != nil {
-		return c.fail(ErrorInfo{Class: ClassInternal}, Facts{Reason: ReasonCountFailed, Detail: err.Error()}, nil)
+		return c.fail(ErrorInfo{Class: ClassInternal}, countFailed{Detail: err.Error()}, nil)
 	}
 	c.overhead = c.svc.Counter.CountString(files.Layout(headersOnly(g.Files), c.req.Query))
 	if !c.req.DryRun {
@@ -408,17 +408,17 @@ func (c *call) run(ctx context.Context) Result {
 	}
 	if len(g.Files) == 0 {
 		rep := c.report()
-		if over, _ := overCap(rep); over > 0 {
-			return c.fail(ErrorInfo{Class: ClassTooLarge}, Facts{Reason: ReasonOverCap}, rep)
+		if over, _ := overCapCount(rep); over > 0 {
+			return c.fail(ErrorInfo{Class: ClassTooLarge}, overCap{}, rep)
 		}
-		return c.fail(ErrorInfo{Class: ClassNotFound}, Facts{Reason: ReasonNoMatch}, rep)
+		return c.fail(ErrorInfo{Class: ClassNotFound}, noMatch{}, rep)
 	}
 	c.setPhase(PhaseLookup)
 	if err := c.lookupModel(ctx); err != nil {
 		if ctx.Err() != nil {
 			return c.stopped(ctx)
 		}
-		return c.fail(ErrorInfo{Class: ClassInvalidArgument}, Facts{Reason: ReasonModelUnavailable, Detail: err.Error()}, c.report())
+		return c.fail(ErrorInfo{Class: ClassInvalidArgument}, modelUnavailable{Detail: err.Error()}, c.report())
 	}
 	if ctx.Err() != nil {
 		return c.stopped(ctx)
@@ -461,29 +461,34 @@ type Stop interface {
 func (c *call) stopped(ctx context.Context) Result {
 	rep := c.report()
 	cause := context.Cause(ctx)
-	f := Facts{Phase: c.phaseNow(), Elapsed: time.Since(c.start), NothingGathered: c.gathered == nil,
-		PartialWhy: "cut off at the deadline", Attempt: int(c.attempts.Load()), Failed: c.failed}
+	st := stopState{Phase: c.phaseNow(), Elapsed: time.Since(c.start), NothingGathered: c.gathered == nil,
+		Attempt: int(c.attempts.Load()), Failed: c.failed}
 	var stop Stop
-	switch {
-	case errors.Is(cause, ErrIdleTimeout):
-		f.Reason, f.Idle = ReasonIdleTimeout, c.idle
-	case errors.Is(cause, ErrCallTimeout):
-		f.Reason, f.Timeout = ReasonTimeout, c.req.Timeout
-	case errors.As(cause, &stop):
-		f.Reason = ReasonStopped
-		f.Headline, f.PartialWhy, f.Advice = stop.Words(f.Phase, consult.FormatDuration(f.Elapsed))
-	default:
-		return c.fail(ErrorInfo{Class: ClassCancelled}, Facts{Reason: ReasonCancelled, Phase: f.Phase, Elapsed: f.Elapsed}, rep)
+	idle, timeout := errors.Is(cause, ErrIdleTimeout), errors.Is(cause, ErrCallTimeout)
+	if !idle && !timeout && !errors.As(cause, &stop) {
+		return c.fail(ErrorInfo{Class: ClassCancelled}, cancelled{Phase: st.Phase, Elapsed: st.Elapsed}, rep)
 	}
 	partial := ""
 	if live := c.liveStream(); live != nil {
-		partial, f.Reasoning, _ = live.snapshot()
+		partial, st.Reasoning, _ = live.snapshot()
+	}
+	var why Cause
+	partialWhy := "cut off at the deadline"
+	switch {
+	case idle:
+		why = idleTimeout{stopState: st, Idle: c.idle}
+	case timeout:
+		why = timedOut{stopState: st, Timeout: c.req.Timeout}
+	default:
+		s := stoppedBy{stopState: st}
+		s.Headline, partialWhy, s.Advice = stop.Words(st.Phase, consult.FormatDuration(st.Elapsed))
+		why = s
 	}
 	c.setAnswer(partial)
 	info := errorInfo(cause)
 	info.Message = "" // the words' first line: the timeout used, the phase
-	res := c.fail(info, f, rep)
-	res.Summary.Answer = partial
+	res := c.fail(info, why, rep)
+	res.Summary.Answer, res.Facts.PartialWhy = partial, partialWhy
 	return res
 }
 

@@ -212,7 +212,7 @@ func TestTimeoutWhileGathering(t *testing.T) {
 		if e := sum.Error; e == nil || e.Class != ClassTimeout || !strings.HasPrefix(e.Message, "Request timed out after 3 seconds while gathering files") || strings.Contains(sum.Message, e.Message) {
 			t.Errorf("structured error %+v (its line once, in error.message; message %q)", e, sum.Message)
 		}
-		if m := said(sum); !strings.Contains(m, "Request timed out after 3 seconds") || !strings.Contains(m, "raise timeout") {
+		if m := inWords(sum); !strings.Contains(m, "Request timed out after 3 seconds") || !strings.Contains(m, "raise timeout") {
 			t.Errorf("structured message lacks the cause or the remedy: %q", m)
 		}
 	})

@@ -121,11 +121,11 @@ func errorInfo(err error) ErrorInfo {
 // FailureOf is the error result for err alone (an argument refused, a store that failed).
 func FailureOf(err error) Result {
 	info := errorInfo(err)
-	f := &Facts{Reason: ReasonSaid, Detail: err.Error()} // Detail also for records read by an older consult
+	s := said{Detail: err.Error()}
 	if ae := (*consult.ArgError)(nil); errors.As(err, &ae) {
-		f.Refused = ae
+		s.Refused = ae
 	}
-	return Result{IsError: true, Summary: &Summary{Kind: KindError, Error: &info}, Facts: f}
+	return Result{IsError: true, Summary: &Summary{Kind: KindError, Error: &info}, Facts: &Facts{Cause: s}}
 }
 
 // Failure is an error result of a class, worded where it arose, with no report: the Summary
@@ -133,13 +133,13 @@ func FailureOf(err error) Result {
 // made again.
 func Failure(class ErrorClass, text string) Result {
 	info := ErrorInfo{Class: class, Message: firstLine(text), Retryable: retryableClass[class]}
-	return Result{IsError: true, Summary: &Summary{Kind: KindError, Error: &info}, Facts: &Facts{Reason: ReasonSaid, Detail: text}}
+	return Result{IsError: true, Summary: &Summary{Kind: KindError, Error: &info}, Facts: &Facts{Cause: said{Detail: text}}}
 }
 
 // Said is a result of the given kind worded where it arose (a background consultation's
 // state, a listing): text is its message.
 func Said(sum *Summary, text string) Result {
-	return Result{Summary: sum, Facts: &Facts{Reason: ReasonSaid, Detail: text}}
+	return Result{Summary: sum, Facts: &Facts{Cause: said{Detail: text}}}
 }
 
 // retryableClass are the classes whose calls may succeed when made again as they are.

@@ -151,13 +151,13 @@ func (c *call) warn(msg string) {
 func (c *call) consult(ctx context.Context, rep *Report) Result {
 	c.setPhase(PhaseChecking)
 	if c.svc.Model == nil {
-		return c.fail(ErrorInfo{Class: ClassUnauthenticated}, Facts{Reason: ReasonNoProvider, Detail: c.svc.NoModel}, rep)
+		return c.fail(ErrorInfo{Class: ClassUnauthenticated}, noProvider{Detail: c.svc.NoModel}, rep)
 	}
 	if c.req.Model.ID == "" {
-		return c.fail(ErrorInfo{Class: ClassInvalidArgument}, Facts{Reason: ReasonNoModel}, rep)
+		return c.fail(ErrorInfo{Class: ClassInvalidArgument}, noModel{}, rep)
 	}
 	if rep.Fits != nil && !*rep.Fits {
-		return c.fail(ErrorInfo{Class: ClassTooLarge}, Facts{Reason: ReasonTooLarge}, rep)
+		return c.fail(ErrorInfo{Class: ClassTooLarge}, tooLarge{}, rep)
 	}
 	if res, refused := c.overBudget(ctx, rep); refused {
 		return res
@@ -218,31 +218,34 @@ func (c *call) request() (providers.Request, error) {
 
 // upstreamFailure is a failed model call's result, keeping any answer that had arrived.
 func (c *call) upstreamFailure(err error, resp *providers.Response, rep *Report, gaveUp *GaveUp) Result {
-	f := Facts{Detail: err.Error(), Phase: c.phaseNow(), Elapsed: time.Since(c.start), Failed: c.failed, PartialWhy: "cut off by the failure"}
+	detail, partialWhy := err.Error(), "cut off by the failure"
+	var cause Cause
 	var pe *providers.Error
 	switch {
 	case gaveUp != nil:
-		f.Reason, f.GaveUp = ReasonGaveUp, gaveUp
+		cause = noMoreAttempts{Phase: c.phaseNow(), Elapsed: time.Since(c.start), GaveUp: gaveUp, Failed: c.failed}
 	case errors.Is(err, providers.ContextLength):
 		rep.Refused = true
-		f.Reason = ReasonContextLength
+		cl := contextLength{Detail: detail}
 		if errors.As(err, &pe) {
-			f.Overflow = pe.Overflow
+			cl.Overflow = pe.Overflow
 		}
+		cause = cl
 	case errors.Is(err, providers.OutputLimit):
-		f.Reason, f.PartialWhy = ReasonOutputLimit, "cut off by the output limit"
+		cause, partialWhy = outputLimit{Detail: detail}, "cut off by the output limit"
 	case errors.Is(err, providers.ContentFiltered):
-		f.Reason = ReasonFiltered
+		cause = filtered{Detail: detail}
 	case errors.As(err, &pe) && pe.Quota != nil && pe.Quota.Period == providers.PerDay:
-		f.Reason = ReasonDailyQuota
+		cause = dailyQuota{Detail: detail}
 	case errors.As(err, &pe) && pe.Kind == providers.Auth:
 		// The provider's own words, without the error's generic advice: the advice is given
 		// once, naming where this server's key comes from.
-		f.Reason, f.Provider, f.Status, f.Detail, f.KeyHint = ReasonAuth, pe.Provider, pe.Status, pe.Message, c.svc.KeyHint
+		cause = authRejected{Provider: pe.Provider, Status: pe.Status, Detail: pe.Message, KeyHint: c.svc.KeyHint}
 	default:
-		f.Reason = ReasonUpstream
+		cause = upstreamFailed{Phase: c.phaseNow(), Detail: detail, Failed: c.failed}
 	}
-	res := c.fail(errorInfo(err), f, rep)
+	res := c.fail(errorInfo(err), cause, rep)
+	res.Facts.PartialWhy = partialWhy
 	res.Summary.Answer = partialText(resp)
 	if resp != nil && resp.Usage.Reported {
 		res.Summary.Usage = c.usageOf(resp) // tokens spent are billed, failure or not
@@ -293,18 +296,20 @@ var knownStops = map[string]bool{"stop": true, "length": true, "content_filter":
 // text that came is kept, marked as cut. ok is false for an answer to return as one.
 func (c *call) stopFailure(resp *providers.Response, rep *Report) (res Result, ok bool) {
 	info := ErrorInfo{ProviderCode: resp.StopReason}
-	var f Facts
+	var cause Cause
+	partialWhy := ""
 	switch {
 	case resp.Refusal != "" && strings.TrimSpace(resp.Text) == "":
-		info.Class, f = ClassContentFiltered, Facts{Reason: ReasonRefusal, Refusal: resp.Refusal}
+		info.Class, cause = ClassContentFiltered, refusal{Refusal: resp.Refusal}
 	case resp.Finish == "content_filter":
-		info.Class, f = ClassContentFiltered, Facts{Reason: ReasonAnswerFiltered, StopDetail: resp.StopDetail, PartialWhy: "cut by the content filter"}
+		info.Class, cause, partialWhy = ClassContentFiltered, answerFiltered{StopDetail: resp.StopDetail}, "cut by the content filter"
 	case resp.Finish == "length" && strings.TrimSpace(resp.Text) == "":
-		info.Class, f = ClassOutputLimit, Facts{Reason: ReasonNoAnswer}
+		info.Class, cause = ClassOutputLimit, noAnswer{}
 	default:
 		return Result{}, false
 	}
-	res = c.fail(info, f, rep)
+	res = c.fail(info, cause, rep)
+	res.Facts.PartialWhy = partialWhy
 	sum := res.Summary
 	sum.Answer, sum.Usage, sum.StopReason = resp.Text, c.usageOf(resp), resp.StopReason
 	sum.Model = cmp.Or(resp.Model, c.req.Model.ID)
@@ -349,7 +354,7 @@ func (c *call) answer(resp *providers.Response, rep *Report) Result {
 		if errors.Is(err, fs.ErrPermission) {
 			class = ClassPermissionDenied
 		}
-		res := c.fail(ErrorInfo{Class: class}, Facts{Reason: ReasonWriteFailed, Detail: err.Error()}, rep)
+		res := c.fail(ErrorInfo{Class: class}, writeFailed{Detail: err.Error()}, rep)
 		res.Summary.Answer = resp.Text
 		return res
 	}

@@ -60,21 +60,20 @@ func (c *call) overBudget(ctx context.Context, rep *Report) (Result, bool) {
 		return Result{}, false
 	}
 	info := ErrorInfo{Class: ClassOverBudget}
-	unpriced := func(reason Reason) (Result, bool) {
-		f := Facts{Reason: reason}
+	unpriced := func(cause Cause) (Result, bool) {
 		if c.badPrice != nil {
-			f.Reason, f.Detail = ReasonBadPrice, c.badPrice.Error()
+			cause = badPrice{Detail: c.badPrice.Error()}
 		}
-		return c.fail(info, f, rep), true
+		return c.fail(info, cause, rep), true
 	}
 	if capUSD > 0 {
 		info.MaxCostUSD = capUSD
 		if !est.Known() {
-			return unpriced(ReasonCapUnpriced)
+			return unpriced(capUnpriced{})
 		}
 		if need, ok := c.capCost(capUSD, LimitMaxCost); !ok {
 			info.NeedsUSD = &need
-			return c.fail(info, Facts{Reason: ReasonOverMaxCost}, rep), true
+			return c.fail(info, overMaxCost{}, rep), true
 		}
 	}
 	if budget <= 0 {
@@ -84,17 +83,17 @@ func (c *call) overBudget(ctx context.Context, rep *Report) (Result, bool) {
 	info.BudgetUSD, info.ResetsAt = budget, NextUTCDay(now)
 	if c.svc.Ledger == nil {
 		info.Class = ClassInternal
-		return c.fail(info, Facts{Reason: ReasonLedgerUnreadable, Detail: "the server keeps no spend ledger (it has no results directory)"}, rep), true
+		return c.fail(info, ledgerUnreadable{Detail: "the server keeps no spend ledger (it has no results directory)"}, rep), true
 	}
 	spent, held, err := c.svc.Ledger.Spent(now)
 	if err != nil {
 		info.Class = ClassInternal
-		return c.fail(info, Facts{Reason: ReasonLedgerUnreadable, Detail: err.Error()}, rep), true
+		return c.fail(info, ledgerUnreadable{Detail: err.Error()}, rep), true
 	}
 	if !est.Known() {
 		left := math.Max(budget-spent-held, 0)
 		info.BudgetLeftUSD = &left
-		return unpriced(ReasonBudgetUnpriced)
+		return unpriced(budgetUnpriced{})
 	}
 	pr := *c.price
 	want, least := *est.MaxUSD, pr.Bound(est.BoundTokens, c.leastOutput(est.OutputLimit))
@@ -107,12 +106,12 @@ func (c *call) overBudget(ctx context.Context, rep *Report) (Result, bool) {
 	cancel()
 	if err != nil {
 		info.Class = ClassInternal
-		return c.fail(info, Facts{Reason: ReasonLedgerUnreadable, Detail: err.Error()}, rep), true
+		return c.fail(info, ledgerUnreadable{Detail: err.Error()}, rep), true
 	}
 	info.BudgetLeftUSD = &left
 	if !ok {
 		info.NeedsUSD = &least
-		return c.fail(info, Facts{Reason: ReasonOverBudget, Spent: spent}, rep), true
+		return c.fail(info, overBudget{Spent: spent}, rep), true
 	}
 	c.hold = id
 	if granted < want {

@@ -161,14 +161,14 @@ func (c *call) summary(kind string, rep *Report) *Summary {
 	return s
 }
 
-// fail is a failed call's result: info's class, f's reason and figures, the report
-// attached. Render words it; info's message is its first line when it has none.
-func (c *call) fail(info ErrorInfo, f Facts, rep *Report) Result {
+// fail is a failed call's result: info's class, its cause, the report attached. Render
+// words it; info's message is its first line when it has none.
+func (c *call) fail(info ErrorInfo, cause Cause, rep *Report) Result {
 	s := c.summary(KindError, rep)
 	s.Phase = c.phaseNow()
 	s.Report = rep
 	s.Error = &info
-	return Result{IsError: true, Summary: s, Facts: &f}
+	return Result{IsError: true, Summary: s, Facts: &Facts{Cause: cause}}
 }
 
 // Values of [Summary.TruncatedBy].

@@ -17,129 +17,8 @@ import (
 // This file is where outcomes become words. A call's control flow returns data (a Result:
 // its Summary and, for what the Summary does not hold, its Facts); Render turns that into
 // the text a person or an agent's model reads, in the vocabulary of whoever asked (the tool's
-// argument names, or the command line's flags). Every message exists here once.
-
-// Reason names why a call ended as it did, for Render: each has its own words.
-type Reason string
-
-// The reasons. Facts says which of its fields each uses.
-const (
-	// ReasonSaid: Detail is the whole message, worded where the outcome arose (a refused
-	// argument, a background consultation's state); a refused argument is worded from Refused.
-	ReasonSaid Reason = "said"
-	// ReasonGatherFailed: the files could not be gathered (Path, Detail).
-	ReasonGatherFailed Reason = "gather_failed"
-	// ReasonOverInflight: what was gathered needs more memory than the whole bound (Need, Limit).
-	ReasonOverInflight Reason = "over_inflight"
-	// ReasonCountFailed: the tokens could not be counted (Detail).
-	ReasonCountFailed Reason = "count_failed"
-	// ReasonOverCap: files matched, but each was over a size cap (the report's skipped files).
-	ReasonOverCap Reason = "over_cap"
-	// ReasonNoMatch: no file matched the pattern.
-	ReasonNoMatch Reason = "no_match"
-	// ReasonModelUnavailable: the provider says the model does not exist (Detail).
-	ReasonModelUnavailable Reason = "model_unavailable"
-	// ReasonNoProvider: the server has no model provider (Detail: why, e.g. no key).
-	ReasonNoProvider Reason = "no_provider"
-	// ReasonNoModel: no model was named, and the server has no default.
-	ReasonNoModel Reason = "no_model"
-	// ReasonTooLarge: by consult's count the request does not fit the model's window.
-	ReasonTooLarge Reason = "too_large"
-	// ReasonCapUnpriced, ReasonOverMaxCost: max_cost_usd cannot be checked, or is exceeded.
-	ReasonCapUnpriced Reason = "cap_unpriced"
-	ReasonOverMaxCost Reason = "over_max_cost"
-	// ReasonLedgerUnreadable: the daily budget's spend cannot be read (Detail).
-	ReasonLedgerUnreadable Reason = "ledger_unreadable"
-	// ReasonBudgetUnpriced, ReasonOverBudget: the daily budget cannot count the request, or
-	// has too little left (Spent).
-	ReasonBudgetUnpriced Reason = "budget_unpriced"
-	ReasonOverBudget     Reason = "over_budget"
-	// ReasonBadPrice: a cap cannot be checked because the model's prices are bad data (Detail).
-	ReasonBadPrice Reason = "bad_price"
-	// ReasonGaveUp: attempts failed and no more could be made (GaveUp, Failed).
-	ReasonGaveUp Reason = "gave_up"
-	// ReasonContextLength: the provider refused the request as too large (Detail, Overflow).
-	ReasonContextLength Reason = "context_length"
-	// ReasonOutputLimit: the model reached its output limit mid-answer (Detail).
-	ReasonOutputLimit Reason = "output_limit"
-	// ReasonFiltered: the provider's content filter refused the request (Detail).
-	ReasonFiltered Reason = "content_filtered"
-	// ReasonDailyQuota: the key's daily quota is spent (Detail).
-	ReasonDailyQuota Reason = "daily_quota"
-	// ReasonAuth: the provider rejected the key (Provider, Status, Detail, KeyHint).
-	ReasonAuth Reason = "auth"
-	// ReasonUpstream: the model call failed otherwise (Detail, Failed).
-	ReasonUpstream Reason = "upstream"
-	// ReasonRefusal: the model refused to answer (Refusal).
-	ReasonRefusal Reason = "refusal"
-	// ReasonAnswerFiltered: a content filter stopped the answer (StopDetail).
-	ReasonAnswerFiltered Reason = "answer_filtered"
-	// ReasonNoAnswer: the output limit came before any answer.
-	ReasonNoAnswer Reason = "no_answer"
-	// ReasonWriteFailed: the answer arrived but output_file could not be written (Detail).
-	ReasonWriteFailed Reason = "write_failed"
-	// ReasonIdleTimeout, ReasonTimeout, ReasonStopped, ReasonCancelled: the call's context
-	// ended: the upstream was silent for Idle, its Timeout passed, a cause its caller
-	// defines stopped it (Headline, Advice), or the client cancelled.
-	ReasonIdleTimeout Reason = "idle_timeout"
-	ReasonTimeout     Reason = "timeout"
-	ReasonStopped     Reason = "stopped"
-	ReasonCancelled   Reason = "cancelled"
-)
-
-// Facts are what an outcome's words need beyond its Summary. They travel with the Result
-// (to a background consultation's record too), so that the words are made only at the edge.
-type Facts struct {
-	Reason Reason `json:"reason,omitempty"`
-	// Detail is the underlying error in its own words, or the whole message (ReasonSaid).
-	Detail string `json:"detail,omitempty"`
-	// Refused is the argument refused, worded in the caller's names for it.
-	Refused *consult.ArgError `json:"refused,omitempty"`
-	// Lead is said before the outcome (e.g. that a consultation was cancelled).
-	Lead string `json:"lead,omitempty"`
-	// Path is the directory a gathering failed on.
-	Path string `json:"path,omitempty"`
-	// Phase and Elapsed are where and when the call stopped; Timeout and Idle its limits.
-	Phase   string        `json:"phase,omitempty"`
-	Elapsed time.Duration `json:"elapsed,omitempty"`
-	Timeout time.Duration `json:"timeout,omitempty"`
-	Idle    time.Duration `json:"idle,omitempty"`
-	// NothingGathered says the call stopped before any file was gathered.
-	NothingGathered bool `json:"nothing_gathered,omitempty"`
-	// Reasoning is the reasoning tokens the model had produced when the call stopped.
-	Reasoning consult.Tokens `json:"reasoning,omitempty"`
-	// Attempt is the attempt running when the call stopped; Failed the attempts before it.
-	Attempt int       `json:"attempt,omitempty"`
-	Failed  []Attempt `json:"failed,omitempty"`
-	// GaveUp says why no more attempts were made.
-	GaveUp *GaveUp `json:"gave_up,omitempty"`
-	// Overflow is the provider's own count of a request it refused as too large.
-	Overflow *providers.Overflow `json:"overflow,omitempty"`
-	// Provider, Status and KeyHint describe a rejected key: the provider, its HTTP status,
-	// and where the server's key comes from.
-	Provider string `json:"provider,omitempty"`
-	Status   int    `json:"status,omitempty"`
-	KeyHint  string `json:"key_hint,omitempty"`
-	// Refusal is the model's refusal; StopDetail the provider's detail of a filtered stop.
-	Refusal    string `json:"refusal,omitempty"`
-	StopDetail string `json:"stop_detail,omitempty"`
-	// Headline, PartialWhy and Advice are a caller-defined stop's own words (see Stop);
-	// PartialWhy also says why any partial answer was cut.
-	Headline   string `json:"headline,omitempty"`
-	PartialWhy string `json:"partial_why,omitempty"`
-	Advice     string `json:"advice,omitempty"`
-	// Requested is the output_file asked for, when the answer was written under another
-	// name; Written the size written.
-	Requested string        `json:"requested,omitempty"`
-	Written   consult.Bytes `json:"written,omitempty"`
-	// Need and Limit are the memory a request needs in flight and the server's bound.
-	Need  consult.Bytes `json:"need,omitempty"`
-	Limit consult.Bytes `json:"limit,omitempty"`
-	// Spent is today's spend, for a refusal under the daily budget.
-	Spent float64 `json:"spent,omitempty"`
-	// UnknownStop says the model stopped for a reason consult does not know.
-	UnknownStop bool `json:"unknown_stop,omitempty"`
-}
+// argument names, or the command line's flags). A failure's words are its cause's, beside
+// the cause's data (causes.go); an answer's, a dry run's and a report's are here.
 
 // Attempt is one failed attempt of a model call: its error, how long it took, and the wait
 // after it (0 for the last).
@@ -172,8 +51,9 @@ func Render(r Result, n Names) (string, *Summary) {
 	if r.Facts != nil {
 		f = *r.Facts
 	}
+	said, isSaid := f.Cause.(said)
 	if r.Summary == nil {
-		return f.Detail, nil
+		return said.Detail, nil
 	}
 	sum := r.Summary
 	out := *sum
@@ -181,10 +61,8 @@ func Render(r Result, n Names) (string, *Summary) {
 	var b strings.Builder
 	b.WriteString(f.Lead)
 	switch {
-	case f.Refused != nil:
-		b.WriteString(f.Refused.Named(n.of(f.Refused.Arg)))
-	case f.Reason == ReasonSaid:
-		b.WriteString(f.Detail)
+	case f.Cause != nil:
+		f.Cause.write(&b, sum, n)
 	case sum.Kind == KindAnswer:
 		writeAnswer(&b, sum, f)
 	case sum.Kind == KindDryRun:
@@ -192,9 +70,9 @@ func Render(r Result, n Names) (string, *Summary) {
 		sum.Report.write(&b, n)
 		out.Message = dryRunWords(sum)
 	default:
-		writeFailure(&b, sum, f, n)
+		b.WriteString(cmp.Or(errorOf(sum).Message, "The consultation failed."))
 	}
-	if f.Reason == ReasonSaid || sum.Kind != KindAnswer && sum.Kind != KindDryRun {
+	if isSaid || sum.Kind != KindAnswer && sum.Kind != KindDryRun {
 		out.Message = structuredMessage(b.String(), &out, n)
 		if out.Error != nil {
 			// The failure in one line is error.message; message goes on from there (what
@@ -225,7 +103,7 @@ func Render(r Result, n Names) (string, *Summary) {
 		for _, w := range out.Warnings {
 			b.WriteString("\n\nWarning: " + w)
 		}
-		if sum.Kind == KindAnswer && sum.ID != "" && f.Reason != ReasonSaid {
+		if sum.Kind == KindAnswer && sum.ID != "" && !isSaid {
 			fmt.Fprintf(&b, "\n\nid %s: pass it as follow_up_of to ask more about these files.", sum.ID)
 		}
 	}
@@ -328,214 +206,6 @@ func writeAnswer(b *strings.Builder, sum *Summary, f Facts) {
 	b.WriteString("\n\n" + footer(sum))
 }
 
-// writeFailure words why a call failed and what to do, from its summary and facts.
-func writeFailure(b *strings.Builder, sum *Summary, f Facts, n Names) {
-	rep := sum.Report
-	model := consult.Printable(sum.Model)
-	est := sum.Estimate
-	var info ErrorInfo
-	if sum.Error != nil {
-		info = *sum.Error
-	}
-	switch f.Reason {
-	case ReasonGatherFailed:
-		fmt.Fprintf(b, "Could not gather files from %s: %s", f.Path, f.Detail)
-	case ReasonOverInflight:
-		fmt.Fprintf(b, "This request gathered %s, which takes about %s of memory while in flight: more than the server's whole bound on bytes in flight (--max-inflight %s), so it could never run. Narrow %s or exclude files to gather less than %s, or raise --max-inflight where the server is started. Collected: ",
-			rep.Bytes, f.Need, f.Limit, n.of(ArgPattern), f.Limit/memoryPerByte)
-		rep.write(b, n)
-	case ReasonCountFailed:
-		b.WriteString("Could not count tokens: " + f.Detail)
-	case ReasonOverCap:
-		writeOverCap(b, rep, n)
-		rep.write(b, n)
-	case ReasonNoMatch:
-		b.WriteString("No files matched. ")
-		rep.write(b, n)
-		fmt.Fprintf(b, "Check that %s %q is relative to %s (e.g. \"**/*.go\" for every Go file, \"src/**/*.{ts,tsx}\"), and that the files are not listed in .gitignore.", n.of(ArgPattern), rep.Pattern, n.of(ArgPath))
-	case ReasonModelUnavailable:
-		fmt.Fprintf(b, "Not sent: %s. Check the model id (the provider's own name for it, e.g. \"google/gemini-3.5-flash\" on OpenRouter); a model no source knows can be given in a prices file (--prices) where the server is started.", f.Detail)
-	case ReasonNoProvider:
-		b.WriteString(cmp.Or(f.Detail, "no model provider is configured") + "\nDry runs (dry_run: true) work without one.\n")
-		rep.write(b, n)
-	case ReasonNoModel:
-		b.WriteString("No model named: pass model, or start the server with --model.")
-	case ReasonTooLarge:
-		fmt.Fprintf(b, "Not sent: the request is too large for %s.\n", sum.Model)
-		rep.write(b, n)
-	case ReasonCapUnpriced:
-		fmt.Fprintf(b, "Not sent: max_cost_usd is %s, but no source gives the price of %s, so the cap cannot be checked. Use a model whose price is known, give its prices in a prices file (--prices) where the server is started, or leave out max_cost_usd.\n",
-			FormatUSD(info.MaxCostUSD), model)
-		rep.write(b, n)
-	case ReasonBadPrice:
-		fmt.Fprintf(b, "Not sent: the prices listed for %s are not prices (%s), so no cap can be checked with them and none is trusted. Use another model, or leave out the cap.\n", model, f.Detail)
-		rep.write(b, n)
-	case ReasonOverMaxCost:
-		fmt.Fprintf(b, "Not sent: max_cost_usd %s cannot pay for this request. Its prompt and the shortest useful answer (%s output tokens) can cost up to %s (%s).\n",
-			FormatUSD(info.MaxCostUSD), est.leastAnswer(), FormatUSD(deref(info.NeedsUSD)), est.Prices)
-		fmt.Fprintf(b, "A max_cost_usd of %s or more would admit it", FormatUSD(deref(info.NeedsUSD)))
-		if est.MaxUSD != nil {
-			fmt.Fprintf(b, " (%s lets the model write its whole %s output tokens)", FormatUSD(*est.MaxUSD), est.OutputLimit)
-		}
-		fmt.Fprintf(b, ". Or make the prompt smaller: narrow %s or exclude files (the largest are listed below); or use a cheaper model.\n", n.of(ArgPattern))
-		rep.write(b, n)
-	case ReasonLedgerUnreadable:
-		fmt.Fprintf(b, "Not sent: the server has a daily budget of %s (--budget-usd), but its spend ledger cannot be used, so the budget cannot be kept: %s. Fix the results directory (or remove --budget-usd) where the server is started.", FormatUSD(info.BudgetUSD), f.Detail)
-	case ReasonBudgetUnpriced, ReasonOverBudget:
-		left := deref(info.BudgetLeftUSD)
-		resets := info.ResetsAt
-		until := consult.FormatDuration(max(time.Until(resets), 0).Truncate(time.Minute))
-		if f.Reason == ReasonBudgetUnpriced {
-			fmt.Fprintf(b, "Not sent: the server has a daily budget of %s (--budget-usd), and no source gives the price of %s, so it cannot be counted. Use a model whose price is known, or give its prices in a prices file (--prices). %s of the budget is left until it resets at %s (in %s).\n",
-				FormatUSD(info.BudgetUSD), model, FormatUSD(left), resets.Format("15:04 UTC"), until)
-		} else {
-			fmt.Fprintf(b, "Not sent: the %s left of the server's daily budget of %s (--budget-usd; %s spent today) cannot pay for this request: its prompt and the shortest useful answer (%s output tokens) can cost up to %s (%s). It would be admitted with %s left; the budget resets at %s (in %s). Make the request smaller or cheaper, or wait.\n",
-				FormatUSD(left), FormatUSD(info.BudgetUSD), FormatUSD(f.Spent), est.leastAnswer(), FormatUSD(deref(info.NeedsUSD)), est.Prices,
-				FormatUSD(deref(info.NeedsUSD)), resets.Format("15:04 UTC"), until)
-		}
-		rep.write(b, n)
-	case ReasonGaveUp:
-		fmt.Fprintf(b, "The model call failed while %s: %s, %s in all. Attempts:%s", f.Phase, f.GaveUp.words(), consult.FormatDuration(f.Elapsed), attemptsWords(f.Failed))
-	case ReasonContextLength:
-		window, count := "window unknown", rep.PromptTokens.String()+" tokens by consult's count"
-		of := f.Overflow
-		switch {
-		case of != nil && of.Window > 0:
-			window = "the provider's window " + of.Window.String()
-		case rep.ContextWindow > 0:
-			window = "window " + rep.ContextWindow.String()
-		}
-		if of != nil && of.Prompt > 0 {
-			count = of.Prompt.String() + " tokens by the provider's count"
-		}
-		fmt.Fprintf(b, "Too large for %s (%s, %s): the provider refused it (%s). More time will not help.\n", model, count, window, f.Detail)
-		rep.write(b, n)
-		if of.ReservationTipped() {
-			fmt.Fprintf(b, "The prompt alone fits; the %s tokens reserved for the answer pushed it over: use a model with a larger window, or a smaller thinking budget (model %q).\n", of.Completion, sum.Model+"|thinking=4000")
-		} else {
-			fmt.Fprintf(b, "Make it smaller: %s; or use a model with a larger context window.\n", sizeTips(rep, n))
-		}
-	case ReasonOutputLimit:
-		fmt.Fprintf(b, "The model reached its output limit before it finished (%s).\n", f.Detail)
-		if e := sum.Estimate; e.capped() {
-			fmt.Fprintf(b, "%s\n", e.capAdvice())
-		}
-		fmt.Fprintf(b, "With a thinking model, give it a smaller reasoning budget (model %q) or ask a narrower question.", sum.Model+"|thinking=8000")
-	case ReasonFiltered:
-		fmt.Fprintf(b, "The provider's content filter stopped the request (%s).\nLeave out the files that may set it off (%s), rephrase the question, or try another model.", f.Detail, n.of(ArgExclude))
-	case ReasonDailyQuota:
-		fmt.Fprintf(b, "The model call failed: %s\nRetrying today will not help: use another model, or a key on a paid tier.", f.Detail)
-	case ReasonAuth:
-		fmt.Fprintf(b, "The provider rejected the API key (%s, HTTP %d): %s\nCheck the key the server was started with (%s).",
-			f.Provider, f.Status, consult.Printable(f.Detail), f.KeyHint)
-	case ReasonUpstream:
-		fmt.Fprintf(b, "The model call failed while %s: %s", f.Phase, f.Detail)
-		if len(f.Failed) > 0 {
-			fmt.Fprintf(b, "\nEarlier attempts:%s", attemptsWords(f.Failed))
-		}
-	case ReasonRefusal:
-		fmt.Fprintf(b, "The model refused to answer: %q\nRephrase the question, or try another model.", consult.Printable(f.Refusal))
-	case ReasonAnswerFiltered:
-		fmt.Fprintf(b, "The provider's content filter stopped the answer (stop reason %s", consult.Printable(sum.StopReason))
-		if f.StopDetail != "" {
-			fmt.Fprintf(b, "; %s", consult.Printable(f.StopDetail))
-		}
-		fmt.Fprintf(b, ").\nRephrase the question, leave out the files that may set the filter off (%s), or try another model.", n.of(ArgExclude))
-	case ReasonNoAnswer:
-		var u UsageSummary
-		if sum.Usage != nil {
-			u = *sum.Usage
-		}
-		fmt.Fprintf(b, "The model reached its output limit before it wrote any answer (stop reason %s; %s, %s).\n",
-			consult.Printable(sum.StopReason), tokensWord(u.Reasoning, "reasoning token"), tokensWord(u.Output, "answer token"))
-		if e := sum.Estimate; e.capped() {
-			fmt.Fprintf(b, "%s\n", e.capAdvice())
-		}
-		fmt.Fprintf(b, "With a thinking model, give it a smaller reasoning budget (model %q) or ask a narrower question.", sum.Model+"|thinking=8000")
-	case ReasonWriteFailed:
-		fmt.Fprintf(b, "The answer arrived but could not be written to output_file: %s\n\nAnswer:\n%s", f.Detail, sum.Answer)
-	case ReasonIdleTimeout, ReasonTimeout, ReasonStopped, ReasonCancelled:
-		writeStopped(b, sum, f, n)
-	default:
-		b.WriteString(cmp.Or(f.Detail, info.Message, "The consultation failed."))
-	}
-}
-
-// writeStopped words a call whose context ended: why, what it had collected, how far the
-// model got, and what to do.
-func writeStopped(b *strings.Builder, sum *Summary, f Facts, n Names) {
-	elapsed := consult.FormatDuration(f.Elapsed)
-	var advice string
-	switch f.Reason {
-	case ReasonIdleTimeout:
-		idle := consult.FormatDuration(f.Idle)
-		fmt.Fprintf(b, "No progress for %s (idle timeout) while %s; the call was stopped after %s.\n", idle, f.Phase, elapsed)
-		advice = fmt.Sprintf("The provider sent nothing at all for %s (not even a keep-alive): the request is stuck upstream, not too large. Call again, or try another model; a model that streams nothing while it thinks (OpenAI's reasoning models) needs a longer --idle-timeout on the server.\n", idle)
-	case ReasonTimeout:
-		fmt.Fprintf(b, "Request timed out after %s while %s.\n", consult.FormatDuration(f.Timeout), f.Phase)
-		advice = timeoutAdvice(sum, f, n)
-	case ReasonStopped:
-		b.WriteString(f.Headline + "\n")
-		advice = f.Advice
-	default:
-		fmt.Fprintf(b, "Cancelled by the client while %s after %s.", f.Phase, elapsed)
-		return
-	}
-	if f.NothingGathered {
-		b.WriteString("Nothing had been gathered yet.\n")
-	} else {
-		b.WriteString("Collected so far: ")
-		sum.Report.write(b, n)
-	}
-	if f.Reasoning > 0 {
-		fmt.Fprintf(b, "The model had produced %s.\n", tokensWord(f.Reasoning, "reasoning token"))
-	}
-	if len(f.Failed) > 0 {
-		fmt.Fprintf(b, "Attempt %d was running; earlier attempts failed:%s\n", f.Attempt, attemptsWords(f.Failed))
-	}
-	b.WriteString(advice)
-}
-
-// Advice on time: a request this many prompt tokens or fewer is small for every current
-// model, so a timeout on it says the model was slow, not the request large.
-const smallRequest consult.Tokens = 20_000
-
-// timeoutAdvice says what to do about a call that ran out of time, from what it was doing and
-// how big the request is: shrinking only where size can be the cause.
-func timeoutAdvice(sum *Summary, f Facts, n Names) string {
-	rep := sum.Report
-	more := ""
-	if f.Timeout < consult.MaxTimeout {
-		more = fmt.Sprintf("raise timeout (now %s, at most %s)", consult.FormatDuration(f.Timeout), consult.FormatDuration(consult.MaxTimeout))
-	}
-	slowModel := `pass on_timeout "continue" to let it finish in the background and collect it with consultation_result`
-	if more != "" {
-		slowModel = more + ", or " + slowModel
-	}
-	switch {
-	case f.Phase == string(PhaseQueued):
-		// Never started: other calls held the server the whole time.
-		again := "Call again when fewer calls are running"
-		if more != "" {
-			again += ", or " + more
-		}
-		return fmt.Sprintf("The server was busy with other calls the whole time (its workers, or its bound on bytes in flight, --max-inflight): this call never started, read nothing and sent nothing to the model. %s.\n", again)
-	case f.NothingGathered || !rep.Counted:
-		// Still reading or counting: the tree is what took the time.
-		tips := sizeTips(rep, n)
-		if more != "" {
-			tips += ", or " + more
-		}
-		return fmt.Sprintf("Gathering and counting took the whole time: %s.\n", tips)
-	case rep.PromptTokens <= smallRequest:
-		return fmt.Sprintf("The request is small (%s tokens): the model was slow, not the request large. To get the answer, %s; or use a faster model.\n", rep.PromptTokens, slowModel)
-	case rep.ContextWindow > 0 && rep.PromptTokens*2 >= rep.ContextWindow:
-		return fmt.Sprintf("The request fills %d%% of %s's context window, and the time a model takes grows with its prompt: %s; or %s.\n",
-			percent(rep.PromptTokens, rep.ContextWindow), consult.Printable(sum.Model), sizeTips(rep, n), slowModel)
-	}
-	return fmt.Sprintf("To finish in time, %s; or make the request smaller: %s.\n", slowModel, sizeTips(rep, n))
-}
-
 // sizeTips says how to make a request smaller: the largest directory to exclude, when there
 // is one that is not everything, and a narrower pattern.
 func sizeTips(rep *Report, n Names) string {
@@ -546,16 +216,8 @@ func sizeTips(rep *Report, n Names) string {
 	return strings.Join(append(tips, "narrow "+n.of(ArgPattern)+" to the files the question is about"), ", ")
 }
 
-// writeOverCap explains a gathering that kept no file although files matched, because every
-// one was over the per-file or total cap.
-func writeOverCap(b *strings.Builder, rep *Report, n Names) {
-	over, example := overCap(rep)
-	fmt.Fprintf(b, "Files matched, but none could be sent: %s %s over the per-file cap of %s (e.g. %s), which no option raises: such files are generated code, data or bundles. Narrow %s to the source files the question is about.\n",
-		consult.Thousands(int64(over)), plural(over, "was", "were"), consult.MaxFileBytes, consult.Printable(example), n.of(ArgPattern))
-}
-
-// overCap counts the files a report left out for being over a size cap, with an example.
-func overCap(rep *Report) (int, string) {
+// overCapCount counts the files a report left out for being over a size cap, with an example.
+func overCapCount(rep *Report) (int, string) {
 	over, example := 0, ""
 	for _, sk := range rep.Skipped {
 		switch sk.Reason {

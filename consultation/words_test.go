@@ -37,10 +37,10 @@ func TestRenderInTheCallersWords(t *testing.T) {
 		}
 		tool, toolSum := Render(res, ToolNames)
 		cl, clSum := Render(res, cliNames)
-		if !strings.Contains(tool, tc.tool) || !strings.Contains(said(toolSum), tc.tool) {
+		if !strings.Contains(tool, tc.tool) || !strings.Contains(inWords(toolSum), tc.tool) {
 			t.Errorf("%s: the tool's words lack %q:\n%s", tc.name, tc.tool, tool)
 		}
-		if !strings.Contains(cl, tc.cl) || !strings.Contains(said(clSum), tc.cl) || strings.Contains(cl, "exclude_pattern") {
+		if !strings.Contains(cl, tc.cl) || !strings.Contains(inWords(clSum), tc.cl) || strings.Contains(cl, "exclude_pattern") {
 			t.Errorf("%s: the command line's words lack %q (or name exclude_pattern):\n%s", tc.name, tc.cl, cl)
 		}
 		raw, err := json.Marshal(res)
@@ -165,8 +165,8 @@ func TestEachOutcomeSaidOnce(t *testing.T) {
 	}
 }
 
-// said is what a structured result says in words: an error's line, then its message.
-func said(sum *Summary) string {
+// inWords is what a structured result says in words: an error's line, then its message.
+func inWords(sum *Summary) string {
 	if sum.Error != nil && sum.Error.Message != "" {
 		return sum.Error.Message + "\n" + sum.Message
 	}

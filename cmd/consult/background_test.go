@@ -45,7 +45,13 @@ func (l *lockedBuffer) String() string {
 
 func startRaw(t *testing.T, args ...string) *rawServer {
 	t.Helper()
-	s := &rawServer{cmd: exec.Command(binary, args...), lines: make(chan map[string]any, 100), stderr: &lockedBuffer{}, exited: make(chan struct{})}
+	return startRawFrom(t, binary, args...)
+}
+
+// startRawFrom is startRaw with the program at bin.
+func startRawFrom(t *testing.T, bin string, args ...string) *rawServer {
+	t.Helper()
+	s := &rawServer{cmd: exec.Command(bin, args...), lines: make(chan map[string]any, 100), stderr: &lockedBuffer{}, exited: make(chan struct{})}
 	s.cmd.Env = append([]string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}, noModelList(args)...)
 	s.cmd.Stderr = s.stderr
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a group of its own, for signals sent to the group

@@ -27,6 +27,10 @@ type workerOrders struct {
 	Job    background.Job `json:"job"`
 }
 
+// ownProgram names the running program's own file on Linux, even after it was removed or
+// replaced.
+const ownProgram = "/proc/self/exe"
+
 // maxOrders bounds the orders a worker reads: a request is small (its query at most
 // consultation.MaxQueryBytes).
 const maxOrders = 8 << 20
@@ -59,6 +63,12 @@ func newRunner(cfg config, store *results.Store) (background.Runner, error) {
 		}
 		defer in.Close()
 		cmd := exec.Command(exe, workerCommand)
+		if _, err := os.Stat(ownProgram); err == nil {
+			// The worker runs this very program even when its file was replaced since the
+			// server started (an upgrade): the two must speak one version of the orders and
+			// the records. Its name in a process list stays exe.
+			cmd.Path = ownProgram
+		}
 		cmd.Stdin = in
 		cmd.Stderr = logf // stdout: /dev/null
 		cmd.ExtraFiles = append([]*os.File{out}, held...)

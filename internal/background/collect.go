@@ -279,7 +279,7 @@ func cancelled(id string, res consultation.Result) consultation.Result {
 	}
 	kept := "what it had gathered"
 	switch {
-	case f.NothingGathered:
+	case f.NothingGathered():
 		kept = "that it was stopped before it read any file"
 	case res.Summary != nil && res.Summary.Answer != "":
 		kept += " and the partial answer"

@@ -1,8 +1,6 @@
 package results
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -122,6 +120,10 @@ func TestLoadPartErrors(t *testing.T) {
 		"not an object": `["version"]`,
 		"bad escape":    `{"version":2,"answer":"a\q"}`,
 		"bad literal":   `{"version":2,"pid":12x}`,
+		"cut short":     "consult-record 3 40 3 3\n{}",
+		"not a header":  "consult-record three\n{}",
+		"old version":   "consult-record 2 2 0 2\n{}{}",
+		"head not JSON": "consult-record 3 2 0 2\n{x{}",
 	} {
 		if err := os.WriteFile(filepath.Join(s.Dir(), id+".json"), []byte(body), 0o600); err != nil {
 			t.Fatal(err)
@@ -143,69 +145,50 @@ func TestLoadPartErrors(t *testing.T) {
 	}
 }
 
-// FuzzPartString: the stream decoder of a part read decodes every JSON string as
-// encoding/json does, and refuses what it refuses (lone surrogates become U+FFFD in both).
-func FuzzPartString(f *testing.F) {
-	for _, seed := range []string{`""`, `"abc"`, `"a\"b\\c\/d\b\f\n\r\t"`, `"\u00e9\u4e16"`, `"\ud83d\ude42"`, `"\ud83d"`,
-		`"\ud83dx"`, `"\ud83d\u0041"`, `"\ude42\ud83d"`, `"\u12"`, `"\q"`, "\"a\x01\"", `"unterminated`, `"é世🙂"`} {
+// FuzzRecordFile: decoding any file neither panics nor reads past it, and a record that
+// decodes encodes back to the same file.
+func FuzzRecordFile(f *testing.F) {
+	sum, _ := json.Marshal(map[string]any{"kind": "answer", "answer": "é\n\"x\"", "model": "m"})
+	full, err := encode(Record{Version: recordVersion, ID: "x", Status: Done, Answer: "é\n\"x\"", Summary: sum, Question: "q", Thread: []Turn{{Query: "a", Answer: "b"}}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, seed := range []string{string(full), "consult-record 3 2 0 3\n{}{}\n", "consult-record 3 99 0 0\n{}", `{"version":2,"answer":"a"}`, "", "consult-record 3 -1 0 0\n"} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		var want string
-		wantErr := json.Unmarshal([]byte(in), &want)
-		if wantErr != nil || !strings.HasPrefix(strings.TrimLeft(in, " \t\r\n"), `"`) {
-			return // not a JSON string: the scanner need only refuse it, which the record check does
+		r, err := decode([]byte(in))
+		if err != nil || len(in) == 0 || in[0] == '{' {
+			return
 		}
-		sc := &scanner{r: bufio.NewReaderSize(strings.NewReader(in), 16), room: maxPartMeta}
-		var got []byte
-		n, err := sc.str(func(p []byte, at int) {
-			if at != len(got) {
-				t.Fatalf("emitted at %d after %d bytes", at, len(got))
-			}
-			got = append(got, p...)
-		})
+		again, err := encode(r)
 		if err != nil {
-			t.Fatalf("str(%q): %v; encoding/json reads %q", in, err, want)
+			t.Fatalf("encode of a decoded record: %v", err)
 		}
-		if string(got) != want || n != len(want) {
-			t.Fatalf("str(%q) = %q (%d), want %q", in, got, n, want)
+		r2, err := decode(again)
+		if err != nil || !reflect.DeepEqual(normal(r), normal(r2)) {
+			t.Fatalf("decode(encode(decode(%q))) = %+v, %v; want %+v", in, r2, err, r)
 		}
 	})
 }
 
-// FuzzPartValue: the stream reader copies a JSON value as json.Compact writes it, skips
-// it reading as far, refuses (or copies into invalid JSON) what is not one, and never
-// panics.
-func FuzzPartValue(f *testing.F) {
-	for _, seed := range []string{`{}`, `[]`, `{"a":[1,2,{"b":null}],"c":"x\"y"}`, ` [ true , false , -1.5e3 ] `, `{"a":}`, `[1,]`,
-		`{"a" 1}`, `{1:2}`, `"\u00e9"`, `[[[[[]]]]]`, `{"a":{"b":{"c":[{}]}}}`, `nul`, `[1 2]`, `{"a":1]`} {
-		f.Add(seed)
+// normal is r with its summary compacted, for comparing records that went through encode.
+func normal(r Record) Record {
+	var m any
+	if json.Unmarshal(r.Summary, &m) == nil {
+		r.Summary, _ = json.Marshal(m)
 	}
-	f.Fuzz(func(t *testing.T, in string) {
-		sc := &scanner{r: bufio.NewReaderSize(strings.NewReader(in), 16), room: maxPartMeta}
-		got, err := sc.capture()
-		rest := sc.r.Buffered()
-		skip := &scanner{r: bufio.NewReaderSize(strings.NewReader(in), 16), room: maxPartMeta}
-		skipErr := skip.skip()
-		if errors.Is(err, errLongLiteral) {
-			return // a bound of the reader, not a fault
+	return r
+}
+
+// TestAppendJSONString: what appendJSONString writes decodes to the string it was given
+// (invalid UTF-8 as encoding/json reads it, U+FFFD).
+func TestAppendJSONString(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"", "plain", "a \"q\" \\ b\n\t\r\x00\x1f\x7f <&> é世🙂 \u2028", "bad \xff utf8"} {
+		var got string
+		if err := json.Unmarshal(appendJSONString(nil, s), &got); err != nil || got != strings.ToValidUTF8(s, "\uFFFD") {
+			t.Errorf("appendJSONString(%q) decodes to %q, %v", s, got, err)
 		}
-		// capture leaves checking a string's escapes to the decoding of what it copied.
-		if err != nil && skipErr == nil || err == nil && skipErr != nil && json.Valid(got) {
-			t.Fatalf("capture(%q) = %q, %v; skip: %v", in, got, err, skipErr)
-		}
-		if err == nil && skipErr == nil && skip.r.Buffered() != rest && len(in) <= 16 {
-			t.Fatalf("capture(%q) left %d bytes, skip %d", in, rest, skip.r.Buffered())
-		}
-		var want bytes.Buffer
-		if !json.Valid([]byte(in)) || json.Compact(&want, []byte(in)) != nil {
-			return
-		}
-		if err != nil {
-			t.Fatalf("capture(%q): %v", in, err)
-		}
-		if !bytes.Equal(got, want.Bytes()) {
-			t.Fatalf("capture(%q) = %q, want %q", in, got, want.Bytes())
-		}
-	})
+	}
 }

@@ -2,7 +2,8 @@
 // later tool call, possibly served by another process after a restart, can collect them by
 // id.
 //
-// Each consultation is one file, <id>.json, holding a Record. Any number of server
+// Each consultation is one file, <id>.json, holding a Record in three sections (see
+// format.go: its head as JSON, the answer's bytes, the large fields as JSON). Any number of server
 // processes may share the directory (every MCP client starts its own server), so:
 //
 //   - a record is written to a temporary file in the same directory and renamed into place:
@@ -31,7 +32,7 @@
 package results
 
 import (
-	"bytes"
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,9 +55,8 @@ const (
 	// MaxResults bounds the number of saved results, so listing and pruning stay fast.
 	MaxResults = 2000
 	// MaxRecordBytes bounds one record file. A record holds the answer (at most
-	// providers.MaxAnswerBytes, 8 MiB) twice (the answer and the structured result), each of
-	// which JSON escaping may double, plus small fields: 64 MiB holds that with room for a
-	// follow-up's earlier turns. A larger file is not one consult wrote, and is refused from its size
+	// providers.MaxAnswerBytes, 8 MiB) once as it is, plus small fields and a follow-up's
+	// earlier turns, whose answers JSON escaping may double: 64 MiB holds that. A larger file is not one consult wrote, and is refused from its size
 	// before a byte of it is read; Save refuses to write one.
 	MaxRecordBytes consult.Bytes = 64 << 20
 	// maxHeadBytes bounds what a listing reads of one record: the fields before the
@@ -174,7 +174,7 @@ type Progress struct {
 	Cost string `json:"cost,omitempty"`
 }
 
-// bodyFields are the JSON names of the large fields, which come last in a record file.
+// bodyFields are the JSON names of the large fields, which come last in a record's head.
 var bodyFields = map[string]bool{"facts": true, "answer": true, "summary": true}
 
 // Errors of Load, Save and ParseID; check them with errors.Is.
@@ -201,7 +201,7 @@ var (
 
 const (
 	// recordVersion is the record format Save writes and Load accepts.
-	recordVersion = 2
+	recordVersion = 3
 	// maxQuery is how much of the question a record keeps, in bytes: enough to recognise
 	// it in a listing; the answer is what the record is for.
 	maxQuery = 200
@@ -332,18 +332,6 @@ type saver struct {
 	update    bool // it replaced an earlier record of its id
 }
 
-// encode is the file form of a record: JSON without HTML escaping (the text holds code,
-// and "<" should stay readable in the file), ending in a newline.
-func encode(r Record) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
 // Load returns the record with this id. The error wraps ErrBadID when id is malformed,
 // ErrNotFound when there is no such record, ErrCorrupt when its file cannot be used, and
 // ErrExpired when it is past its expiry time (Load then removes it, and returns the record
@@ -419,8 +407,8 @@ func (s *Store) read(root *os.Root, id string) (Record, fs.FileInfo, error) {
 	if consult.Bytes(len(data)) > limit {
 		return Record{}, nil, fmt.Errorf("%w: %s: larger than %v", ErrCorrupt, id, limit)
 	}
-	var r Record
-	if err := json.Unmarshal(data, &r); err != nil {
+	r, err := decode(data)
+	if err != nil {
 		return Record{}, nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, id, err)
 	}
 	if err := check(r, id); err != nil {
@@ -472,12 +460,22 @@ func check(r Record, id string) error {
 // at most maxHeadBytes of the file, and open refuses a file larger than any record from
 // its size: a listing costs the same whatever is planted in the directory.
 func (s *Store) readHead(root *os.Root, id string) (Record, error) {
-	f, _, err := s.open(root, id)
+	f, fi, err := s.open(root, id)
 	if err != nil {
 		return Record{}, err
 	}
 	defer f.Close()
-	dec := json.NewDecoder(io.LimitReader(f, maxHeadBytes))
+	br := bufio.NewReader(io.LimitReader(f, maxHeadBytes))
+	line, _ := br.Peek(maxPrefix)
+	v2 := len(line) > 0 && line[0] == '{'
+	if !v2 {
+		sec, err := parsePrefix(line, int(fi.Size()))
+		if err != nil {
+			return Record{}, fmt.Errorf("%w: %s: %w", ErrCorrupt, id, err)
+		}
+		_, _ = br.Discard(sec.prefix)
+	}
+	dec := json.NewDecoder(br)
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return Record{}, fmt.Errorf("%w: %s: not a JSON object", ErrCorrupt, id)
 	}
@@ -504,6 +502,12 @@ func (s *Store) readHead(root *os.Root, id string) (Record, error) {
 	var r Record
 	if err := json.Unmarshal(b, &r); err != nil {
 		return Record{}, fmt.Errorf("%w: %s: %w", ErrCorrupt, id, err)
+	}
+	if v2 {
+		if r.Version != 2 {
+			return Record{}, fmt.Errorf("%w: %s: a one-object record of format version %d, want 2", ErrCorrupt, id, r.Version)
+		}
+		r.Version = recordVersion
 	}
 	return r, check(r, id)
 }
