@@ -22,7 +22,7 @@ func NewOpenRouter(cfg Config) (*OpenRouter, error) {
 	if cfg.ZDR {
 		params = func(req Request) chatRequest { return withZDR(openRouterParams(req)) }
 	}
-	// OpenRouter's app attribution (openrouter.ai/docs/api-reference/overview#headers).
+	// OpenRouter's app attribution (openrouter.ai/docs/app-attribution; X-Title is still read).
 	c, err := newChatClient(NameOpenRouter, cfg, params, map[string]string{
 		"HTTP-Referer": "https://github.com/consultmcp/consult",
 		"X-Title":      "consult",
