@@ -27,9 +27,9 @@ type Encoder interface {
 	Encode(req Request) (*Body, error)
 }
 
-// promptMark stands for the user message while the rest of the request is encoded by the
-// SDK's own types; the escaped message is then written in its place. It is plain ASCII, so
-// every JSON encoder writes it unchanged.
+// promptMark stands for the user message while the rest of the request is encoded as JSON
+// (the chat and Gemini requests' structs); the escaped message is then written in its
+// place. It is plain ASCII, so every JSON encoder writes it unchanged.
 const promptMark = "consult-prompt-7c1f0e9a4b2d"
 
 // prepare returns the request Stream sends: req.Body when set (it must be this provider's),

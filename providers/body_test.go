@@ -3,10 +3,7 @@ package providers
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"reflect"
-	"slices"
 	"testing"
 
 	"github.com/consultmcp/consult/internal/fake"
@@ -16,117 +13,6 @@ import (
 // specially: quotes, backslashes, control characters, HTML's <>&, U+2028/U+2029, invalid
 // UTF-8, multi-byte runes and a NUL.
 const awkwardText = "File: a.go\n```go\npackage \"main\"\t// C:\\path\r\n\b\f\x00\x01\x1f\x7f <b>&amp;</b> \u2028\u2029 \xff\xfe bad \xe2\x82 cut é 世界 🙂\n```\nQuestion:\nWhy?"
-
-// sdkBody sends req the way the SDK would on its own (openai-go's NewStreaming with the
-// params this package builds) to srv, and returns the body srv received. (Gemini's bodies
-// are pinned by TestGeminiRequests.)
-func sdkBody(t *testing.T, p Provider, srv *fake.Server, req Request) []byte {
-	t.Helper()
-	n := len(srv.Requests())
-	ctx := context.Background()
-	switch p := p.(type) {
-	case *OpenAI:
-		s := p.chat.client.Chat.Completions.NewStreaming(ctx, openAIParams(req))
-		for s.Next() {
-		}
-		_ = s.Close()
-	case *OpenRouter:
-		s := p.chat.client.Chat.Completions.NewStreaming(ctx, openRouterParams(req))
-		for s.Next() {
-		}
-		_ = s.Close()
-	}
-	reqs := srv.Requests()
-	if len(reqs) != n+1 {
-		t.Fatalf("the fake got %d requests from the SDK, want 1", len(reqs)-n)
-	}
-	return reqs[n].Body
-}
-
-// TestBodyMatchesSDK: the body each provider sends decodes, field by field, to what the
-// SDK's own marshalling of the same request decodes to, for every thinking mode, output
-// limit and with or without a system instruction, so the wire format cannot drift from the
-// SDKs'. The path and query match too.
-func TestBodyMatchesSDK(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		name string
-		req  Request
-	}{
-		{"thinking off", Request{}},
-		{"thinking off, system", Request{System: "Be \"brief\".\n"}},
-		{"thinking on, no budget", Request{Thinking: Thinking{On: true}, System: "Be brief."}},
-		{"thinking on, budget", Request{Thinking: Thinking{On: true, Budget: 8000}, System: "Be brief."}},
-		{"thinking on, large budget", Request{Thinking: Thinking{On: true, Budget: 100_000}}},
-		{"thinking off, max output", Request{MaxOutput: 1000}},
-		{"thinking on, budget, max output", Request{Thinking: Thinking{On: true, Budget: 2000}, MaxOutput: 1000}},
-		{"thinking on, no budget, max output", Request{Thinking: Thinking{On: true}, MaxOutput: 1000}},
-	}
-	models := map[string][]string{
-		NameOpenRouter: {"anthropic/claude-sonnet-4", "google/gemini-2.5-pro"},
-		NameOpenAI:     {"o3", "gpt-4.1"},
-	}
-	for _, fc := range flavors {
-		t.Run(fc.name, func(t *testing.T) {
-			t.Parallel()
-			p, srv := setup(t, fc)
-			for _, model := range models[fc.name] {
-				for _, tc := range cases {
-					t.Run(model+"/"+tc.name, func(t *testing.T) {
-						req := tc.req
-						req.Model, req.Prompt = model, awkwardText
-						want := sdkBody(t, p, srv, req)
-						n := len(srv.Requests())
-						if _, err := p.Stream(context.Background(), req, nil); err != nil {
-							t.Fatalf("Stream: %v", err)
-						}
-						reqs := srv.Requests()
-						if len(reqs) != n+1 {
-							t.Fatalf("the fake got %d requests, want 1", len(reqs)-n)
-						}
-						got := reqs[n]
-						sdk := reqs[n-1]
-						if got.Path != sdk.Path || got.Query != sdk.Query {
-							t.Errorf("request line %s?%s, the SDK's %s?%s", got.Path, got.Query, sdk.Path, sdk.Query)
-						}
-						if g, w := got.Header.Get("Content-Type"), sdk.Header.Get("Content-Type"); g != w {
-							t.Errorf("Content-Type %q, the SDK's %q", g, w)
-						}
-						compareJSON(t, got.Body, want)
-					})
-				}
-			}
-		})
-	}
-}
-
-// compareJSON decodes both bodies and compares them field by field.
-func compareJSON(t *testing.T, got, want []byte) {
-	t.Helper()
-	var g, w map[string]any
-	if err := json.Unmarshal(got, &g); err != nil {
-		t.Fatalf("our body is not JSON: %v\n%s", err, got)
-	}
-	if err := json.Unmarshal(want, &w); err != nil {
-		t.Fatalf("the SDK's body is not JSON: %v\n%s", err, want)
-	}
-	for _, k := range sortedKeys(g, w) {
-		if !reflect.DeepEqual(g[k], w[k]) {
-			t.Errorf("field %q:\n got  %#v\n SDK  %#v", k, g[k], w[k])
-		}
-	}
-}
-
-func sortedKeys(ms ...map[string]any) []string {
-	var keys []string
-	for _, m := range ms {
-		for k := range m {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	return slices.Compact(keys)
-}
 
 // pieces splits s into a piece per byte run between the given cut points, the way
 // files.Prompt yields a prompt: a multi-byte rune may be split across pieces only where

@@ -41,7 +41,7 @@ type sseEvent struct {
 // without bound.
 type sseReader struct {
 	r          io.Reader
-	buf        []byte // read buffer; buf[start:end] is not yet consumed
+	buf        []byte // read buffer (16 KiB, a TLS record); buf[start:end] is not yet consumed
 	start, end int
 	err        error // the read error, reported once buf is drained
 
@@ -63,7 +63,7 @@ type sseReader struct {
 
 // newSSEReader returns a reader of the events in r. It does not close r.
 func newSSEReader(r io.Reader) *sseReader {
-	return &sseReader{r: r, buf: make([]byte, 64<<10), lineStart: -1, limit: newStringCap(nil, maxEventString, nil), max: maxSSEEvent}
+	return &sseReader{r: r, buf: make([]byte, 16<<10), lineStart: -1, limit: newStringCap(nil, maxEventString, nil), max: maxSSEEvent}
 }
 
 // Next returns the next event: io.EOF when the stream ended (discarding an event not ended
