@@ -30,7 +30,8 @@ func pieces(s string, cuts ...int) func(func([]byte) bool) {
 }
 
 // TestEncodeOnce: a message given as Text pieces encodes to the same bytes as the same
-// message given as Prompt, in one buffer of exactly the body's size; and a Body sent twice
+// message given as Prompt, in one buffer at most an eighth of the message over the body's
+// size; and a Body sent twice
 // (a retry) reaches the upstream as the same bytes both times.
 func TestEncodeOnce(t *testing.T) {
 	eachFlavor(t, func(t *testing.T, fc flavorCase) {
@@ -52,8 +53,8 @@ func TestEncodeOnce(t *testing.T) {
 		if !bytes.Equal(a.data, b.data) {
 			t.Errorf("Text and Prompt encode differently:\n%s\n%s", a.data, b.data)
 		}
-		if got, want := cap(b.data), len(b.data); got != want {
-			t.Errorf("body buffer capacity %d, want exactly its length %d", got, want)
+		if got, most := cap(b.data), len(b.data)+len(awkwardText)/8+64; got > most {
+			t.Errorf("body buffer capacity %d, want at most %d (its length %d and an eighth of the message)", got, most, len(b.data))
 		}
 		for range 2 {
 			if _, err := p.Stream(context.Background(), Request{Body: b}, nil); err != nil {

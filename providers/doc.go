@@ -15,7 +15,7 @@
 // the API key: upstream messages are scrubbed of it (and of anything shaped like a key).
 //
 // The prompt exists once: each request body is encoded once ([Encoder.Encode]), the user
-// message escaped straight into one buffer of the body's exact size (from files.Prompt's
+// message escaped straight into one buffer in one pass (from files.Prompt's
 // pieces, so there is no prompt string either) around the encoding of the rest of the
 // request, and every attempt sends those bytes ([Request.Body]) as its request's body.
 // Tests hold the chat bodies to the bytes openai-go wrote for the same requests
