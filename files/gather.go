@@ -429,7 +429,7 @@ func (g *gatherer) walkDir(parent *os.Root, name, dir, rel string, comps []strin
 		g.walkSkips.add(Unreadable, dirLabel(rel))
 		return nil
 	}
-	ents, err := f.ReadDir(-1)
+	ents, err := listDir(f)
 	f.Close()
 	if err != nil && len(ents) == 0 {
 		g.walkSkips.add(Unreadable, dirLabel(rel))

@@ -3,14 +3,11 @@ package providers
 import (
 	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
-	"testing/iotest"
 	"testing/synctest"
 	"time"
 
@@ -150,64 +147,6 @@ func TestActivityTransportPassThrough(t *testing.T) {
 	if ctx := WithActivity(context.Background(), nil); activityFunc(ctx) != nil {
 		t.Error("WithActivity(ctx, nil) installed a callback")
 	}
-}
-
-func TestSSEFilter(t *testing.T) {
-	t.Parallel()
-	long := strings.Repeat("x", 100<<10)
-	tests := []struct {
-		name, in, want string
-	}{
-		{"no comments", "data: a\n\ndata: b\n\n", "data: a\n\ndata: b\n\n"},
-		{"comment block", ": ping\n\ndata: a\n\n", "data: a\n\n"},
-		{"comment block CRLF", ": ping\r\n\r\ndata: a\r\n\r\n", "data: a\r\n\r\n"},
-		{"several comment blocks", "data: a\n\n: one\n\n: two\n: three\n\ndata: b\n\n", "data: a\n\ndata: b\n\n"},
-		{"comment inside an event", "data: a\n: note\ndata: b\n\n", "data: a\ndata: b\n\n"},
-		{"colon later in a line", "data: {\"a\": 1}\n\n", "data: {\"a\": 1}\n\n"},
-		{"no trailing newline", "data: a\n\ndata: b", "data: a\n\ndata: b"},
-		{"trailing comment", "data: a\n\n: bye", "data: a\n\n"},
-		{"long data line", "data: " + long + "\n\n: ping\n\ndata: b\n\n", "data: " + long + "\n\ndata: b\n\n"},
-		{"long comment line", ": " + long + "\n\ndata: b\n\n", "data: b\n\n"},
-		{"empty", "", ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			for _, slow := range []bool{false, true} {
-				var r io.Reader = strings.NewReader(tt.in)
-				if slow {
-					r = iotest.OneByteReader(r)
-				}
-				got, err := io.ReadAll(newSSEFilter(io.NopCloser(r), nil))
-				if err != nil {
-					t.Fatalf("ReadAll: %v", err)
-				}
-				if string(got) != tt.want {
-					t.Errorf("slow=%v: got %q, want %q", slow, abbrev(string(got)), abbrev(tt.want))
-				}
-			}
-		})
-	}
-}
-
-func TestSSEFilterReadError(t *testing.T) {
-	t.Parallel()
-	capture := &geminiCapture{}
-	r := io.MultiReader(strings.NewReader("data: a\n\n"), iotest.ErrReader(io.ErrUnexpectedEOF))
-	got, err := io.ReadAll(newSSEFilter(io.NopCloser(r), capture))
-	if err != nil || string(got) != "data: a\n\n" {
-		t.Errorf("ReadAll = %q, %v; want the data and a clean EOF", got, err)
-	}
-	if capture.readError() != io.ErrUnexpectedEOF {
-		t.Errorf("captured %v, want io.ErrUnexpectedEOF", capture.readError())
-	}
-}
-
-func abbrev(s string) string {
-	if len(s) > 80 {
-		return s[:40] + "…" + s[len(s)-40:]
-	}
-	return s
 }
 
 func TestReplayRecordedStreams(t *testing.T) {

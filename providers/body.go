@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"slices"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -27,9 +28,9 @@ type Encoder interface {
 	Encode(req Request) (*Body, error)
 }
 
-// promptMark stands for the user message while the rest of the request is encoded by the
-// SDK's own types; the escaped message is then written in its place. It is plain ASCII, so
-// every JSON encoder writes it unchanged.
+// promptMark stands for the user message while the rest of the request is encoded as JSON
+// (the chat and Gemini requests' structs); the escaped message is then written in its
+// place. It is plain ASCII, so every JSON encoder writes it unchanged.
 const promptMark = "consult-prompt-7c1f0e9a4b2d"
 
 // prepare returns the request Stream sends: req.Body when set (it must be this provider's),
@@ -47,7 +48,9 @@ func prepare(name string, req Request, encode func(Request) (*Body, error)) (*Bo
 
 // spliceMessage builds a body from envelope, a request encoded with [promptMark] as its
 // user message, by writing req's message (Text, else Prompt, then Question) JSON-escaped in
-// the mark's place, into one buffer of the exact size.
+// the mark's place, in one pass into one buffer: sized for source code (an eighth over the
+// message, where source code needs about a tenth), and grown once, to the exact size of
+// the rest, by a message that needs more.
 func spliceMessage(name string, envelope []byte, req Request) (*Body, error) {
 	quoted := []byte(`"` + promptMark + `"`)
 	i := bytes.Index(envelope, quoted)
@@ -55,37 +58,29 @@ func spliceMessage(name string, envelope []byte, req Request) (*Body, error) {
 		return nil, &Error{Provider: name, Kind: BadRequest,
 			Message: "cannot encode the request: the model or system instruction holds " + promptMark}
 	}
-	raw, escaped := messageLen(req)
-	data := make([]byte, len(envelope)-len(promptMark)+escaped)
-	n := copy(data, envelope[:i+1])
+	raw := len(req.Prompt) + len(req.Question)
+	if req.Text != nil {
+		for piece := range req.Text { // views of the files: only their lengths are read
+			raw += len(piece)
+		}
+	}
+	rest := envelope[i+1+len(promptMark):]
+	data := make([]byte, 0, i+1+raw+raw/8+len(rest)+64)
+	data = append(data, envelope[:i+1]...)
+	written := 0
 	if req.Text != nil {
 		for piece := range req.Text {
-			n += escapeTo(data[n:], piece)
+			data = appendEscaped(data, piece)
+			written += len(piece)
 		}
 	} else {
-		n += escapeTo(data[n:], bytesOf(req.Prompt))
+		data = appendEscaped(data, bytesOf(req.Prompt))
+		written = len(req.Prompt)
 	}
-	n += escapeTo(data[n:], bytesOf(req.Question))
-	if n += copy(data[n:], envelope[i+1+len(promptMark):]); n != len(data) {
-		// Text yielded less the second time than the first.
-		return nil, &Error{Provider: name, Kind: BadRequest, Message: "cannot encode the request: the message changed while it was written"}
-	}
+	data = append(appendEscaped(data, bytesOf(req.Question)), rest...)
 	meta := req
 	meta.Prompt, meta.Text, meta.Body, meta.Question = "", nil, nil, ""
-	return &Body{provider: name, req: meta, data: data, prompt: raw}, nil
-}
-
-// messageLen returns the user message's length, raw and JSON-escaped.
-func messageLen(req Request) (raw, escaped int) {
-	raw, escaped = len(req.Question), escapedLen(bytesOf(req.Question))
-	if req.Text == nil {
-		return raw + len(req.Prompt), escaped + escapedLen(bytesOf(req.Prompt))
-	}
-	for piece := range req.Text {
-		raw += len(piece)
-		escaped += escapedLen(piece)
-	}
-	return raw, escaped
+	return &Body{provider: name, req: meta, data: data, prompt: written + len(req.Question)}, nil
 }
 
 // bytesOf views s as bytes without copying it; the view is only read.
@@ -110,22 +105,11 @@ var asciiLen = func() (t [utf8.RuneSelf]byte) {
 // shortEscape is the letter of the two-byte escapes ("\n"); 0 for the others.
 var shortEscape = [utf8.RuneSelf]byte{'"': '"', '\\': '\\', '\n': 'n', '\r': 'r', '\t': 't', '\b': 'b', '\f': 'f'}
 
-// plainRun is the length of the run at the start of s of ASCII bytes a JSON string holds
-// as they are.
-func plainRun(s []byte) int {
-	for i, c := range s {
-		if c >= utf8.RuneSelf || asciiLen[c] != 1 {
-			return i
-		}
-	}
-	return len(s)
-}
-
 // escapedLen reads s eight bytes at a time as one uint64 (SWAR, portable Go): the bytes to
 // escape in a word are found from masks and counted at once. Each byte's test fits in its
 // own byte, with no carry into the next, as long as the bytes below it are below 0x80.
-// (escapeTo stays a byte loop: with a byte to escape every ten bytes or so in source code,
-// the word-at-a-time versions tried were no faster.)
+// (appendEscaped stays a byte loop: with a byte to escape every ten bytes or so in source
+// code, the word-at-a-time versions tried were no faster.)
 const (
 	ones  = 0x0101010101010101 // 0x01 in each byte
 	highs = 0x8080808080808080 // 0x80 in each byte
@@ -151,7 +135,7 @@ func masks(w uint64) (esc, slow uint64) {
 	return esc, slow
 }
 
-// escapedLen is the length of s as a JSON string's content: what escapeTo writes.
+// escapedLen is the length of s as a JSON string's content: what appendEscaped writes.
 func escapedLen(s []byte) int {
 	n, i := 0, 0
 	for i+8 <= len(s) {
@@ -196,22 +180,49 @@ func runeLen(r rune, size int) int {
 	return size
 }
 
-// escapeTo writes s at the start of dst as the content of a JSON string, escaped as
-// encoding/json does without its HTML escaping (which JSON does not need): quote,
-// backslash and control characters escaped, invalid UTF-8 replaced by U+FFFD, U+2028 and
-// U+2029 escaped. dst must have room for escapedLen(s) bytes; it returns that length, and
-// writes nothing past it.
-func escapeTo(dst, s []byte) int {
-	n := 0
-	for i := 0; i < len(s); {
-		if k := plainRun(s[i:]); k > 0 {
-			n += copy(dst[n:], s[i:i+k])
-			i += k
-			continue
+// pair and step are, for each byte, what appendEscaped stores and how far its output
+// moves on: a byte a JSON string holds as it is, then anything (step 1, the next store
+// writes over it); or a two-byte escape (step 2). Step 0: escapeOne writes it (bytes
+// above 0x7f, and control characters that take \u00XX).
+var pair, step = func() (p [256]uint16, n [256]uint8) {
+	for c := range utf8.RuneSelf {
+		switch asciiLen[c] {
+		case 1:
+			p[c], n[c] = uint16(c), 1
+		case 2:
+			p[c], n[c] = '\\'|uint16(shortEscape[c])<<8, 2
 		}
-		n, i = escapeOne(dst, n, s, i)
 	}
-	return n
+	return p, n
+}()
+
+// appendEscaped appends s to dst as the content of a JSON string, escaped as encoding/json
+// escapes it without its HTML escaping (which JSON does not need): quote, backslash and
+// control characters escaped, invalid UTF-8 replaced by U+FFFD, U+2028 and U+2029
+// escaped. Where dst has too little room for the rest of s, it grows once, to the exact
+// size the rest needs (escapedLen). Each byte is a table look-up and one two-byte store,
+// with no branch on what the byte is: in source code a byte to escape comes every ten or
+// so, which a loop that branches on it mispredicts.
+func appendEscaped(dst, s []byte) []byte {
+	n, i := len(dst), 0
+	dst = dst[:cap(dst)]
+	for i < len(s) {
+		if n+8 > len(dst) { // room for a two-byte store and the longest escape, six bytes
+			dst = slices.Grow(dst[:n], escapedLen(s[i:])+8)
+			dst = dst[:cap(dst)]
+		}
+		for i < len(s) && n+8 <= len(dst) {
+			c := s[i]
+			if step[c] == 0 {
+				n, i = escapeOne(dst, n, s, i)
+				continue
+			}
+			binary.LittleEndian.PutUint16(dst[n:], pair[c])
+			n += int(step[c])
+			i++
+		}
+	}
+	return dst[:n]
 }
 
 // escapeOne escapes the byte or rune of s at i, which is not plain ASCII, into dst at n,

@@ -1,6 +1,8 @@
 package providers
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,76 +10,152 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/respjson"
-	"github.com/openai/openai-go/v3/packages/ssestream"
-
 	"github.com/consultmcp/consult"
 )
 
-// chatClient streams OpenAI-style chat completions; OpenAI and OpenRouter share it.
+// chatClient streams OpenAI-style chat completions (POST {base}/chat/completions, an SSE
+// response) over net/http; OpenAI and OpenRouter share it. It sends each request once:
+// the retry loop is the caller's, which knows the deadline.
 type chatClient struct {
 	name   string
-	client openai.Client
-	params func(Request) openai.ChatCompletionNewParams // the provider's request
+	url    string      // the chat-completions endpoint
+	header http.Header // every request's headers, the key's included
+	hc     *http.Client
+	params func(Request) chatRequest // the provider's request
 	redact redactor
 	log    *slog.Logger
 }
 
-func newChatClient(name string, cfg Config, params func(Request) openai.ChatCompletionNewParams,
-	extra ...option.RequestOption) (chatClient, error) {
+// newChatClient returns the client of provider name; header adds the provider's own headers.
+func newChatClient(name string, cfg Config, params func(Request) chatRequest, header map[string]string) (chatClient, error) {
 	if err := cfg.checkKey(name); err != nil {
 		return chatClient{}, err
 	}
-	hc := *cfg.httpClient()
-	hc.Transport = &chatTransport{base: hc.Transport}
-	opts := []option.RequestOption{
-		option.WithAPIKey(cfg.APIKey),
-		option.WithBaseURL(baseURL(name, cfg)),
-		option.WithHTTPClient(&hc),
-		// The retry loop is ours: only the caller knows the deadline.
-		option.WithMaxRetries(0),
+	// The endpoint as openai-go resolved it: relative to the base URL, its path ending in "/".
+	base, err := url.Parse(baseURL(name, cfg))
+	if err != nil {
+		return chatClient{}, fmt.Errorf("%s: the base URL: %v", name, err)
 	}
-	opts = append(opts, extra...)
-	return chatClient{
-		name:   name,
-		client: openai.NewClient(opts...),
-		params: params,
-		redact: redactor{key: cfg.APIKey},
-		log:    cfg.logger(),
-	}, nil
+	if base.Path != "" && !strings.HasSuffix(base.Path, "/") {
+		base.Path += "/"
+	}
+	endpoint, _ := base.Parse("chat/completions")
+	h := http.Header{
+		"Authorization": {"Bearer " + cfg.APIKey},
+		"Content-Type":  {"application/json"},
+		"Accept":        {"application/json"}, // as openai-go sent it; the body asks for a stream
+		"User-Agent":    {"consult/" + consult.Version},
+	}
+	for k, v := range header {
+		h.Set(k, v)
+	}
+	hc := cfg.httpClient()
+	hc.CheckRedirect = sameOrigin(hc.CheckRedirect)
+	return chatClient{name: name, url: endpoint.String(), header: h, hc: hc, params: params,
+		redact: redactor{key: cfg.APIKey}, log: cfg.logger()}, nil
+}
+
+// sameOrigin is a redirect policy that follows a redirect only to the origin (scheme and
+// host) of the first request, then applies next (Go's default when nil): the key goes to
+// the configured endpoint and nowhere else, as openai-go kept it.
+func sameOrigin(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if first := via[0].URL; req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
+			return fmt.Errorf("redirected to another origin (%s://%s): not followed, the key goes only to the configured endpoint", req.URL.Scheme, req.URL.Host)
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+}
+
+// chatRequest is the body of a chat-completions request
+// (platform.openai.com/docs/api-reference/chat/create; OpenRouter's additions from
+// openrouter.ai/docs/api-reference/overview), its fields in the order openai-go wrote them
+// (TestBodyPinned).
+type chatRequest struct {
+	Messages             []chatMessage `json:"messages"`
+	Model                string        `json:"model"`
+	MaxCompletionTokens  int64         `json:"max_completion_tokens,omitempty"` // OpenAI
+	MaxTokens            int64         `json:"max_tokens,omitempty"`            // OpenRouter
+	PromptCacheKey       string        `json:"prompt_cache_key,omitempty"`
+	PromptCacheRetention string        `json:"prompt_cache_retention,omitempty"`
+	ReasoningEffort      string        `json:"reasoning_effort,omitempty"`
+	StreamOptions        struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	Provider  *routing    `json:"provider,omitempty"`  // OpenRouter's (see withZDR)
+	Reasoning *reasoning  `json:"reasoning,omitempty"` // OpenRouter's
+	Usage     *accounting `json:"usage,omitempty"`     // OpenRouter's
+	Stream    bool        `json:"stream"`
+}
+
+// routing is OpenRouter's provider routing preferences.
+type routing struct {
+	DataCollection string `json:"data_collection"`
+	ZDR            bool   `json:"zdr"`
+}
+
+// reasoning is OpenRouter's reasoning parameter: a token budget or an effort.
+type reasoning struct {
+	MaxTokens int64  `json:"max_tokens,omitempty"`
+	Effort    string `json:"effort,omitempty"`
+}
+
+// accounting is OpenRouter's usage accounting: the cost in the usage chunk.
+type accounting struct {
+	Include bool `json:"include"`
+}
+
+// chatMessage is a message: its content a string, or []chatPart.
+type chatMessage struct {
+	Content any    `json:"content"`
+	Role    string `json:"role"`
+}
+
+// chatPart is a text part of a message's content, with OpenRouter's cache breakpoint.
+type chatPart struct {
+	Text         string        `json:"text"`
+	Type         string        `json:"type"`
+	CacheControl *cacheControl `json:"cache_control,omitempty"`
+}
+
+// cacheControl is a cache breakpoint: "ephemeral", with Anthropic's "1h" TTL or its default.
+type cacheControl struct {
+	TTL  string `json:"ttl,omitempty"`
+	Type string `json:"type"`
 }
 
 // messages lays out the system instruction (if any) and the single user message: one string,
 // or, where the provider needs a cache breakpoint (cacheSplit), two text parts, the files
 // marked with cache_control and the question after them.
-func messages(name string, req Request) []openai.ChatCompletionMessageParamUnion {
-	msgs := make([]openai.ChatCompletionMessageParamUnion, 0, 2)
+func messages(name string, req Request) []chatMessage {
+	msgs := make([]chatMessage, 0, 2)
 	if req.System != "" {
-		msgs = append(msgs, openai.SystemMessage(req.System))
+		msgs = append(msgs, chatMessage{Content: req.System, Role: "system"})
 	}
 	if !cacheSplit(name, req) {
-		return append(msgs, openai.UserMessage(req.Prompt))
+		return append(msgs, chatMessage{Content: req.Prompt, Role: "user"})
 	}
 	// OpenRouter's prompt caching for Anthropic models: a cache_control breakpoint on a text
 	// part of the message's content (https://openrouter.ai/docs/features/prompt-caching,
 	// "cache_control": {"type": "ephemeral"}); everything up to it is cached.
-	files := openai.ChatCompletionContentPartTextParam{Text: req.Prompt}
-	mark := map[string]any{"type": "ephemeral"}
+	files := chatPart{Text: req.Prompt, Type: "text", CacheControl: &cacheControl{Type: "ephemeral"}}
 	if req.LongCache {
-		mark["ttl"] = "1h" // Anthropic's one-hour cache, written at twice the prompt price
+		files.CacheControl.TTL = "1h" // Anthropic's one-hour cache, written at twice the prompt price
 	}
-	files.SetExtraFields(map[string]any{"cache_control": mark})
-	question := openai.ChatCompletionContentPartTextParam{Text: req.Question}
-	return append(msgs, openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{
-		{OfText: &files}, {OfText: &question},
-	}))
+	return append(msgs, chatMessage{Role: "user",
+		Content: []chatPart{files, {Text: req.Question, Type: "text"}}})
 }
 
 // cacheSplit says whether req's message goes as two parts, the files with a cache breakpoint
@@ -87,13 +165,11 @@ func cacheSplit(name string, req Request) bool {
 	return name == NameOpenRouter && req.Question != "" && req.CacheBreakpoint && CacheControlled(req.Model)
 }
 
-// baseParams is the request every chat provider sends: model, messages, usage in the stream.
-func baseParams(name string, req Request) openai.ChatCompletionNewParams {
-	return openai.ChatCompletionNewParams{
-		Model:         req.Model,
-		Messages:      messages(name, req),
-		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
-	}
+// baseParams is the request every chat provider sends: model, messages, a stream with usage.
+func baseParams(name string, req Request) chatRequest {
+	r := chatRequest{Model: req.Model, Messages: messages(name, req), Stream: true}
+	r.StreamOptions.IncludeUsage = true
+	return r
 }
 
 func validate(name string, req Request) error {
@@ -103,10 +179,8 @@ func validate(name string, req Request) error {
 	return nil
 }
 
-// encode builds req's body: the SDK encodes the provider's request (c.params), with
-// [promptMark] as the user message, and the message is escaped in its place. The SDK's
-// streaming call adds "stream": true to the object's end (option.WithJSONSet); so does
-// encode, since the body is sent as it is (see stream).
+// encode builds req's body: the provider's request (c.params) is encoded with [promptMark]
+// as the user message, and the message is escaped in its place.
 func (c *chatClient) encode(req Request) (*Body, error) {
 	if err := validate(c.name, req); err != nil {
 		return nil, err
@@ -116,21 +190,93 @@ func (c *chatClient) encode(req Request) (*Body, error) {
 	if !cacheSplit(c.name, req) {
 		r.Question = "" // spliced in after the files, in the one message
 	} else {
-		req.Question = "" // a content part of its own, which the SDK encodes
+		req.Question = "" // a content part of its own, encoded with the rest
 	}
-	envelope, err := c.params(r).MarshalJSON()
-	if err != nil || len(envelope) < 2 || envelope[len(envelope)-1] != '}' {
-		return nil, &Error{Provider: c.name, Kind: BadRequest, Message: fmt.Sprintf("cannot encode the request: %v", err), Err: err}
-	}
-	envelope = append(envelope[:len(envelope)-1:len(envelope)-1], `,"stream":true}`...)
-	return spliceMessage(c.name, envelope, req)
+	var envelope bytes.Buffer
+	enc := json.NewEncoder(&envelope)
+	enc.SetEscapeHTML(false)    // JSON needs none; openai-go wrote "<" as it is
+	_ = enc.Encode(c.params(r)) // strings, numbers and booleans: it cannot fail
+	return spliceMessage(c.name, bytes.TrimSuffix(envelope.Bytes(), []byte("\n")), req)
 }
 
+// chatChunk is one event of the stream (platform.openai.com/docs/api-reference/chat-streaming),
+// with OpenRouter's additions: reasoning deltas, the upstream model's native_finish_reason,
+// and an error member in a 200 stream.
+type chatChunk struct {
+	Model   string `json:"model"`
+	Choices []struct {
+		Index int `json:"index"`
+		Delta struct {
+			Content string `json:"content"`
+			Refusal string `json:"refusal"`
+			// Reasoning is OpenRouter's reasoning text; ReasoningContent the same as
+			// DeepSeek-style compatible servers send it.
+			Reasoning        string `json:"reasoning"`
+			ReasoningContent string `json:"reasoning_content"`
+		} `json:"delta"`
+		FinishReason       string `json:"finish_reason"`
+		NativeFinishReason string `json:"native_finish_reason"`
+	} `json:"choices"`
+	Usage *chatUsage      `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+// chatUsage is an OpenAI-style usage object, with OpenRouter's cost and cache writes
+// (https://openrouter.ai/docs/use-cases/usage-accounting).
+type chatUsage struct {
+	PromptTokens        int64 `json:"prompt_tokens"`
+	CompletionTokens    int64 `json:"completion_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens     int64 `json:"cached_tokens"`
+		CacheWriteTokens int64 `json:"cache_write_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails struct {
+		ReasoningTokens int64 `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+	Cost *float64 `json:"cost"` // US dollars
+}
+
+// usage converts u.
+func (u *chatUsage) usage() *Usage {
+	if u == nil {
+		return nil
+	}
+	reasoning := consult.Tokens(u.CompletionTokensDetails.ReasoningTokens)
+	out := &Usage{
+		Reported:   true,
+		Input:      consult.Tokens(u.PromptTokens),
+		Output:     max(consult.Tokens(u.CompletionTokens)-reasoning, 0),
+		Reasoning:  reasoning,
+		Cached:     consult.Tokens(u.PromptTokensDetails.CachedTokens),
+		CacheWrite: max(consult.Tokens(u.PromptTokensDetails.CacheWriteTokens), 0),
+	}
+	if u.Cost != nil {
+		out.CostUSD, out.CostKnown = *u.Cost, true
+	}
+	return out
+}
+
+// decodeChunk decodes an event's data. A member of an unexpected type is left at its zero
+// value, as openai-go did; only data that is not JSON fails.
+func decodeChunk(data []byte, chunk *chatChunk) error {
+	err := json.Unmarshal(data, chunk)
+	if _, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+		return nil
+	}
+	return err
+}
+
+// streamError is an error event of a 200 stream: {"error": {...}} in its data, or the event
+// type "error".
+type streamError struct {
+	data  []byte
+	usage *chatUsage // the usage the event carried
+}
+
+func (e *streamError) Error() string { return "received an error event while streaming" }
+
 // stream sends req's body (req.Body, else req encoded now) once and reads the stream to
-// its end. The body goes out through the SDK's raw-body option as it is: NewStreaming
-// would marshal its params again (each nested MarshalJSON layer copying the whole prompt)
-// and then rewrite the body to add "stream", so this makes the same POST and reads the
-// same SSE stream with the SDK's decoder.
+// its end.
 func (c *chatClient) stream(ctx context.Context, req Request, obs Observer) (*Response, error) {
 	body, err := prepare(c.name, req, c.encode)
 	if err != nil {
@@ -139,24 +285,52 @@ func (c *chatClient) stream(ctx context.Context, req Request, obs Observer) (*Re
 	obs = observer(obs)
 	resp := &Response{}
 	run := startRun(c.name, body, c.log)
+	convert := func(err error) *Error { return c.convert(ctx, err, run.text.Len() > 0) }
 
-	var httpResp, raw *http.Response
-	sctx, cut := withCutFlag(ctx)
-	postErr := c.client.Post(sctx, "chat/completions", nil, &raw,
-		option.WithRequestBody("application/json", body.data), option.WithResponseInto(&httpResp))
-	stream := ssestream.NewStream[openai.ChatCompletionChunk](ssestream.NewDecoder(raw), postErr)
-	defer stream.Close()
+	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body.data))
+	if err != nil {
+		return run.end(ctx, resp, err, false, nil, convert)
+	}
+	httpReq.Header = c.header.Clone()
+	httpResp, err := c.hc.Do(httpReq)
+	if err != nil {
+		return run.end(ctx, resp, err, false, nil, convert)
+	}
+	defer httpResp.Body.Close()
+	if httpResp.StatusCode >= 400 {
+		return run.end(ctx, resp, c.statusError(httpResp), false, nil, convert)
+	}
 
 	var (
 		refusal answerText
-		usage   *openai.CompletionUsage
+		usage   *chatUsage
 	)
 	refusals, _ := obs.(RefusalObserver)
-	for !run.capped && stream.Next() {
-		chunk := stream.Current()
-		// A string of this event was cut (see stringCap): if it was answer text, the answer
-		// is at the cap.
-		cutHere := cut.Swap(false)
+	events := newSSEReader(httpResp.Body)
+	for !run.capped {
+		ev, rerr := events.Next()
+		if rerr != nil {
+			if rerr != io.EOF {
+				err = rerr
+			}
+			break
+		}
+		if bytes.HasPrefix(ev.Data, []byte("[DONE]")) {
+			break
+		}
+		if len(bytes.TrimSpace(ev.Data)) == 0 {
+			continue // an empty event carries nothing
+		}
+		var chunk chatChunk
+		derr := decodeChunk(ev.Data, &chunk)
+		if ev.Type == "error" || derr == nil && len(chunk.Error) > 0 && string(chunk.Error) != "null" {
+			err = &streamError{data: bytes.Clone(ev.Data), usage: chunk.Usage}
+			break
+		}
+		if derr != nil {
+			err = fmt.Errorf("cannot decode an event of the stream: %w", derr)
+			break
+		}
 		if chunk.Model != "" {
 			resp.Model = chunk.Model
 		}
@@ -164,7 +338,7 @@ func (c *chatClient) stream(ctx context.Context, req Request, obs Observer) (*Re
 			if ch.Index != 0 {
 				continue
 			}
-			if r := reasoningDelta(ch.Delta); r != "" {
+			if r := cmp.Or(ch.Delta.Reasoning, ch.Delta.ReasoningContent); r != "" {
 				obs.Reasoning(run.meter.add(r), r)
 			}
 			if d := ch.Delta.Content; d != "" {
@@ -172,7 +346,9 @@ func (c *chatClient) stream(ctx context.Context, req Request, obs Observer) (*Re
 				if kept != "" {
 					obs.Answer(kept)
 				}
-				run.capped = full || cutHere
+				// A string of this event was cut: if it was answer text, the answer is at
+				// the cap.
+				run.capped = full || ev.Cut
 			}
 			if r := ch.Delta.Refusal; r != "" {
 				// A refusal is not an answer: kept apart, bounded like one.
@@ -182,48 +358,29 @@ func (c *chatClient) stream(ctx context.Context, req Request, obs Observer) (*Re
 			}
 			if ch.FinishReason != "" {
 				resp.Finish = normaliseFinish(ch.FinishReason)
-				// OpenRouter's native_finish_reason: the upstream model's own ("SAFETY").
-				resp.StopReason = stopReason(ch.FinishReason, extraString(ch.JSON.ExtraFields, "native_finish_reason"))
+				resp.StopReason = stopReason(ch.FinishReason, ch.NativeFinishReason)
 				run.finished = true
 			}
 		}
-		if chunk.JSON.Usage.Valid() {
-			u := chunk.Usage
-			usage = &u
-			run.reasoningSoFar(obs, consult.Tokens(u.CompletionTokensDetails.ReasoningTokens))
+		if chunk.Usage != nil {
+			usage = chunk.Usage
+			run.reasoningSoFar(obs, consult.Tokens(usage.CompletionTokensDetails.ReasoningTokens))
 		}
 	}
-	if run.capped {
-		stream.Close() // nothing more is useful
-	}
-	var reported *Usage
-	if usage != nil {
-		u := chatUsage(*usage)
-		reported = &u
-	}
-	partial := run.settle(resp, reported)
-	resp.Refusal = refusal.String()
-
-	err = stream.Err()
-	var se *ssestream.StreamError
+	var se *streamError
 	if errors.As(err, &se) && usage == nil {
 		// An error event may carry the usage so far (OpenRouter sends it when a reasoning
 		// model hits its limit mid-stream): the tokens were spent, so keep them.
-		var tail struct {
-			Usage *openai.CompletionUsage `json:"usage"`
-		}
-		if json.Unmarshal(se.Event.Data, &tail) == nil && tail.Usage != nil {
-			resp.Usage = chatUsage(*tail.Usage)
-		}
+		usage = se.usage
 	}
-	if err != nil && run.finished && ctx.Err() == nil && !errors.As(err, &se) {
+	partial := run.settle(resp, usage.usage())
+	resp.Refusal = refusal.String()
+	if err != nil && se == nil && run.finished && ctx.Err() == nil {
 		// The answer was complete; only the tail (usage, [DONE]) was lost.
 		c.log.Debug("stream failed after the finish", "provider", c.name, "error", c.redact.clean(err.Error()))
 		err = nil
 	}
-	return run.end(ctx, resp, err, partial, nil, func(err error) *Error {
-		return c.convert(ctx, err, httpResp, partial)
-	})
+	return run.end(ctx, resp, err, partial, nil, convert)
 }
 
 // stopReason names a stop as the provider did: its reason, and the native one behind it
@@ -233,65 +390,6 @@ func stopReason(reason, native string) string {
 		return reason
 	}
 	return reason + " (" + native + ")"
-}
-
-// reasoningDelta returns the reasoning text of a delta: OpenRouter's "reasoning" field, or
-// "reasoning_content" as DeepSeek-style compatible servers send it.
-func reasoningDelta(d openai.ChatCompletionChunkChoiceDelta) string {
-	for _, name := range []string{"reasoning", "reasoning_content"} {
-		if s := extraString(d.JSON.ExtraFields, name); s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
-// extraString is a string field the SDK does not know, "" when absent, null or not a string.
-func extraString(fields map[string]respjson.Field, name string) string {
-	var s string
-	if raw := extraRaw(fields, name); raw == "" || json.Unmarshal([]byte(raw), &s) != nil {
-		return ""
-	}
-	return s
-}
-
-// extraRaw returns the raw JSON of a field the SDK does not know ("" when absent or null).
-// openai-go marks such fields invalid (it has no type for them), so Valid cannot be used.
-func extraRaw(fields map[string]respjson.Field, name string) string {
-	f, ok := fields[name]
-	if !ok {
-		return ""
-	}
-	raw := f.Raw()
-	if raw == "null" {
-		return ""
-	}
-	return raw
-}
-
-// chatUsage converts an OpenAI-style usage object, including OpenRouter's "cost".
-func chatUsage(u openai.CompletionUsage) Usage {
-	reasoning := consult.Tokens(u.CompletionTokensDetails.ReasoningTokens)
-	out := Usage{
-		Reported:  true,
-		Input:     consult.Tokens(u.PromptTokens),
-		Output:    max(consult.Tokens(u.CompletionTokens)-reasoning, 0),
-		Reasoning: reasoning,
-		Cached:    consult.Tokens(u.PromptTokensDetails.CachedTokens),
-	}
-	// OpenRouter's usage accounting reports the tokens written to a prompt cache
-	// (https://openrouter.ai/docs/use-cases/usage-accounting).
-	if raw := extraRaw(u.PromptTokensDetails.JSON.ExtraFields, "cache_write_tokens"); raw != "" {
-		if n, err := strconv.ParseInt(raw, 10, 64); err == nil && n > 0 {
-			out.CacheWrite = consult.Tokens(n)
-		}
-	}
-	if raw := extraRaw(u.JSON.ExtraFields, "cost"); raw != "" {
-		if cost, err := strconv.ParseFloat(raw, 64); err == nil {
-			out.CostUSD, out.CostKnown = cost, true
-		}
-	}
-	return out
 }
 
 // chatErrorBody is the error object of OpenAI and OpenRouter ({"error": {...}}); OpenRouter
@@ -366,86 +464,83 @@ func (b chatErrorBody) text() string {
 	return msg
 }
 
-// convert turns whatever the SDK returned into an *Error.
-func (c *chatClient) convert(ctx context.Context, err error, httpResp *http.Response, partial bool) *Error {
+// errorBody reads the error object in data: its "error" member (an object, or a string
+// taken as the message), or for an in-band "error" event without one, data itself. When
+// nothing gives a message, an HTTP error's message is its body's text (a proxy's page),
+// and an in-band error's is the event's text if that is not JSON.
+func errorBody(data []byte, inBand bool) chatErrorBody {
+	var env struct {
+		Error json.RawMessage `json:"error"`
+	}
+	_ = json.Unmarshal(data, &env)
+	raw := env.Error
+	if len(raw) == 0 && inBand {
+		raw = data
+	}
+	var body chatErrorBody
+	if json.Unmarshal(raw, &body) != nil {
+		_ = json.Unmarshal(raw, &body.Message)
+	}
+	if body.Message == "" && (!inBand || !json.Valid(data)) {
+		body.Message = string(data)
+	}
+	return body
+}
+
+// statusError is the error of an HTTP error status, read from its body (its first 64 KiB)
+// and headers (Retry-After, x-ratelimit-reset-*).
+func (c *chatClient) statusError(res *http.Response) *Error {
+	data, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
+	body := errorBody(data, false)
+	code := codeString(body.Code)
+	msg := body.text()
+	if msg == "" {
+		msg = http.StatusText(res.StatusCode)
+	}
+	e := &Error{Provider: c.name, Kind: refine(kindForStatus(res.StatusCode), code, msg), Status: res.StatusCode,
+		Code: code, Message: c.redact.clean(msg), RetryAfter: retryHint(res.Header, msg, time.Now())}
+	if e.Kind == RateLimited {
+		e.Quota = body.quota()
+	}
+	return finished(e, msg)
+}
+
+// convert turns the error that ended a stream into an *Error.
+func (c *chatClient) convert(ctx context.Context, err error, partial bool) *Error {
 	if e := known(ctx, c.name, err, partial); e != nil {
 		return e
 	}
-	now := time.Now()
-
+	se, ok := errors.AsType[*streamError](err)
+	if !ok {
+		return &Error{Provider: c.name, Kind: Transport, Message: c.redact.clean(err.Error()), Partial: partial, Err: err}
+	}
 	// An error event inside a 200 stream: {"error": {"code": 502, "message": "..."}}.
-	var se *ssestream.StreamError
-	if errors.As(err, &se) {
-		var env struct {
-			Error chatErrorBody `json:"error"`
-		}
-		_ = json.Unmarshal(se.Event.Data, &env)
-		code := codeString(env.Error.Code)
-		kind := Server
-		n, convErr := strconv.Atoi(code)
-		switch typ := strings.ToLower(code + " " + env.Error.Type); {
-		case convErr == nil && n >= 400:
-			kind = kindForStatus(n)
-		case strings.Contains(typ, "rate_limit"):
-			kind = RateLimited
-		case strings.Contains(typ, "invalid_request"):
-			// OpenAI's error type for a request it will not serve as sent
-			// (platform.openai.com/docs/guides/error-codes): a client error, not a server one.
-			kind = BadRequest
-		}
-		// The choice's native reason says what the generic error hides ("MAX_TOKENS").
-		var choices struct {
-			Choices []struct {
-				Native string `json:"native_finish_reason"`
-			} `json:"choices"`
-		}
-		_ = json.Unmarshal(se.Event.Data, &choices)
-		detail := env.Error.text()
-		if len(choices.Choices) > 0 && choices.Choices[0].Native != "" {
-			detail += " (" + choices.Choices[0].Native + ")"
-		}
-		return finished(&Error{Provider: c.name, Kind: refine(kind, code, detail), Code: code,
-			Message: c.redact.clean(env.Error.text()), InBand: true, Partial: partial,
-			RetryAfter: retryInText(env.Error.text())}, detail)
+	body := errorBody(se.data, true)
+	code := codeString(body.Code)
+	kind := Server
+	n, convErr := strconv.Atoi(code)
+	switch typ := strings.ToLower(code + " " + body.Type); {
+	case convErr == nil && n >= 400:
+		kind = kindForStatus(n)
+	case strings.Contains(typ, "rate_limit"):
+		kind = RateLimited
+	case strings.Contains(typ, "invalid_request"):
+		// OpenAI's error type for a request it will not serve as sent
+		// (platform.openai.com/docs/guides/error-codes): a client error, not a server one.
+		kind = BadRequest
 	}
-
-	// An HTTP error status. The SDK's *openai.Error carries the parsed body; when the body
-	// was not JSON the SDK returns a decoding error instead, so fall back on the response.
-	var ae *openai.Error
-	var body chatErrorBody
-	status, res := 0, httpResp
-	if errors.As(err, &ae) {
-		status, res = ae.StatusCode, ae.Response
-		_ = json.Unmarshal([]byte(ae.RawJSON()), &body)
-		if body.Message == "" {
-			body.Message = ae.Message
-		}
-	} else if httpResp != nil && httpResp.StatusCode >= 400 {
-		status = httpResp.StatusCode
+	// The choice's native reason says what the generic error hides ("MAX_TOKENS").
+	var choices struct {
+		Choices []struct {
+			Native string `json:"native_finish_reason"`
+		} `json:"choices"`
 	}
-	var header http.Header
-	if status != 0 && res != nil {
-		header = res.Header
-		if body.Message == "" && res.Body != nil {
-			// Not a JSON error object (an HTML or text page from a proxy): the SDK put the
-			// body back on the response.
-			raw, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
-			body.Message = string(raw)
-		}
+	_ = json.Unmarshal(se.data, &choices)
+	detail := body.text()
+	if len(choices.Choices) > 0 && choices.Choices[0].Native != "" {
+		detail += " (" + choices.Choices[0].Native + ")"
 	}
-	if status != 0 {
-		code := codeString(body.Code)
-		msg := body.text()
-		if msg == "" {
-			msg = http.StatusText(status)
-		}
-		e := &Error{Provider: c.name, Kind: refine(kindForStatus(status), code, msg), Status: status,
-			Code: code, Message: c.redact.clean(msg), RetryAfter: retryHint(header, msg, now),
-			Partial: partial} // no Err: the SDK's error holds the request and the raw body
-		if e.Kind == RateLimited {
-			e.Quota = body.quota()
-		}
-		return finished(e, msg)
-	}
-	return &Error{Provider: c.name, Kind: Transport, Message: c.redact.clean(err.Error()), Partial: partial, Err: err}
+	return finished(&Error{Provider: c.name, Kind: refine(kind, code, detail), Code: code,
+		Message: c.redact.clean(body.text()), InBand: true, Partial: partial,
+		RetryAfter: retryInText(body.text())}, detail)
 }

@@ -1,31 +1,31 @@
 // Package providers sends one consultation to a large-context model and streams the answer
 // back. It has one small interface, [Provider], and three implementations: [OpenRouter] and
-// [OpenAI] through github.com/openai/openai-go/v3, and [Gemini] through google.golang.org/genai.
-// It does not import mcp-go.
+// [OpenAI] through a small OpenAI-style chat-completions client, and [Gemini] through a
+// small client of Google's API, both on net/http and encoding/json alone, their events read
+// by the package's SSE reader. It does not import mcp-go.
 //
 // # Guarantees
 //
-// Every implementation sends a request exactly once: openai-go runs with WithMaxRetries(0),
-// genai with no HTTPOptions.RetryOptions (its default, which sends once) and
-// AutomaticContinuation off (genai would otherwise re-open a dropped stream that carried a
-// continuation token). The retry loop belongs to the caller, which knows the deadline; it
-// asks [Retryable]. Failures are [*Error] values with a [Kind], usable with errors.Is
+// Every implementation sends a request exactly once: the chat client has no retries; the
+// Gemini client posts once and never follows a continuation token. The retry loop belongs
+// to the caller, which knows the deadline; it asks [Retryable]. Failures are [*Error] values with a [Kind], usable with errors.Is
 // (errors.Is(err, providers.RateLimited)) and errors.As. When the request context ends,
 // Stream returns at once with a [Canceled] error wrapping ctx.Err() and context.Cause, and
 // the HTTP request is cancelled, which closes its connection. No error or log line contains
 // the API key: upstream messages are scrubbed of it (and of anything shaped like a key).
 //
 // The prompt exists once: each request body is encoded once ([Encoder.Encode]), the user
-// message escaped straight into one buffer of the body's exact size (from files.Prompt's
-// pieces, so there is no prompt string either) around the SDK's own encoding of the rest of
-// the request, and every attempt sends those bytes ([Request.Body]): openai-go through its
-// raw-body option (option.WithRequestBody), genai through its transport, which swaps the
-// stand-in body genai encoded for ours (genai has no raw-body option). Tests decode the
-// bodies the fake upstream receives and compare them field by field with the SDKs' own.
+// message escaped straight into one buffer in one pass (from files.Prompt's
+// pieces, so there is no prompt string either) around the encoding of the rest of the
+// request, and every attempt sends those bytes ([Request.Body]) as its request's body.
+// Tests hold the chat bodies to the bytes openai-go wrote for the same requests
+// (TestBodyPinned), and Gemini's byte for byte to what Google's Go SDK sent
+// (testdata/gemini_requests.txtar).
 //
-// Upstream liveness is measured below the SDKs, at the HTTP transport: wrap the client's
-// transport with [ActivityTransport] and put a callback in the request context with
-// [WithActivity]; it sees every byte, including the SSE keep-alive comments the SDKs hide.
+// Upstream liveness is measured at the HTTP transport, below the stream readers: wrap the
+// client's transport with [ActivityTransport] and put a callback in the request context
+// with [WithActivity]; it sees every byte, including the SSE keep-alive comments the
+// stream readers skip.
 //
 // # Thinking
 //
@@ -56,18 +56,19 @@
 //	M = 0, budget N              N + A (OpenRouter, Gemini); none for OpenAI, whose effort levels do not cap reasoning
 //	M = 0, otherwise             none: the model's own maximum, the most room there is
 //
-// # SDK behaviour worth knowing
+// # Wire behaviour worth knowing
 //
-//   - openai-go skips SSE comments (": OPENROUTER PROCESSING") and turns an in-band
-//     {"error": ...} event into *ssestream.StreamError, whose Event.Data is parsed here.
-//   - openai-go leaves OpenRouter's extra fields ("reasoning" deltas, usage "cost") in
-//     JSON.ExtraFields marked invalid (it has no type for them): they are read with Raw.
-//   - openai-go reads OPENAI_* environment variables; a key is therefore required, and the
-//     OpenAI organisation/project headers are removed for OpenRouter.
+//   - The chat client reads the stream as the HTML standard's event stream interpretation
+//     says (comments such as ": OPENROUTER PROCESSING" skipped), stops at "[DONE]", and
+//     takes an event whose data has an "error" member, or whose type is "error", for an
+//     in-band error. OpenRouter's fields (reasoning deltas, native_finish_reason, usage
+//     cost and cache_write_tokens) are plain fields of its chunk type.
+//   - The chat client reads no environment variable: the key, the endpoint and the headers
+//     are what the caller configured (openai-go read OPENAI_ORG_ID and OPENAI_PROJECT_ID).
+//     It follows a redirect only within the endpoint's origin.
 //   - A stream that ends without a finish reason (a cut connection that still closed
 //     cleanly) is a [Transport] error, not an answer.
-//   - genai treats any SSE line not starting with "data:" as an error, and only logs stream
-//     read errors: the Gemini transport removes SSE comments before genai reads the body and
-//     reports read errors itself. genai's APIError has no headers: the transport keeps them
-//     for Retry-After.
+//   - The Gemini client reads the stream as Google's Go SDK did where that matters: a last
+//     event the stream ends without its blank line still counts, and an error event or
+//     response is Google's error JSON (code, status, message, details).
 package providers

@@ -15,7 +15,7 @@ func BenchmarkEscapeNetHTTP(b *testing.B) {
 	for piece := range files.NewPrompt(g.Files, "Why?").Pieces {
 		prompt = append(prompt, piece...)
 	}
-	dst := make([]byte, escapedLen(prompt))
+	dst := make([]byte, escapedLen(prompt)+8)
 	b.SetBytes(int64(len(prompt)))
 	b.Run("len", func(b *testing.B) {
 		for b.Loop() {
@@ -24,7 +24,7 @@ func BenchmarkEscapeNetHTTP(b *testing.B) {
 	})
 	b.Run("escape", func(b *testing.B) {
 		for b.Loop() {
-			escapeTo(dst, prompt)
+			appendEscaped(dst[:0], prompt)
 		}
 	})
 }

@@ -24,56 +24,28 @@ func jsonContent(t testing.TB, s []byte) []byte {
 	return b.Bytes()[1 : b.Len()-2] // without the quotes and the newline
 }
 
-// checkEscape checks that escapeTo writes s as want, the length escapedLen gives, into a
-// dst of exactly that length, and writes nothing past it: dst is followed by a guard of
-// 0x00 bytes, then of 0xff bytes, and a stray write shows as a changed guard byte in one
-// of the two runs. Into a dst one byte short (guard of 0x00), or half as long (0xff), it
-// panics or writes less, and nothing past it.
+// checkEscape checks that escapedLen gives want's length and that appendEscaped appends s
+// as want after what dst holds, leaving that untouched, whatever room dst has: none (it
+// grows at once), half of what s needs (it grows midway), and enough (it does not grow).
 func checkEscape(t testing.TB, s, want []byte) {
-	const guard = 256
-	n := escapedLen(s)
-	if n != len(want) {
+	if n := escapedLen(s); n != len(want) {
 		t.Fatalf("escapedLen(%q) = %d, want %d", s, n, len(want))
 	}
-	for _, fill := range []byte{0x00, 0xff} {
-		buf := bytes.Repeat([]byte{fill}, n+guard)
-		if w := escapeTo(buf[:n], s); w != n {
-			t.Fatalf("escapeTo(%q) wrote %d bytes, escapedLen said %d", s, w, n)
+	head := []byte(`{"content":"`)
+	for _, room := range []int{0, len(want) / 2, len(want) + 8} {
+		dst := append(make([]byte, 0, len(head)+room), head...)
+		got := appendEscaped(dst, s)
+		if !bytes.Equal(got[:len(head)], head) || !bytes.Equal(got[len(head):], want) {
+			t.Fatalf("appendEscaped(%q) with room for %d bytes:\n got  %s\n want %s%s", s, room, got, head, want)
 		}
-		if !bytes.Equal(buf[:n], want) {
-			t.Fatalf("escapeTo(%q):\n got  %s\n want %s", s, buf[:n], want)
-		}
-		if bytes.Count(buf[n:], []byte{fill}) != guard {
-			t.Fatalf("escapeTo(%q) wrote past the %d bytes of dst", s, n)
-		}
-		if n == 0 {
-			continue
-		}
-		m := n - 1
-		if fill != 0 {
-			m = n / 2
-		}
-		buf = buf[:m+guard]
-		for i := range buf {
-			buf[i] = fill
-		}
-		if w, ok := try(func() int { return escapeTo(buf[:m], s) }); ok && w >= n {
-			t.Fatalf("escapeTo(%q) into %d bytes, too few, wrote %d", s, m, w)
-		}
-		if bytes.Count(buf[m:], []byte{fill}) != guard {
-			t.Fatalf("escapeTo(%q) wrote past the %d bytes of a dst too short", s, m)
+		if room == len(want)+8 && &got[0] != &dst[0] {
+			t.Fatalf("appendEscaped(%q) grew a buffer with room enough", s)
 		}
 	}
-}
-
-// try returns what f returns, and false if it panics.
-func try(f func() int) (n int, ok bool) {
-	defer func() { ok = recover() == nil }()
-	return f(), true
 }
 
 // TestEscapeMatchesEncodingJSON: the message is escaped byte for byte as encoding/json
-// escapes a string (HTML escaping off), and escapedLen is the length written, for random
+// escapes a string (HTML escaping off), and escapedLen is the length appended, for random
 // inputs of up to several 8-byte words that put quotes, control
 // characters, multi-byte and invalid UTF-8 anywhere in them.
 func TestEscapeMatchesEncodingJSON(t *testing.T) {

@@ -8,21 +8,23 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
-
-	"google.golang.org/genai"
 
 	"github.com/consultmcp/consult"
 )
 
-// Gemini talks to the Gemini API through google.golang.org/genai, streaming
-// (:streamGenerateContent?alt=sse), with automatic continuation off and no HTTP retry
-// options (genai's default is none).
+// Gemini talks to the Gemini API (ai.google.dev/api/generate-content) with net/http: one
+// POST to models/{model}:streamGenerateContent?alt=sse a call, its server-sent events read
+// as they come. It never sends a request again and never follows a continuation token.
 type Gemini struct {
-	client *genai.Client
+	client *http.Client
+	base   *url.URL
+	key    string
 	redact redactor
 	log    *slog.Logger
 }
@@ -30,11 +32,8 @@ type Gemini struct {
 var _ Provider = (*Gemini)(nil)
 
 // NewGemini returns a Gemini provider. cfg.APIKey is required; cfg.BaseURL defaults to
-// the Gemini API's public endpoint ([Spec.DefaultBaseURL]; genai adds the API version).
-//
-// The HTTP client is copied and its transport wrapped so that SSE comment lines (which
-// genai cannot parse, and which proxies may add) are removed before genai reads the
-// stream, and so that response headers (Retry-After) reach the error.
+// the Gemini API's public endpoint ([Spec.DefaultBaseURL]), to which the API version
+// (v1beta) is added.
 func NewGemini(cfg Config) (*Gemini, error) {
 	if err := cfg.checkKey(NameGemini); err != nil {
 		return nil, err
@@ -42,20 +41,12 @@ func NewGemini(cfg Config) (*Gemini, error) {
 	if err := cfg.checkZDR(NameGemini); err != nil {
 		return nil, err
 	}
-	hc := *cfg.httpClient()
-	hc.Transport = &geminiTransport{base: hc.Transport}
-	client, err := genai.NewClient(context.Background(), &genai.ClientConfig{
-		APIKey:     cfg.APIKey,
-		Backend:    genai.BackendGeminiAPI,
-		HTTPClient: &hc,
-		// RetryOptions stays nil: genai then sends each request exactly once.
-		HTTPOptions: genai.HTTPOptions{BaseURL: baseURL(NameGemini, cfg)},
-	})
 	redact := redactor{key: cfg.APIKey}
+	base, err := url.Parse(baseURL(NameGemini, cfg))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s", NameGemini, redact.clean(err.Error()))
+		return nil, fmt.Errorf("%s: the base URL: %s", NameGemini, redact.clean(err.Error()))
 	}
-	return &Gemini{client: client, redact: redact, log: cfg.logger()}, nil
+	return &Gemini{client: cfg.httpClient(), base: base, key: cfg.APIKey, redact: redact, log: cfg.logger()}, nil
 }
 
 // Name returns "gemini".
@@ -74,67 +65,69 @@ func (p *Gemini) Stream(ctx context.Context, req Request, obs Observer) (*Respon
 	req = body.req
 	run := startRun(NameGemini, body, p.log)
 
-	capture := &geminiCapture{}
-	cctx, cut := withCutFlag(context.WithValue(context.WithValue(ctx, geminiCaptureKey{}, capture), geminiBodyKey{}, body))
-	// genai builds the request from a stand-in whose body geminiTransport replaces (see
-	// geminiBodyKey); the model names the URL.
-	standIn := []*genai.Content{genai.NewContentFromText(promptMark, genai.RoleUser)}
-	config := &genai.GenerateContentConfig{
-		// genai would otherwise re-open a dropped stream by itself (continuation tokens);
-		// the caller decides about every re-send.
-		AutomaticContinuation: genai.Ptr(false),
-	}
-
 	var (
-		usage     *genai.GenerateContentResponseUsageMetadata
+		usage     *geminiUsage
 		blocked   string
 		blockCode string
 	)
-	for chunk, cerr := range p.client.Models.GenerateContentStream(cctx, req.Model, standIn, config) {
-		if cerr != nil {
-			err = cerr
+	hresp, err := p.post(ctx, req.Model, body)
+	var events *sseReader
+	if err == nil {
+		defer hresp.Body.Close() // closed unread when the loop leaves early: nothing more is useful
+		events = newSSEReader(hresp.Body)
+		events.endAtEOF = true // as Google's Go SDK read the stream
+	}
+	for err == nil {
+		var ev sseEvent
+		if ev, err = events.Next(); err != nil {
+			if err == io.EOF || run.finished {
+				err = nil // a connection lost after the model finished loses nothing
+			}
 			break
 		}
-		cutHere := cut.Swap(false) // a string of this event was cut (see stringCap)
-		if chunk == nil {
-			continue
+		var chunk geminiChunk
+		if jerr := json.Unmarshal(ev.Data, &chunk); jerr != nil {
+			err = fmt.Errorf("cannot decode an event of the stream: %w", jerr)
+			break
+		}
+		if chunk.Error != nil {
+			err = &geminiFailure{geminiError: *chunk.Error, status: hresp.StatusCode, header: hresp.Header}
+			break
 		}
 		if chunk.ModelVersion != "" {
 			resp.Model = chunk.ModelVersion
 		}
 		if pf := chunk.PromptFeedback; pf != nil && pf.BlockReason != "" {
-			blocked, blockCode = string(pf.BlockReason), string(pf.BlockReason)
+			blocked, blockCode = pf.BlockReason, pf.BlockReason
 			if pf.BlockReasonMessage != "" {
 				blocked += ": " + pf.BlockReasonMessage
 			}
 			resp.StopDetail = blockedCategories(pf.SafetyRatings)
 		}
-		if len(chunk.Candidates) > 0 && chunk.Candidates[0] != nil {
+		if len(chunk.Candidates) > 0 {
 			cand := chunk.Candidates[0]
-			if cand.Content != nil {
-				for _, part := range cand.Content.Parts {
-					if part == nil || part.Text == "" {
-						continue
-					}
-					if part.Thought {
-						obs.Reasoning(run.meter.add(part.Text), part.Text)
-						continue
-					}
-					kept, full := run.text.add(part.Text)
-					if kept != "" {
-						obs.Answer(kept)
-					}
-					if run.capped = full || cutHere; run.capped {
-						break
-					}
+			for _, part := range cand.Content.Parts {
+				if part.Text == "" {
+					continue
+				}
+				if part.Thought {
+					obs.Reasoning(run.meter.add(part.Text), part.Text)
+					continue
+				}
+				kept, full := run.text.add(part.Text)
+				if kept != "" {
+					obs.Answer(kept)
+				}
+				if run.capped = full || ev.Cut; run.capped {
+					break
 				}
 			}
 			if run.capped {
-				break // leaving the loop closes the stream: nothing more is useful
+				break
 			}
-			if cand.FinishReason != "" && cand.FinishReason != genai.FinishReasonUnspecified {
-				resp.Finish = normaliseFinish(string(cand.FinishReason))
-				resp.StopReason = string(cand.FinishReason)
+			if cand.FinishReason != "" && cand.FinishReason != "FINISH_REASON_UNSPECIFIED" {
+				resp.Finish = normaliseFinish(cand.FinishReason)
+				resp.StopReason = cand.FinishReason
 				if cand.FinishMessage != "" {
 					resp.StopReason += ": " + p.redact.clean(cand.FinishMessage)
 				}
@@ -144,24 +137,16 @@ func (p *Gemini) Stream(ctx context.Context, req Request, obs Observer) (*Respon
 		}
 		if u := chunk.UsageMetadata; u != nil {
 			usage = u
-			run.reasoningSoFar(obs, consult.Tokens(u.ThoughtsTokenCount))
+			run.reasoningSoFar(obs, u.Thoughts)
 		}
 	}
 	var reported *Usage
 	if usage != nil {
-		reported = &Usage{
-			Reported:  true,
-			Input:     consult.Tokens(usage.PromptTokenCount),
-			Output:    consult.Tokens(usage.CandidatesTokenCount),
-			Reasoning: consult.Tokens(usage.ThoughtsTokenCount),
-			Cached:    consult.Tokens(usage.CachedContentTokenCount),
-		}
+		reported = &Usage{Reported: true, Input: usage.Prompt, Output: usage.Candidates,
+			Reasoning: usage.Thoughts, Cached: usage.Cached}
 	}
 	partial := run.settle(resp, reported)
 
-	if err == nil && !run.finished {
-		err = capture.readError()
-	}
 	// A prompt the API blocked ends the stream without a finish reason.
 	promptBlocked := func() error {
 		if blocked == "" {
@@ -180,23 +165,202 @@ func (p *Gemini) Stream(ctx context.Context, req Request, obs Observer) (*Respon
 		return &Error{Provider: NameGemini, Kind: ContentFiltered, Code: blockCode, Message: msg}
 	}
 	return run.end(ctx, resp, err, partial, promptBlocked, func(err error) *Error {
-		return p.convert(ctx, err, capture, partial)
+		return p.convert(ctx, err, partial)
 	})
+}
+
+// post sends body for model and returns the successful response, or the error: a
+// [*geminiFailure] for an error response.
+func (p *Gemini) post(ctx context.Context, model string, body *Body) (*http.Response, error) {
+	path, err := geminiModelPath(model)
+	if err != nil {
+		return nil, err
+	}
+	u := p.base.JoinPath("v1beta", path+":streamGenerateContent")
+	u.RawQuery = "alt=sse"
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body.data))
+	if err != nil {
+		return nil, err
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("User-Agent", "consult/"+consult.Version)
+	hreq.Header.Set("X-Goog-Api-Key", p.key)
+	if s := serverTimeout(ctx, p.client.Timeout); s != "" {
+		hreq.Header.Set("X-Server-Timeout", s)
+	}
+	hresp, err := p.client.Do(hreq)
+	if err != nil {
+		return nil, err
+	}
+	if hresp.StatusCode < 200 || hresp.StatusCode > 299 {
+		defer hresp.Body.Close()
+		return nil, readGeminiFailure(hresp)
+	}
+	return hresp, nil
+}
+
+// geminiModelPath is the resource name of a model: "models/gemini-2.5-pro" for
+// "gemini-2.5-pro", a name that already says "models/" or "tunedModels/" as it is. A name
+// that would change the URL's path or query is refused, as Gemini's SDK refuses it.
+func geminiModelPath(model string) (string, error) {
+	if strings.Contains(model, "?") || strings.Contains(model, "&") || strings.Contains(model, "..") {
+		return "", &Error{Provider: NameGemini, Kind: BadRequest,
+			Message: fmt.Sprintf("the model name %q holds a character sequence (?, & or ..) a model name cannot have", consult.Printable(model))}
+	}
+	if strings.HasPrefix(model, "models/") || strings.HasPrefix(model, "tunedModels/") {
+		return model, nil
+	}
+	return "models/" + model, nil
+}
+
+// serverTimeout is X-Server-Timeout, which tells Google's servers how long the caller
+// waits: the time left before ctx's deadline or the client's timeout, whichever is
+// sooner, in whole seconds rounded up ("" when neither is set or the time has run out).
+func serverTimeout(ctx context.Context, clientTimeout time.Duration) string {
+	t := clientTimeout
+	if d, ok := ctx.Deadline(); ok {
+		if left := time.Until(d); t == 0 || left < t {
+			t = left
+		}
+	}
+	if t <= 0 {
+		return ""
+	}
+	return strconv.FormatInt(int64(math.Ceil(t.Seconds())), 10)
+}
+
+// maxErrorBody bounds the error response read: Google's error bodies are a few KB; a
+// proxy's page is cut (the message kept is far shorter still, [maxMessage]).
+const maxErrorBody = 1 << 20
+
+// readGeminiFailure reads an error response: Google's error JSON ({"error": {...}}), else
+// the body as the message and the HTTP status as the code.
+func readGeminiFailure(resp *http.Response) error {
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	if err != nil {
+		return fmt.Errorf("reading the error response (HTTP %d): %w", resp.StatusCode, err)
+	}
+	f := &geminiFailure{status: resp.StatusCode, header: resp.Header}
+	var env struct {
+		Error *geminiError `json:"error"`
+	}
+	if json.Unmarshal(data, &env) == nil && env.Error != nil {
+		f.geminiError = *env.Error
+	} else {
+		f.Code, f.Message = resp.StatusCode, string(data)
+	}
+	return f
+}
+
+// geminiError is a Google API error (google.rpc.Status as JSON: code, message, status and
+// details such as RetryInfo, QuotaFailure and ErrorInfo from googleapis
+// google/rpc/error_details.proto), in an error response or in an event of the stream.
+type geminiError struct {
+	Code    int              `json:"code"`
+	Message string           `json:"message"`
+	Status  string           `json:"status"`
+	Details []map[string]any `json:"details"`
+}
+
+// geminiFailure is a geminiError as the call got it: the HTTP status (200 for an error
+// event in the stream) and the response's headers.
+type geminiFailure struct {
+	geminiError
+	status int
+	header http.Header
+}
+
+func (f *geminiFailure) Error() string { return fmt.Sprintf("HTTP %d: %s", f.status, f.Message) }
+
+// convert turns the error a stream ended with into an *Error.
+func (p *Gemini) convert(ctx context.Context, err error, partial bool) *Error {
+	if e := known(ctx, NameGemini, err, partial); e != nil {
+		return e
+	}
+	var f *geminiFailure
+	if !errors.As(err, &f) {
+		return &Error{Provider: NameGemini, Kind: Transport, Message: p.redact.clean(err.Error()), Partial: partial, Err: err}
+	}
+	// No Err: the failure holds the raw upstream message.
+	out := &Error{Provider: NameGemini, Code: f.Status, Message: p.redact.clean(f.Message), Partial: partial}
+	code := f.Code
+	if f.status >= 200 && f.status < 300 {
+		out.InBand = true // an error event inside the stream
+	} else {
+		out.Status = f.status
+		if code == 0 {
+			code = f.status
+		}
+	}
+	kind := Server
+	if code >= 400 {
+		kind = kindForStatus(code)
+	}
+	if detailReason(f.Details) == "API_KEY_INVALID" {
+		kind = Auth
+	}
+	out.Kind = refine(kind, out.Code, f.Message)
+	if out.Code == "" && out.InBand && code != 0 {
+		out.Code = fmt.Sprint(code)
+	}
+	out.RetryAfter = parseRetryDelay(f.Details)
+	if out.RetryAfter == 0 {
+		out.RetryAfter = retryHint(f.header, f.Message, time.Now())
+	}
+	if out.Kind == RateLimited {
+		out.Quota = parseQuota(f.Details)
+	}
+	return finished(out, f.Message)
+}
+
+// geminiChunk is one event of the stream: a GenerateContentResponse
+// (ai.google.dev/api/generate-content#generatecontentresponse), the fields read here, or
+// an error.
+type geminiChunk struct {
+	Candidates []struct {
+		Content struct {
+			Parts []struct {
+				Text    string `json:"text"`
+				Thought bool   `json:"thought"`
+			} `json:"parts"`
+		} `json:"content"`
+		FinishReason  string         `json:"finishReason"`
+		FinishMessage string         `json:"finishMessage"`
+		SafetyRatings []geminiRating `json:"safetyRatings"`
+	} `json:"candidates"`
+	PromptFeedback *struct {
+		BlockReason        string         `json:"blockReason"`
+		BlockReasonMessage string         `json:"blockReasonMessage"`
+		SafetyRatings      []geminiRating `json:"safetyRatings"`
+	} `json:"promptFeedback"`
+	UsageMetadata *geminiUsage `json:"usageMetadata"`
+	ModelVersion  string       `json:"modelVersion"`
+	Error         *geminiError `json:"error"`
+}
+
+type geminiUsage struct {
+	Prompt     consult.Tokens `json:"promptTokenCount"`
+	Candidates consult.Tokens `json:"candidatesTokenCount"`
+	Thoughts   consult.Tokens `json:"thoughtsTokenCount"`
+	Cached     consult.Tokens `json:"cachedContentTokenCount"`
+}
+
+type geminiRating struct {
+	Category    string `json:"category"`
+	Probability string `json:"probability"`
+	Blocked     bool   `json:"blocked"`
 }
 
 // blockedCategories lists the safety categories a Gemini response marks as blocked, or,
 // when none is marked, those rated HIGH: "HARM_CATEGORY_HATE_SPEECH".
-func blockedCategories(ratings []*genai.SafetyRating) string {
+func blockedCategories(ratings []geminiRating) string {
 	var blocked, high []string
 	for _, r := range ratings {
-		if r == nil {
-			continue
-		}
 		switch {
 		case r.Blocked:
-			blocked = append(blocked, string(r.Category))
-		case r.Probability == genai.HarmProbabilityHigh:
-			high = append(high, string(r.Category))
+			blocked = append(blocked, r.Category)
+		case r.Probability == "HIGH":
+			high = append(high, r.Category)
 		}
 	}
 	if len(blocked) == 0 {
@@ -205,29 +369,27 @@ func blockedCategories(ratings []*genai.SafetyRating) string {
 	return strings.Join(blocked, ", ")
 }
 
-// geminiConfig builds the request config: system instruction, thinking, limit.
-func geminiConfig(req Request) *genai.GenerateContentConfig {
-	cfg := &genai.GenerateContentConfig{}
-	if req.System != "" {
-		cfg.SystemInstruction = genai.NewContentFromText(req.System, genai.RoleUser)
-	}
+// geminiGeneration builds the generation config: output limit and thinking.
+func geminiGeneration(req Request) geminiConfig {
+	var cfg geminiConfig
 	r := req
 	if t := req.Thinking; t.On {
-		tc := &genai.ThinkingConfig{IncludeThoughts: true}
+		tc := &geminiThinking{IncludeThoughts: true}
 		switch {
 		case t.Budget > 0:
 			b := geminiBudget(req.Model, budgetWithin(t.Budget, req.OutputLimit))
 			r.Thinking.Budget = b
-			tc.ThinkingBudget = genai.Ptr(int32(b))
+			tc.ThinkingBudget = &b
 		case isGemini3(req.Model):
-			tc.ThinkingLevel = genai.ThinkingLevelHigh
+			tc.ThinkingLevel = "HIGH"
 		default:
-			tc.ThinkingBudget = genai.Ptr(int32(-1)) // dynamic: the model decides
+			dynamic := consult.Tokens(-1) // the model decides
+			tc.ThinkingBudget = &dynamic
 		}
 		cfg.ThinkingConfig = tc
 	}
 	if n := outputLimit(r, true); n > 0 {
-		cfg.MaxOutputTokens = int32(min(n, 1<<31-1))
+		cfg.MaxOutputTokens = min(n, 1<<31-1)
 	}
 	return cfg
 }
@@ -254,79 +416,19 @@ func geminiBudget(model string, b consult.Tokens) consult.Tokens {
 	return b
 }
 
-// convert turns a genai error into an *Error.
-func (p *Gemini) convert(ctx context.Context, err error, capture *geminiCapture, partial bool) *Error {
-	if e := known(ctx, NameGemini, err, partial); e != nil {
-		return e
-	}
-	status, header := capture.response()
-	var ae genai.APIError
-	var aep *genai.APIError
-	if errors.As(err, &aep) && aep != nil {
-		ae = *aep
-	} else if !errors.As(err, &ae) {
-		return &Error{Provider: NameGemini, Kind: Transport, Message: p.redact.clean(err.Error()), Partial: partial, Err: err}
-	}
-	// No Err: genai's APIError prints the raw upstream message.
-	out := &Error{Provider: NameGemini, Code: ae.Status, Message: p.redact.clean(ae.Message), Partial: partial}
-	if ae.Status != "" && ae.Status[0] >= '0' && ae.Status[0] <= '9' {
-		out.Code = "" // genai put the HTTP status line there: the body was not a Google error
-	}
-	code := ae.Code
-	if status >= 200 && status < 300 {
-		out.InBand = true // an error event inside the stream
-	} else {
-		out.Status = status
-		if code == 0 {
-			code = status
-		}
-	}
-	if out.Status == 0 && !out.InBand {
-		out.Status = code
-	}
-	kind := Server
-	if code >= 400 {
-		kind = kindForStatus(code)
-	}
-	reason := detailReason(ae.Details)
-	if reason == "API_KEY_INVALID" {
-		kind = Auth
-	}
-	out.Kind = refine(kind, out.Code, ae.Message)
-	if out.Code == "" && out.InBand && code != 0 {
-		out.Code = fmt.Sprint(code)
-	}
-	out.RetryAfter = parseRetryDelay(ae.Details)
-	if out.RetryAfter == 0 {
-		out.RetryAfter = retryHint(header, ae.Message, time.Now())
-	}
-	if out.Kind == RateLimited {
-		out.Quota = parseQuota(ae.Details)
-	}
-	return finished(out, ae.Message)
-}
-
-// Encode builds req's body once; see [Encoder]. It is the body genai encodes for
-// GenerateContentStream(model, [a user content of req's message], geminiConfig(req)): the
-// contents, the system instruction at the top level, and the generation config (always,
-// empty or not) with the output limit and thinking. genai's request converters are not exported, so the fields are
-// written here; TestBodyMatchesSDK compares them with genai's own request.
+// Encode builds req's body once; see [Encoder]. It is a GenerateContentRequest
+// (ai.google.dev/api/generate-content#request-body): the user's message as the one
+// content, the system instruction, and the generation config (always, empty or not) with
+// the output limit and thinking, in the order and form Google's Go SDK sent them
+// (testdata/gemini_requests.txtar pins them).
 func (p *Gemini) Encode(req Request) (*Body, error) {
 	if err := validate(NameGemini, req); err != nil {
 		return nil, err
 	}
-	cfg := geminiConfig(req)
-	env := geminiBody{Contents: []geminiContent{{Parts: []geminiPart{{Text: promptMark}}, Role: genai.RoleUser}}}
-	if si := cfg.SystemInstruction; si != nil {
-		env.SystemInstruction = &geminiContent{Role: si.Role}
-		for _, part := range si.Parts {
-			env.SystemInstruction.Parts = append(env.SystemInstruction.Parts, geminiPart{Text: part.Text})
-		}
-	}
-	env.GenerationConfig.MaxOutputTokens = cfg.MaxOutputTokens
-	if tc := cfg.ThinkingConfig; tc != nil {
-		env.GenerationConfig.ThinkingConfig = &geminiThinking{IncludeThoughts: tc.IncludeThoughts,
-			ThinkingBudget: tc.ThinkingBudget, ThinkingLevel: string(tc.ThinkingLevel)}
+	env := geminiBody{Contents: []geminiContent{{Parts: []geminiPart{{Text: promptMark}}, Role: "user"}},
+		GenerationConfig: geminiGeneration(req)}
+	if req.System != "" {
+		env.SystemInstruction = &geminiContent{Parts: []geminiPart{{Text: req.System}}, Role: "user"}
 	}
 	envelope, err := json.Marshal(env)
 	if err != nil {
@@ -335,11 +437,11 @@ func (p *Gemini) Encode(req Request) (*Body, error) {
 	return spliceMessage(NameGemini, envelope, req)
 }
 
-// geminiBody is the JSON body of generateContent as genai sends it for a text request.
+// geminiBody is the JSON body of streamGenerateContent for a text request.
 type geminiBody struct {
-	Contents          []geminiContent  `json:"contents"`
-	GenerationConfig  geminiGeneration `json:"generationConfig"` // genai sends {} when empty
-	SystemInstruction *geminiContent   `json:"systemInstruction,omitempty"`
+	Contents          []geminiContent `json:"contents"`
+	GenerationConfig  geminiConfig    `json:"generationConfig"` // sent as {} when empty
+	SystemInstruction *geminiContent  `json:"systemInstruction,omitempty"`
 }
 
 type geminiContent struct {
@@ -351,97 +453,13 @@ type geminiPart struct {
 	Text string `json:"text"`
 }
 
-type geminiGeneration struct {
-	MaxOutputTokens int32           `json:"maxOutputTokens,omitempty"`
+type geminiConfig struct {
+	MaxOutputTokens consult.Tokens  `json:"maxOutputTokens,omitempty"`
 	ThinkingConfig  *geminiThinking `json:"thinkingConfig,omitempty"`
 }
 
 type geminiThinking struct {
-	IncludeThoughts bool   `json:"includeThoughts,omitempty"`
-	ThinkingBudget  *int32 `json:"thinkingBudget,omitempty"`
-	ThinkingLevel   string `json:"thinkingLevel,omitempty"`
-}
-
-// geminiBodyKey carries the *Body of a Stream call through the request context to
-// geminiTransport, which sends it in place of the body genai encoded. genai (v1.77) has no
-// raw-body option: HTTPOptions.ExtraBody and ExtrasRequestProvider only edit the map it then
-// encodes itself, which would copy the prompt into the map's encoding again on every
-// attempt. Swapping the body in the transport genai already sends through is the least
-// invasive way to send our bytes: genai still builds the URL, headers and key, and parses
-// the stream and errors as before.
-type geminiBodyKey struct{}
-
-// geminiCaptureKey carries a *geminiCapture through the request context to the transport.
-type geminiCaptureKey struct{}
-
-// geminiCapture records what genai does not expose: the response status and headers, and
-// a read error on the stream (genai would only log it).
-type geminiCapture struct {
-	mu      sync.Mutex
-	status  int
-	header  http.Header
-	readErr error
-}
-
-func (c *geminiCapture) setResponse(status int, h http.Header) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.status, c.header = status, h
-}
-
-func (c *geminiCapture) response() (int, http.Header) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.status, c.header
-}
-
-func (c *geminiCapture) setReadError(err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.readErr == nil {
-		c.readErr = err
-	}
-}
-
-func (c *geminiCapture) readError() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.readErr
-}
-
-// geminiTransport records the response for the error path and filters SSE comments out
-// of streaming bodies. It sits above any ActivityTransport, so comments still count as
-// upstream life.
-type geminiTransport struct{ base http.RoundTripper }
-
-func (t *geminiTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if body, ok := req.Context().Value(geminiBodyKey{}).(*Body); ok && req.Method == http.MethodPost {
-		req = withBody(req, body.data)
-	}
-	resp, err := t.base.RoundTrip(req)
-	if resp == nil {
-		return resp, err
-	}
-	capture, _ := req.Context().Value(geminiCaptureKey{}).(*geminiCapture)
-	if capture != nil {
-		capture.setResponse(resp.StatusCode, resp.Header)
-	}
-	if isEventStream(resp) {
-		capEventStream(req, resp)
-		resp.Body = newSSEFilter(resp.Body, capture)
-	}
-	return resp, err
-}
-
-// withBody returns a copy of req that sends data as its body; req's own body is closed
-// unread, as a transport must close the body of a request it was given.
-func withBody(req *http.Request, data []byte) *http.Request {
-	if req.Body != nil {
-		_ = req.Body.Close()
-	}
-	out := req.Clone(req.Context())
-	out.ContentLength = int64(len(data))
-	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
-	out.Body, _ = out.GetBody()
-	return out
+	IncludeThoughts bool            `json:"includeThoughts,omitempty"`
+	ThinkingBudget  *consult.Tokens `json:"thinkingBudget,omitempty"`
+	ThinkingLevel   string          `json:"thinkingLevel,omitempty"`
 }

@@ -5,14 +5,11 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/shared"
-
 	"github.com/consultmcp/consult"
 )
 
-// OpenAI talks to OpenAI's chat-completions API (or any compatible endpoint) through
-// openai-go, streaming, with the SDK's retries off.
+// OpenAI talks to OpenAI's chat-completions API (or any compatible endpoint), streaming,
+// over net/http.
 type OpenAI struct {
 	chat chatClient
 }
@@ -24,7 +21,7 @@ func NewOpenAI(cfg Config) (*OpenAI, error) {
 	if err := cfg.checkZDR(NameOpenAI); err != nil {
 		return nil, err
 	}
-	c, err := newChatClient(NameOpenAI, cfg, openAIParams)
+	c, err := newChatClient(NameOpenAI, cfg, openAIParams, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -44,17 +41,17 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, obs Observer) (*Respon
 // Encode builds req's body once; see [Encoder].
 func (p *OpenAI) Encode(req Request) (*Body, error) { return p.chat.encode(req) }
 
-func openAIParams(req Request) openai.ChatCompletionNewParams {
+func openAIParams(req Request) chatRequest {
 	params := baseParams(NameOpenAI, req)
 	if req.CacheKey != "" {
 		// https://platform.openai.com/docs/guides/prompt-caching: requests with the same
 		// prompt_cache_key and prefix are routed to the same cache.
-		params.PromptCacheKey = openai.String(req.CacheKey)
+		params.PromptCacheKey = req.CacheKey
 	}
 	if req.LongCache {
 		// https://platform.openai.com/docs/guides/prompt-caching#prompt-cache-retention:
 		// extended retention keeps a cached prefix up to 24 hours, at the same prices.
-		params.PromptCacheRetention = openai.ChatCompletionNewParamsPromptCacheRetention24h
+		params.PromptCacheRetention = "24h"
 	}
 	if req.Thinking.On && openAIReasons(req.Model) {
 		params.ReasoningEffort = effortFor(req.Thinking.Budget)
@@ -62,23 +59,23 @@ func openAIParams(req Request) openai.ChatCompletionNewParams {
 	// A budget only picks an effort level for OpenAI, it does not cap reasoning, so no
 	// limit is derived from it: the model's own maximum leaves the most room.
 	if n := outputLimit(req, false); n > 0 {
-		params.MaxCompletionTokens = openai.Int(int64(n))
+		params.MaxCompletionTokens = int64(n)
 	}
 	return params
 }
 
 // effortFor maps a reasoning budget onto OpenAI's effort levels: up to 4k tokens is "low",
 // up to 16k "medium", above (or no budget) "high".
-func effortFor(budget consult.Tokens) shared.ReasoningEffort {
+func effortFor(budget consult.Tokens) string {
 	switch {
 	case budget <= 0:
-		return shared.ReasoningEffortHigh
+		return "high"
 	case budget <= 4_096:
-		return shared.ReasoningEffortLow
+		return "low"
 	case budget <= 16_384:
-		return shared.ReasoningEffortMedium
+		return "medium"
 	}
-	return shared.ReasoningEffortHigh
+	return "high"
 }
 
 var nonReasoningOpenAI = regexp.MustCompile(`^(gpt-4|gpt-3\.5|chatgpt-|gpt-5[^-]*-chat)`)

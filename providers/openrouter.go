@@ -3,16 +3,11 @@ package providers
 import (
 	"context"
 	"errors"
-	"maps"
 	"strings"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 )
 
-// OpenRouter talks to OpenRouter's OpenAI-compatible API through openai-go, streaming,
-// with the SDK's retries off, usage accounting on (cost) and reasoning deltas read from
-// the stream.
+// OpenRouter talks to OpenRouter's OpenAI-compatible API, streaming, over net/http, with
+// usage accounting on (cost) and reasoning deltas read from the stream.
 type OpenRouter struct {
 	chat chatClient
 	zdr  bool // requests ask for endpoints that keep no data (Config.ZDR)
@@ -25,15 +20,13 @@ var _ Provider = (*OpenRouter)(nil)
 func NewOpenRouter(cfg Config) (*OpenRouter, error) {
 	params := openRouterParams
 	if cfg.ZDR {
-		params = func(req Request) openai.ChatCompletionNewParams { return withZDR(openRouterParams(req)) }
+		params = func(req Request) chatRequest { return withZDR(openRouterParams(req)) }
 	}
-	c, err := newChatClient(NameOpenRouter, cfg, params,
-		option.WithHeader("HTTP-Referer", "https://github.com/consultmcp/consult"),
-		option.WithHeader("X-Title", "consult"),
-		// openai-go adds these from OPENAI_ORG_ID / OPENAI_PROJECT_ID; they are OpenAI's.
-		option.WithHeaderDel("OpenAI-Organization"),
-		option.WithHeaderDel("OpenAI-Project"),
-	)
+	// OpenRouter's app attribution (openrouter.ai/docs/app-attribution; X-Title is still read).
+	c, err := newChatClient(NameOpenRouter, cfg, params, map[string]string{
+		"HTTP-Referer": "https://github.com/consultmcp/consult",
+		"X-Title":      "consult",
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -58,20 +51,17 @@ func (p *OpenRouter) Stream(ctx context.Context, req Request, obs Observer) (*Re
 // Encode builds req's body once; see [Encoder].
 func (p *OpenRouter) Encode(req Request) (*Body, error) { return p.chat.encode(req) }
 
-func openRouterParams(req Request) openai.ChatCompletionNewParams {
+func openRouterParams(req Request) chatRequest {
 	params := baseParams(NameOpenRouter, req)
-	extra := map[string]any{"usage": map[string]any{"include": true}}
-	if t := req.Thinking; t.On {
-		if t.Budget > 0 {
-			extra["reasoning"] = map[string]any{"max_tokens": int64(budgetWithin(t.Budget, req.OutputLimit))}
-		} else {
-			extra["reasoning"] = map[string]any{"effort": "high"}
-		}
+	params.Usage = &accounting{Include: true}
+	if t := req.Thinking; t.On && t.Budget > 0 {
+		params.Reasoning = &reasoning{MaxTokens: int64(budgetWithin(t.Budget, req.OutputLimit))}
+	} else if t.On {
+		params.Reasoning = &reasoning{Effort: "high"}
 	}
 	if n := outputLimit(req, true); n > 0 {
-		params.MaxTokens = openai.Int(int64(n))
+		params.MaxTokens = int64(n)
 	}
-	params.SetExtraFields(extra)
 	return params
 }
 
@@ -80,12 +70,7 @@ func openRouterParams(req Request) openai.ChatCompletionNewParams {
 // true (only endpoints that keep no prompt) and "data_collection": "deny" (only providers
 // that do not store or train on it). A model without such an endpoint is refused by
 // OpenRouter (404, "No endpoints found matching your data policy"), never served elsewhere.
-func withZDR(params openai.ChatCompletionNewParams) openai.ChatCompletionNewParams {
-	extra := maps.Clone(params.ExtraFields())
-	if extra == nil {
-		extra = map[string]any{}
-	}
-	extra["provider"] = map[string]any{"zdr": true, "data_collection": "deny"}
-	params.SetExtraFields(extra)
+func withZDR(params chatRequest) chatRequest {
+	params.Provider = &routing{DataCollection: "deny", ZDR: true}
 	return params
 }

@@ -47,7 +47,7 @@ func Registry() []Spec {
 		},
 		{
 			Name: NameGemini, KeyEnv: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"},
-			// genai adds the API version (v1beta) to the endpoint.
+			// The client adds the API version (v1beta) to the endpoint.
 			DefaultModel: "gemini-3.1-flash-lite", DefaultBaseURL: "https://generativelanguage.googleapis.com/",
 			New: func(c Config) (Provider, error) { return NewGemini(c) },
 		},

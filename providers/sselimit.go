@@ -1,20 +1,16 @@
 package providers
 
 import (
-	"context"
 	"io"
-	"net/http"
-	"strings"
 	"sync/atomic"
 	"unicode/utf8"
 )
 
 // maxEventString caps one JSON string inside a streamed event, in raw (escaped) bytes. A
-// server that sends the whole answer in one event hands the SDK one line of any length:
-// openai-go's line scanner fails past 32 MiB (bufio.ErrTooLong, a transport error that was
-// retried) and genai's buffers up to 256 MiB. Raw bytes are never fewer than the text they
-// decode to, and a quarter over [MaxAnswerBytes] leaves room for escapes, so a cut string
-// still fills the answer up to the cap, where the provider stops.
+// server that sends the whole answer in one event sends one line of any length, and
+// [sseReader] bounds an event at [maxSSEEvent]. Raw bytes are never fewer than the text
+// they decode to, and a quarter over [MaxAnswerBytes] leaves room for escapes, so a cut
+// string still fills the answer up to the cap, where the provider stops.
 const maxEventString = MaxAnswerBytes + MaxAnswerBytes/4
 
 // stringCap passes an SSE body through, cutting any JSON string longer than max raw bytes:
@@ -55,7 +51,7 @@ func (s *stringCap) filter(p []byte) int {
 	w := 0
 	for _, c := range p {
 		if c == '\n' {
-			s.inString, s.skipping, s.slash, s.hex = false, false, false, 0
+			s.endLine()
 			p[w] = c
 			w++
 			continue
@@ -97,41 +93,7 @@ func (s *stringCap) filter(p []byte) int {
 	return w
 }
 
+// endLine resets the state at a line's end: a JSON string cannot hold a raw newline.
+func (s *stringCap) endLine() { s.inString, s.skipping, s.slash, s.hex = false, false, false, 0 }
+
 func (s *stringCap) Close() error { return s.rc.Close() }
-
-// cutKey carries a request's *atomic.Bool, set when a string of its stream was cut, from
-// the provider through the SDK to the transport.
-type cutKey struct{}
-
-// withCutFlag returns ctx carrying a fresh cut flag, and the flag.
-func withCutFlag(ctx context.Context) (context.Context, *atomic.Bool) {
-	flag := new(atomic.Bool)
-	return context.WithValue(ctx, cutKey{}, flag), flag
-}
-
-// capEventStream wraps a successful SSE body of req in a [stringCap] reporting to the
-// request's cut flag.
-func capEventStream(req *http.Request, resp *http.Response) {
-	if !isEventStream(resp) {
-		return
-	}
-	flag, _ := req.Context().Value(cutKey{}).(*atomic.Bool)
-	resp.Body = newStringCap(resp.Body, maxEventString, flag)
-}
-
-// chatTransport caps the strings of chat-completion streams (see [maxEventString]).
-type chatTransport struct{ base http.RoundTripper }
-
-func (t *chatTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.base.RoundTrip(req)
-	if resp != nil {
-		capEventStream(req, resp)
-	}
-	return resp, err
-}
-
-// isEventStream reports whether resp is a successful SSE stream.
-func isEventStream(resp *http.Response) bool {
-	return resp.StatusCode < 300 && resp.Body != nil &&
-		strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream")
-}

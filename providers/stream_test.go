@@ -431,8 +431,8 @@ func TestStreamResetAfterFinish(t *testing.T) {
 	}
 }
 
-// TestGeminiNoAutomaticContinuation proves genai does not re-open a dropped stream by itself
-// when the server sent a continuation token (it would by default).
+// TestGeminiNoAutomaticContinuation: a dropped stream is not re-opened by itself when the
+// server sent a continuation token (Google's Go SDK would by default).
 func TestGeminiNoAutomaticContinuation(t *testing.T) {
 	t.Parallel()
 	p, srv := setup(t, flavorFor(fake.Gemini))

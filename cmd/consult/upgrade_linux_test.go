@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,13 +16,11 @@ func TestWorkerIsTheServersOwnProgram(t *testing.T) {
 	srv, release := heldAnswer(t, "the full answer")
 	resultsDir := t.TempDir()
 	stopWorkers(t, resultsDir)
-	data, err := os.ReadFile(binary)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Copied by another process: a file this one wrote could still be open in a child
+	// forked meanwhile by a parallel test, and starting it would fail ("text file busy").
 	bin := filepath.Join(t.TempDir(), "consult")
-	if err := os.WriteFile(bin, data, 0o700); err != nil {
-		t.Fatal(err)
+	if out, err := exec.Command("cp", binary, bin).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
 	}
 	s := startRawFrom(t, bin, "openrouter", "test-key", "--base-url", srv.BaseURL(), "--results-dir", resultsDir, "--heartbeat", "200ms")
 	s.call(t, 1, "consultation", map[string]any{"path": fixture(t), "pattern": "**/*.go", "query": "q", "dry_run": true}) // started

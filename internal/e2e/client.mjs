@@ -16,8 +16,9 @@
 //	abortAfterMs            abort the call through an AbortController after this many ms (0: never)
 //	timeoutOnCue            give up on the call as its timeout does (the SDK's cancellation with
 //	                        McpError -32001 "Request timed out", the same message on the wire and
-//	                        the same error) when told "timeout <step>" on stdin, rather than at a
-//	                        fixed time that a busy machine may reach before the server is ready
+//	                        the same error) when told "timeout <step>" on stdin (and, with
+//	                        progress, once a first progress notification has come), rather than
+//	                        at a fixed time that a busy machine may reach before the server is ready
 //	lingerOnCue             after a failed call, keep the session open until told "close" on
 //	                        stdin (60 s at most), so that only notifications/cancelled can have
 //	                        stopped the server's work before then
@@ -115,11 +116,14 @@ async function callStep(client, step, done, index) {
   if (step.timeout) opts.timeout = step.timeout;
   if (step.resetTimeoutOnProgress) opts.resetTimeoutOnProgress = true;
   let started = Date.now();
+  let progressed;
+  const firstProgress = new Promise((resolve) => (progressed = resolve));
   if (step.progress) {
     opts.onprogress = (p) => {
       const at = Date.now() - started;
       rec.progress.push({ progress: p.progress, total: p.total, message: p.message, at });
       event({ event: "progress", step: index, count: rec.progress.length, at });
+      progressed();
     };
   }
   let timer;
@@ -135,7 +139,10 @@ async function callStep(client, step, done, index) {
     // sends the same notifications/cancelled and fails the call with the same error.
     const ac = new AbortController();
     opts.signal = ac.signal;
-    waitCue(`timeout ${index}`).then(() => {
+    // With progress asked for, it gives up only once a first notification has come: the
+    // cue and the server's notifications reach this process by different pipes, and the
+    // server sends its first one before the upstream request the cue follows.
+    waitCue(`timeout ${index}`).then(() => (step.progress ? firstProgress : null)).then(() => {
       rec.abortedAt = Date.now();
       ac.abort(McpError.fromError(ErrorCode.RequestTimeout, "Request timed out", { timeout: step.timeout }));
     });

@@ -360,8 +360,8 @@ func newServer(f Flavor) *Server {
 }
 
 // BaseURL is the value to give a provider as its base URL (--base-url):
-// URL+"/v1" for OpenAI, URL+"/api/v1" for OpenRouter, URL+"/" for Gemini (genai adds
-// the API version).
+// URL+"/v1" for OpenAI, URL+"/api/v1" for OpenRouter, URL+"/" for Gemini (the client
+// adds the API version).
 func (s *Server) BaseURL() string {
 	switch s.Flavor {
 	case OpenRouter:
