@@ -403,12 +403,7 @@ func (s *stream) Reasoning(n consult.Tokens, _ string) {
 
 func (s *stream) Answer(delta string) {
 	s.mu.Lock()
-	if s.firstAt.IsZero() && delta != "" {
-		s.firstAt = time.Now()
-		if s.onFirst != nil {
-			s.onFirst()
-		}
-	}
+	s.arrived(delta)
 	s.answer.WriteString(delta)
 	s.mu.Unlock()
 }
@@ -417,13 +412,18 @@ func (s *stream) Answer(delta string) {
 // an answer, so the call is receiving it.
 func (s *stream) Refusal(delta string) {
 	s.mu.Lock()
+	s.arrived(delta)
+	s.mu.Unlock()
+}
+
+// arrived notes the first text of the model's reply (s.mu held).
+func (s *stream) arrived(delta string) {
 	if s.firstAt.IsZero() && delta != "" {
 		s.firstAt = time.Now()
 		if s.onFirst != nil {
 			s.onFirst()
 		}
 	}
-	s.mu.Unlock()
 }
 
 var _ providers.RefusalObserver = (*stream)(nil)
