@@ -26,7 +26,7 @@ func activityFunc(ctx context.Context) func(int) {
 
 // ActivityTransport wraps base (nil means http.DefaultTransport) so that each request whose
 // context carries a callback from [WithActivity] reports every byte the upstream sends:
-// response headers, data, and the SSE keep-alive comments that the SDKs skip. Requests
+// response headers, data, and the SSE keep-alive comments that the stream readers skip. Requests
 // without a callback pass through untouched.
 func ActivityTransport(base http.RoundTripper) http.RoundTripper {
 	if base == nil {

@@ -6,8 +6,8 @@ import (
 )
 
 // MaxAnswerBytes caps the answer text kept from one model call. An answer is held a few
-// times on its way to the client (the text, the result, the saved record) and the SDKs
-// allocate several times its size while decoding it, so an unbounded answer is an unbounded
+// times on its way to the client (the text, the result, the saved record) and decoding
+// takes several times its size, so an unbounded answer is an unbounded
 // amount of memory; 8 MiB is about two million tokens of prose, far beyond any real answer.
 // Past it the stream is closed and the rest dropped: nothing more is useful.
 const MaxAnswerBytes = 8 << 20

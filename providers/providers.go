@@ -183,8 +183,8 @@ type Provider interface {
 
 // Config configures a provider.
 type Config struct {
-	// APIKey authenticates with the provider. Required: the SDKs would otherwise fall back
-	// on environment variables (and could send one provider's key to another endpoint).
+	// APIKey authenticates with the provider. Required: no client reads a key from the
+	// environment by itself (which could send one provider's key to another endpoint).
 	APIKey string
 	// BaseURL overrides the provider's endpoint: a proxy, a local model server, a test
 	// fake. Empty uses the provider's public endpoint.

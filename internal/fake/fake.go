@@ -1,7 +1,7 @@
 // Package fake runs httptest servers that speak the real wire formats of OpenAI's chat
 // completions, OpenRouter and the Gemini API, driven by small scripts, so that tests can
-// exercise the real SDK clients (and the whole consult server, via --base-url) without the
-// internet.
+// exercise consult's provider clients (and the whole consult server, via --base-url)
+// without the internet.
 //
 // A script says what one request gets: an HTTP error with the provider's error body and
 // headers (Retry-After, retry-after-ms, Gemini retryDelay), or a stream of steps — answer

@@ -9,7 +9,7 @@ import (
 
 // NewInMemory makes a server of the given flavor that listens on no socket: it serves the
 // requests of the client [Server.Client] returns in memory, so a test can run it with a
-// provider and its SDK inside a testing/synctest bubble (create it inside the bubble). Its
+// provider's client inside a testing/synctest bubble (create it inside the bubble). Its
 // URL is http://fake.invalid. A Reset step, which needs a connection to reset, fails the
 // request as a handler panic does. It closes when the test ends.
 func NewInMemory(t testing.TB, f Flavor) *Server {
