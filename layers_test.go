@@ -21,7 +21,7 @@ func TestLayersPointDown(t *testing.T) {
 	const module = "github.com/consultmcp/consult"
 	layer := map[string]int{} // package directory -> its row, from the top
 	section, _, _ := strings.Cut(string(doc)[strings.Index(string(doc), "## Layers"):], "\n## Where")
-	rows := regexp.MustCompile("(?m)^\\| ([^|]+) \\| (.+) \\|$").FindAllStringSubmatch(section, -1)
+	rows := regexp.MustCompile(`(?m)^\| ([^|]+) \| (.+) \|$`).FindAllStringSubmatch(section, -1)
 	for i, row := range rows[2:] { // past the header and its rule
 		for _, m := range regexp.MustCompile("`([a-z][a-z0-9]*(/[a-z][a-z0-9]*)*)`").FindAllStringSubmatch(row[2], -1) {
 			if fi, err := os.Stat(m[1]); err == nil && fi.IsDir() {
