@@ -186,3 +186,29 @@ func TestChatRedirects(t *testing.T) {
 		t.Errorf("the other origin got %d requests, want none", n)
 	}
 }
+
+// TestGeminiRedirects: Gemini's key goes only to the configured endpoint too: a redirect to
+// another origin is not followed (Go would forward the X-Goog-Api-Key header to it).
+func TestGeminiRedirects(t *testing.T) {
+	t.Parallel()
+	var elsewhere atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere.Add(1)
+	}))
+	defer other.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	defer srv.Close()
+	p, err := NewGemini(Config{APIKey: testKey, BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Stream(context.Background(), Request{Model: "gemini-2.5-flash", Prompt: "q"}, nil)
+	if e := asError(t, err); e.Kind != Transport || !strings.Contains(e.Message, "another origin") {
+		t.Errorf("error = %v, want a transport error saying the redirect leaves the origin", err)
+	}
+	if n := elsewhere.Load(); n != 0 {
+		t.Errorf("the other origin got %d requests, want none", n)
+	}
+}
