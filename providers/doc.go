@@ -70,7 +70,7 @@
 //     cleanly) is a [Transport] error, not an answer.
 //   - The Gemini client follows a redirect only within the endpoint's origin too (Go would
 //     forward its X-Goog-Api-Key header to any host), and reads the stream as Google's Go
-//     SDK did where that matters: a last
-//     event the stream ends without its blank line still counts, and an error event or
-//     response is Google's error JSON (code, status, message, details).
+//     SDK did where that matters: a last event the stream ends without its blank line
+//     still counts, and an error event or response is Google's error JSON (code, status,
+//     message, details).
 package providers
