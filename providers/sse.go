@@ -63,7 +63,7 @@ type sseReader struct {
 
 // newSSEReader returns a reader of the events in r. It does not close r.
 func newSSEReader(r io.Reader) *sseReader {
-	return &sseReader{r: r, buf: make([]byte, 16<<10), lineStart: -1, limit: newStringCap(nil, maxEventString, nil), max: maxSSEEvent}
+	return &sseReader{r: r, buf: make([]byte, 16<<10), lineStart: -1, limit: &stringCap{max: maxEventString}, max: maxSSEEvent}
 }
 
 // Next returns the next event: io.EOF when the stream ended (discarding an event not ended

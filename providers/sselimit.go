@@ -1,7 +1,6 @@
 package providers
 
 import (
-	"io"
 	"sync/atomic"
 	"unicode/utf8"
 )
@@ -13,14 +12,13 @@ import (
 // string still fills the answer up to the cap, where the provider stops.
 const maxEventString = MaxAnswerBytes + MaxAnswerBytes/4
 
-// stringCap passes an SSE body through, cutting any JSON string longer than max raw bytes:
-// the rest of the string is dropped as it is read (never buffered) and its closing quote
-// kept, so the event still parses. The cut falls outside an escape and on a UTF-8 boundary.
-// State resets at each line end: a JSON string cannot hold a raw newline.
+// stringCap filters an SSE body as it is read, cutting any JSON string longer than max raw
+// bytes: the rest of the string is dropped (never buffered) and its closing quote kept, so
+// the event still parses. The cut falls outside an escape and on a UTF-8 boundary. State
+// resets at each line end: a JSON string cannot hold a raw newline.
 type stringCap struct {
-	rc  io.ReadCloser
 	max int
-	cut *atomic.Bool // set when a string is cut
+	cut atomic.Bool // set when a string is cut
 
 	inString bool
 	skipping bool // dropping the rest of an over-long string
@@ -29,24 +27,7 @@ type stringCap struct {
 	n        int  // raw bytes of the current string kept
 }
 
-func newStringCap(rc io.ReadCloser, max int, cut *atomic.Bool) *stringCap {
-	if cut == nil {
-		cut = new(atomic.Bool)
-	}
-	return &stringCap{rc: rc, max: max, cut: cut}
-}
-
-// Read filters in place: the output is a subsequence of what was read.
-func (s *stringCap) Read(p []byte) (int, error) {
-	for {
-		n, err := s.rc.Read(p)
-		out := s.filter(p[:n])
-		if out > 0 || err != nil {
-			return out, err
-		}
-	}
-}
-
+// filter filters p in place and returns the length kept: the output is a subsequence of p.
 func (s *stringCap) filter(p []byte) int {
 	w := 0
 	for _, c := range p {
@@ -95,5 +76,3 @@ func (s *stringCap) filter(p []byte) int {
 
 // endLine resets the state at a line's end: a JSON string cannot hold a raw newline.
 func (s *stringCap) endLine() { s.inString, s.skipping, s.slash, s.hex = false, false, false, 0 }
-
-func (s *stringCap) Close() error { return s.rc.Close() }
