@@ -74,9 +74,6 @@ func NewPrompt(files []File, query string) *Prompt {
 	return p
 }
 
-// Len is the prompt's length in bytes.
-func (p *Prompt) Len() int { return p.size }
-
 // Pieces yields the prompt's bytes in order, in pieces: the introduction, each file's
 // header line and opening fence, its content (the caller's own slice), its closing fence,
 // and the question. A piece must not be modified or kept after yield returns.

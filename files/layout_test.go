@@ -103,8 +103,8 @@ func TestPromptPieces(t *testing.T) {
 	if got := p.String(); got != want {
 		t.Errorf("String:\n got  %q\n want %q", got, want)
 	}
-	if got, want := p.Len(), len(want); got != want {
-		t.Errorf("Len = %d, want %d", got, want)
+	if got, want := p.size, len(want); got != want {
+		t.Errorf("size = %d, want %d", got, want)
 	}
 	if got, want := shared, 3; got != want {
 		t.Errorf("%d contents yielded as the caller's slices, want %d", got, want)
