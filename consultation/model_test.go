@@ -354,7 +354,7 @@ func TestUnknownWindowIsSentWithNote(t *testing.T) {
 }
 
 // completionRequest returns the first model request the fake received (not a model-list
-// or model-info look-up).
+// look-up).
 func completionRequest(t *testing.T, srv *fake.Server) *fake.Request {
 	t.Helper()
 	for _, r := range srv.Requests() {

@@ -43,7 +43,7 @@ const (
 	// numeric error codes, and GET /api/v1/models with context_length.
 	OpenRouter
 	// Gemini speaks the Gemini API: POST /v1beta/models/{model}:streamGenerateContent?alt=sse
-	// (CRLF-delimited SSE) and GET /v1beta/models/{model}.
+	// (CRLF-delimited SSE).
 	Gemini
 )
 
@@ -216,7 +216,7 @@ type Script struct {
 // Answer is a script that streams text in small chunks and finishes normally.
 func Answer(text string) Script { return Script{Steps: Chunks(text, 8)} }
 
-// Model describes a model for the model-list and model-info endpoints.
+// Model describes a model for the model-list endpoint.
 type Model struct {
 	ID string
 	// Context is the input context window in tokens.
@@ -242,11 +242,6 @@ var defaultModels = map[Flavor][]Model{
 		{ID: "anthropic/claude-sonnet-4", Context: 200_000, MaxOutput: 64_000},
 		{ID: "google/gemini-2.5-pro", Context: 1_048_576, MaxOutput: 65_536},
 		{ID: "fake/small", Context: 1_000, MaxOutput: 500},
-	},
-	Gemini: {
-		{ID: "gemini-2.5-pro", Context: 1_048_576, MaxOutput: 65_536},
-		{ID: "gemini-2.5-flash", Context: 1_048_576, MaxOutput: 65_536},
-		{ID: "gemini-3-pro-preview", Context: 1_048_576, MaxOutput: 65_536},
 	},
 }
 
@@ -406,14 +401,14 @@ func (s *Server) SetFunc(fn func(*Request) Script) {
 	s.fn = fn
 }
 
-// SetModels replaces the models the model-list and model-info endpoints know.
+// SetModels replaces the models the model-list endpoint knows.
 func (s *Server) SetModels(models ...Model) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.models = append([]Model(nil), models...)
 }
 
-// PushModels queues scripts for the next model-list/model-info requests; only their
+// PushModels queues scripts for the next model-list requests; only their
 // Status, Header, error fields, Body and HeaderDelay apply. An empty queue lists the models.
 func (s *Server) PushModels(scripts ...Script) {
 	s.mu.Lock()
@@ -571,8 +566,6 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.generate(w, r, req)
 	case r.Method == http.MethodGet && s.Flavor != Gemini && strings.HasSuffix(path, "/models"):
 		s.modelList(w, r)
-	case r.Method == http.MethodGet && s.Flavor == Gemini && strings.Contains(path, "/models/"):
-		s.modelInfo(w, r, req.Model)
 	default:
 		s.writeError(w, Script{Status: http.StatusNotFound, ErrorMessage: "no route for " + r.Method + " " + path})
 	}

@@ -195,25 +195,6 @@ func TestModelEndpoints(t *testing.T) {
 		t.Errorf("OpenRouter /models lacks context_length: %s", body)
 	}
 	resp.Body.Close()
-
-	g := fake.New(t, fake.Gemini)
-	g.SetModels(fake.Model{ID: "gemini-x", Context: 1234, MaxOutput: 56})
-	resp, err = http.Get(g.URL + "/v1beta/models/gemini-x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body := readAll(t, resp.Body); !strings.Contains(body, `"inputTokenLimit":1234`) {
-		t.Errorf("Gemini model info lacks inputTokenLimit: %s", body)
-	}
-	resp.Body.Close()
-	resp, err = http.Get(g.URL + "/v1beta/models/other")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusNotFound {
-		t.Errorf("unknown Gemini model: status %d, want 404", resp.StatusCode)
-	}
 }
 
 func TestUnknownRoute(t *testing.T) {

@@ -541,29 +541,6 @@ func (s *Server) modelList(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, v)
 }
 
-// modelInfo serves Gemini's GET /v1beta/models/{model}.
-func (s *Server) modelInfo(w http.ResponseWriter, r *http.Request, model string) {
-	models, ok := s.modelsPreamble(w, r)
-	if !ok {
-		return
-	}
-	for _, m := range models {
-		if m.ID == model {
-			writeJSON(w, map[string]any{
-				"name": "models/" + m.ID, "version": "001", "displayName": m.ID,
-				"description":                "A fake Gemini model.",
-				"inputTokenLimit":            m.Context,
-				"outputTokenLimit":           m.MaxOutput,
-				"supportedGenerationMethods": []string{"generateContent", "countTokens"},
-				"temperature":                1, "topP": 0.95, "topK": 64, "maxTemperature": 2, "thinking": true,
-			})
-			return
-		}
-	}
-	s.writeError(w, Script{Status: http.StatusNotFound,
-		ErrorMessage: fmt.Sprintf("models/%s is not found for API version v1beta, or is not supported for generateContent.", model)})
-}
-
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	b, _ := json.Marshal(v)
