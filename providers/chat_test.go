@@ -59,7 +59,12 @@ func TestChatHeaders(t *testing.T) {
 // error event, whether its data holds {"error": ...} or its type is "error", is an in-band
 // error with the message it gave; an event with no data is skipped; a member of an
 // unexpected type is ignored, as openai-go ignored it; data that is not JSON fails the
-// stream as a transport error.
+// stream as a transport error. The usual chunks follow OpenAI's streaming reference
+// (platform.openai.com/docs/api-reference/chat-streaming); the odd events are made up on
+// purpose, inputs outside the documented format that a proxy or a compatible server might
+// send, and stand for no provider's wire format. The error events OpenRouter and OpenAI
+// really send are pinned from published recordings in TestClientErrorsNotRetryable and the
+// replayed recordings (docs/testing.md).
 func TestChatStreamEvents(t *testing.T) {
 	t.Parallel()
 	const (
@@ -112,6 +117,9 @@ func TestChatStreamEvents(t *testing.T) {
 
 // TestChatHTTPErrorBody: an error status's body is read as far as 64 KiB: a string error
 // member is the message, and a body that is no JSON error object is the message as it is.
+// The bodies are made up on purpose (what a proxy in front of a provider might answer:
+// {"detail": ...} is FastAPI's shape for an HTTPException, fastapi.tiangolo.com/tutorial/
+// handling-errors), not a provider's documented error object, which TestStreamHTTPErrors pins.
 func TestChatHTTPErrorBody(t *testing.T) {
 	t.Parallel()
 	cases := []struct {

@@ -28,7 +28,12 @@ const geminiErrorBody = `{
 
 // TestGeminiErrorFields: every field of the error a Gemini failure becomes, for HTTP errors
 // with Google's error body, with other bodies and with none, and for error events inside a
-// stream.
+// stream. The bodies in Google's layout follow the documented google.rpc.Status shape (see
+// geminiErrorBody); their messages are illustrative, not recorded. The others (a proxy's
+// text page, an empty body, JSON that is no Google error, a string code) are made up on
+// purpose: inputs outside the documented format, to pin what the client does with them,
+// standing for no provider's wire format. Recorded real error responses are among the
+// replayed recordings (docs/testing.md).
 func TestGeminiErrorFields(t *testing.T) {
 	t.Parallel()
 	event := func(json string) fake.Script {
