@@ -3,6 +3,8 @@ package secrets
 import (
 	"bytes"
 	"encoding/base64"
+	"math/bits"
+	"net/url"
 )
 
 // Credentials written where a program or a command takes them: in a URL
@@ -274,24 +276,19 @@ func credentialCheck(w []byte, st, en int) bool {
 	if !passwordValue(v) {
 		return false
 	}
-	var buf [64]byte
-	d := percentDecode(buf[:0], v)
-	var lower, upper, digit int
-	letters := buf[len(d):len(d)]
-	for _, c := range d {
-		switch {
-		case c >= 'a' && c <= 'z':
-			lower = 1
-		case c >= 'A' && c <= 'Z':
-			upper = 1
-		case c >= '0' && c <= '9':
-			digit = 1
-		}
-		if isLetter(c) && len(letters) < cap(letters) {
-			letters = append(letters, c|0x20)
+	d, err := url.PathUnescape(string(v))
+	if err != nil {
+		d = string(v) // not reached: passwordValue refuses a '%' without two hex digits
+	}
+	var classes byte
+	var letters []byte
+	for i := range len(d) {
+		classes |= class(d[i])
+		if isLetter(d[i]) {
+			letters = append(letters, d[i]|0x20)
 		}
 	}
-	return lower+upper+digit >= 2 && !placeholders[string(letters)]
+	return bits.OnesCount8(classes) >= 2 && !placeholders[string(letters)]
 }
 
 // placeholders are the words tests and examples write for a password.
@@ -299,29 +296,6 @@ var placeholders = map[string]bool{
 	"password": true, "passwd": true, "pass": true, "pwd": true, "secret": true, "mypass": true,
 	"mypassword": true, "yourpassword": true, "mysecret": true, "changeme": true, "changeit": true,
 	"example": true, "test": true, "token": true, "xxx": true, "pw": true,
-}
-
-// percentDecode appends v to dst with its %XX escapes decoded.
-func percentDecode(dst, v []byte) []byte {
-	for i := 0; i < len(v); i++ {
-		if v[i] == '%' && i+2 < len(v) && isHex(v[i+1]) && isHex(v[i+2]) {
-			dst = append(dst, unhex(v[i+1])<<4|unhex(v[i+2]))
-			i += 2
-			continue
-		}
-		dst = append(dst, v[i])
-	}
-	return dst
-}
-
-func unhex(c byte) byte {
-	switch {
-	case c >= 'a':
-		return c - 'a' + 10
-	case c >= 'A':
-		return c - 'A' + 10
-	}
-	return c - '0'
 }
 
 // isTypeName reports a capitalised name of letters, as a type is named, perhaps

@@ -71,6 +71,7 @@ func shapeRows(t testing.TB) []shapeRow {
 	ecBody := pkcs8(t, "ec")
 	edBody := pkcs8(t, "ed25519")
 	urlToken := hex(40)
+	longPW := "Vq7" + rnd(alnum, 100) + "%23k2"
 	rows := []shapeRow{
 		// Connection strings.
 		{"ado.net-password", `"Server=tcp:db.example.com,1433;Database=app;User ID=sa;Password=` + pw + `;Encrypt=true;"`, 0, kindPassword, pw},
@@ -86,6 +87,10 @@ func shapeRows(t testing.TB) []shapeRow {
 		{"url-ftp", "mirror ftp://deploy:" + pw + "@files.example.com/pub\n", 0, kindURL, pw},
 		{"url-https", "git clone https://ci-bot:" + pw + "@git.example.com/org/repo.git\n", 0, kindURL, pw},
 		{"url-percent-encoded", "SMTP=smtp://mailer:p%40ss" + pw + "@smtp.example.com:587\n", 0, kindURL, pw},
+		// A password longer than the 64 bytes credentialCheck once decoded into a fixed buffer
+		// (that panicked the scan).
+		{"url-long-password", "DATABASE_URL=postgres://app:" + longPW + "@db.example.com/app\n", 0, kindURL, longPW},
+		{"curl-u-long-password", "curl -u deploy:" + longPW + " https://ci.example.com/api/json\n", 0, kindPassword, longPW},
 		{"url-sidekiq", "source \"https://" + hex(8) + ":" + "1a2b3c4d" + "@gems.contribsys.com/\"\n", 0, kindURL, "1a2b3c4d"},
 		// curl -u, a Stripe key as the user.
 		{"curl-u-stripe", "curl https://api.stripe.com/v1/charges \\\n  -u " + stripe + ": \\\n  -d amount=2000\n", 0, kindStripe, stripe},
