@@ -69,35 +69,20 @@ func (s *scan) encoded() Held {
 	}
 	c := s.content
 	if s.keys {
-		for off := 0; ; {
-			i := bytes.Index(c[off:], dashes64)
-			if i < 0 {
-				break
-			}
-			off = off + i + len(dashes64)
-			if h := s.pemAt(off - len(dashes64)); h != 0 {
+		for i := range indexes(c, dashes64...) {
+			if h := s.pemAt(i); h != 0 {
 				return h
 			}
 		}
-		for off := 0; ; {
-			i := bytes.IndexByte(c[off:], 'M')
-			if i < 0 {
-				break
-			}
-			off += i + 1
-			if h := s.derAt(off - 1); h != 0 {
+		for i := range indexes(c, 'M') {
+			if h := s.derAt(i); h != 0 {
 				return h
 			}
 		}
 	}
 	for _, a := range encodedAnchors {
-		for off := 0; ; {
-			i := bytes.IndexByte(c[off:], a.b)
-			if i < 0 {
-				break
-			}
-			off += i + 1
-			if h := s.encodedAt(off - 1 - a.off); h != 0 {
+		for i := range indexes(c, a.b) {
+			if h := s.encodedAt(i - a.off); h != 0 {
 				return h
 			}
 			if s.over {
@@ -151,13 +136,8 @@ func (s *scan) encodedAt(st int) Held {
 // member.
 func (s *scan) json() Held {
 	c := s.content
-	for off := 0; ; {
-		i := bytes.Index(c[off:], jsonAuth)
-		if i < 0 {
-			break
-		}
-		off += i + len(jsonAuth)
-		if st := memberValue(c, off); st > 0 {
+	for i := range indexes(c, jsonAuth...) {
+		if st := memberValue(c, i+len(jsonAuth)); st > 0 {
 			end := stdEnd(c, st)
 			if s.spend(min(end-st, maxEncodedAuth) + 64) {
 				return HeldUnchecked
@@ -170,13 +150,8 @@ func (s *scan) json() Held {
 	if !s.keys || !bytes.Contains(c, jsonKty) {
 		return 0
 	}
-	for off := 0; ; {
-		i := bytes.Index(c[off:], jsonD)
-		if i < 0 {
-			return 0
-		}
-		off += i + len(jsonD)
-		if st := memberValue(c, off); st > 0 {
+	for i := range indexes(c, jsonD...) {
+		if st := memberValue(c, i+len(jsonD)); st > 0 {
 			end := st
 			for end < len(c) && isBase64URL(c[end]) {
 				end++
@@ -186,6 +161,7 @@ func (s *scan) json() Held {
 			}
 		}
 	}
+	return 0
 }
 
 // pemAt looks at "LS0t", the base64 of "---", at c[i]: where a PEM block's marker is

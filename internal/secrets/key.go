@@ -33,16 +33,12 @@ const (
 // as a PEM parser: the identifiers and expressions that follow it are broken by dots,
 // parentheses and spaces, and are not a 40-character mixed run.
 func PrivateKey(content []byte) bool {
-	for off := 0; ; {
-		i := bytes.Index(content[off:], pemBegin)
-		if i < 0 {
-			return false
-		}
-		if privateKeyAt(content, off+i) {
+	for i := range indexes(content, pemBegin...) {
+		if privateKeyAt(content, i) {
 			return true
 		}
-		off += i + len(pemBegin)
 	}
+	return false
 }
 
 // privateKeyAt reports whether the "-----BEGIN " at content[i:] opens a private key block

@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"bytes"
+	"iter"
 	"slices"
 )
 
@@ -66,24 +67,35 @@ func scanContent(content []byte, keys bool, depth int) ([]byte, []string, Held) 
 // find calls s.at for each anchor byte of s.content, one bytes.IndexByte pass per anchor,
 // and reports why a hit holds the file back, or 0.
 func (s *scan) find() Held {
-	c := s.content
 	for k := range anchors {
-		for off := 0; off < len(c) && !s.over; {
-			i := bytes.IndexByte(c[off:], anchors[k].b)
-			if i < 0 {
-				break
-			}
-			i += off
-			off = i + 1
+		for i := range indexes(s.content, anchors[k].b) {
 			if h := s.at(k, i); h != 0 {
 				return h
 			}
+			if s.over {
+				return HeldUnchecked
+			}
 		}
 	}
-	if s.over {
-		return HeldUnchecked
-	}
 	return 0
+}
+
+// indexes yields the index of every sep in c, in order.
+func indexes(c []byte, sep ...byte) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for off := 0; off < len(c); {
+			var i int
+			if len(sep) == 1 { // the anchor passes: IndexByte, without Index's call
+				i = bytes.IndexByte(c[off:], sep[0])
+			} else {
+				i = bytes.Index(c[off:], sep)
+			}
+			if i < 0 || !yield(off+i) {
+				return
+			}
+			off += i + len(sep)
+		}
+	}
 }
 
 // at looks at anchors[k] found at content[i]: it records the secrets a rule finds there and
