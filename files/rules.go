@@ -90,7 +90,8 @@ func VCSDir(p string) (string, bool) {
 	return "", false
 }
 
-// secretNames maps exact file names to why they are held back.
+// secretNames maps exact file names, as normalName makes them (in lower case: Azure's
+// accessTokens.json is accesstokens.json), to why they are held back.
 var secretNames = map[string]string{
 	".env": whyEnv, ".envrc": whyEnv, ".flaskenv": whyEnv,
 	".netrc": whyCredentials, "_netrc": whyCredentials, ".npmrc": whyCredentials,
@@ -102,7 +103,7 @@ var secretNames = map[string]string{
 	"kubeconfig": whyCredentials, ".dockercfg": whyCredentials, ".s3cfg": whyCredentials,
 	".boto": whyCredentials, ".passwd-s3fs": whyCredentials, ".databrickscfg": whyCredentials,
 	"application_default_credentials.json": whyCredentials, "credentials.db": whyCredentials,
-	"access_tokens.db": whyCredentials, "accessTokens.json": whyCredentials,
+	"access_tokens.db": whyCredentials, "accesstokens.json": whyCredentials,
 	"msal_token_cache.json": whyCredentials, "msal_token_cache.bin": whyCredentials,
 	"credentials.tfrc.json": whyCredentials, "sftp-config.json": whyCredentials,
 	"recentservers.xml": whyCredentials, "sitemanager.xml": whyCredentials,
@@ -124,18 +125,6 @@ var secretNames = map[string]string{
 	".mcp.json": whyClientConf, "claude_desktop_config.json": whyClientConf, ".claude.json": whyClientConf,
 }
 
-func init() {
-	// The names are compared in lower case (normalName).
-	for _, m := range []map[string]string{secretNames, secretPaths} {
-		for n, why := range m {
-			if l := strings.ToLower(n); l != n {
-				delete(m, n)
-				m[l] = why
-			}
-		}
-	}
-}
-
 // secretExamples are the templates of environment files: they hold names, not values.
 var secretExamples = setOf(".env.example", ".env.sample", ".env.template", ".env.dist")
 
@@ -151,8 +140,8 @@ var secretSuffixes = []struct{ suffix, why string }{
 
 var sshKeyPrefixes = []string{"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"}
 
-// secretPaths are matched against the last two or three segments of a path: files whose
-// name alone is common, but not in that directory.
+// secretPaths are matched against the last two or three segments of a path, as normalName
+// makes them: files whose name alone is common, but not in that directory.
 var secretPaths = map[string]string{
 	".aws/credentials": whyCredentials, ".docker/config.json": whyCredentials,
 	".kube/config": whyCredentials, ".cargo/credentials": whyCredentials,

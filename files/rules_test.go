@@ -205,6 +205,18 @@ func TestParseIgnoreLines(t *testing.T) {
 	}
 }
 
+// TestSecretNamesNormal: the names and paths of the tables are written as normalName makes
+// the names they are compared with (in lower case), or they would never match.
+func TestSecretNamesNormal(t *testing.T) {
+	for _, m := range []map[string]string{secretNames, secretPaths} {
+		for name := range m {
+			if got := normalizeName(name); got != name {
+				t.Errorf("table name %q, normalName gives %q", name, got)
+			}
+		}
+	}
+}
+
 // TestPlainNameUnchanged: every name plainName lets normalName return as it is, normalizeName
 // returns unchanged too, over names of every ASCII byte alone, first, last and inside; and
 // names with upper case, spaces or a trailing dot are not plain.
@@ -220,6 +232,16 @@ func TestPlainNameUnchanged(t *testing.T) {
 	for _, name := range []string{"ID_RSA", ".env.", "a b", " x", "x\t", "ｉd_rsa", "", "credentials.json\u200b"} {
 		if plainName(name) {
 			t.Errorf("plainName(%q) = true, want false", name)
+		}
+	}
+}
+
+// TestHeldWhyEveryReason: every reason secrets.Scan gives for holding a file back has its
+// own words in the report.
+func TestHeldWhyEveryReason(t *testing.T) {
+	for h := secrets.HeldPrivateKey; h <= secrets.HeldUnchecked; h++ {
+		if heldWhy[h] == "" {
+			t.Errorf("secrets.Held %d has no words in heldWhy", h)
 		}
 	}
 }
