@@ -1,6 +1,7 @@
 package files
 
 import (
+	"cmp"
 	"errors"
 	"io"
 	"io/fs"
@@ -14,11 +15,6 @@ import (
 // block (secret): git uses the same 8 KiB window to decide a file is binary.
 const SniffBytes = 8 << 10
 
-// fileReader is the little a read needs from an open file.
-type fileReader interface {
-	Read(p []byte) (int, error)
-}
-
 // readAll reads a regular file whose stat size is size and classifies it: the content, or
 // TooLarge if it holds more than limit bytes, Binary by its first SniffBytes bytes,
 // Secret when it holds key material anywhere (redacted then holds why, one string),
@@ -31,7 +27,7 @@ type fileReader interface {
 // so reading goes on to EOF, stopping at limit+1 bytes. A read that asks for one byte more
 // than the stat size and gets exactly the stat size is taken as reaching EOF (regular files
 // return short reads only at their end), so most files cost a single read.
-func readAll(f fileReader, size, limit int64, scratch []byte) (content []byte, redacted []string, reason Reason) {
+func readAll(f io.Reader, size, limit int64, scratch []byte) (content []byte, redacted []string, reason Reason) {
 	if size > limit {
 		return nil, nil, TooLarge
 	}
@@ -77,7 +73,7 @@ func readAll(f fileReader, size, limit int64, scratch []byte) (content []byte, r
 func scan(content []byte) ([]byte, []string, Reason) {
 	out, kinds, held := secrets.Scan(content)
 	if held != 0 {
-		return nil, []string{heldWhy(held)}, Secret
+		return nil, []string{cmp.Or(heldWhy[held], "holds a secret")}, Secret
 	}
 	return out, kinds, 0
 }
@@ -176,15 +172,10 @@ func (t *tree) readSmall(abs string, follow bool, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return readCapped(f, size, limit)
-}
-
-// readCapped reads f to its end, at most limit bytes (errTooLarge past that). size, the stat
-// size, is only a hint for the first allocation.
-func readCapped(f fileReader, size, limit int64) ([]byte, error) {
 	if size > limit {
 		return nil, errTooLarge
 	}
+	// The stat size is only a hint for the first allocation: readRest reads on to the end.
 	return readRest(f, make([]byte, 0, min(max(size, 512), limit)+1), size, limit)
 }
 
@@ -192,7 +183,7 @@ func readCapped(f fileReader, size, limit int64) ([]byte, error) {
 // and returns buf with what it read; any read error but EOF is returned. A read that asks
 // for more than is left to the stat size (size > 0) and gets exactly up to it is taken as
 // reaching EOF: regular files return short reads only at their end.
-func readRest(f fileReader, buf []byte, size, limit int64) ([]byte, error) {
+func readRest(f io.Reader, buf []byte, size, limit int64) ([]byte, error) {
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]

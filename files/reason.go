@@ -138,20 +138,11 @@ const (
 )
 
 // heldWhy says why a file is held back for what secrets.Scan found in its content.
-func heldWhy(h secrets.Held) string {
-	switch h {
-	case secrets.HeldPrivateKey:
-		return "holds a private key"
-	case secrets.HeldEncodedKey:
-		return "holds a private key in base64"
-	case secrets.HeldPuTTYKey:
-		return "holds a PuTTY private key"
-	case secrets.HeldJWK:
-		return "holds a private JSON Web Key"
-	case secrets.HeldPasswordHashes:
-		return "holds shadow or htpasswd password hashes"
-	case secrets.HeldUnchecked:
-		return "more possible secrets than the scan checks"
-	}
-	return "holds a secret"
+var heldWhy = map[secrets.Held]string{
+	secrets.HeldPrivateKey:     "holds a private key",
+	secrets.HeldEncodedKey:     "holds a private key in base64",
+	secrets.HeldPuTTYKey:       "holds a PuTTY private key",
+	secrets.HeldJWK:            "holds a private JSON Web Key",
+	secrets.HeldPasswordHashes: "holds shadow or htpasswd password hashes",
+	secrets.HeldUnchecked:      "more possible secrets than the scan checks",
 }
