@@ -129,10 +129,9 @@ func Gather(ctx context.Context, opt Options) (*Gathered, error) {
 	if seg, ok := VCSDir(root); ok {
 		return nil, fmt.Errorf("gathering files: %w: %s is inside a %s directory", ErrVCSDir, opt.Root, seg)
 	}
-	g.root = root
-	g.rootSlash = root
+	g.tree = &tree{path: root, pathSep: root}
 	if !strings.HasSuffix(root, string(filepath.Separator)) {
-		g.rootSlash += string(filepath.Separator)
+		g.tree.pathSep += string(filepath.Separator)
 	}
 	dir := opt.Opened
 	if dir == nil {
@@ -146,16 +145,15 @@ func Gather(ctx context.Context, opt Options) (*Gathered, error) {
 		}
 		defer dir.Close()
 	}
-	g.tree = &tree{root: dir, path: g.root, pathSep: g.rootSlash}
+	g.tree.root = dir
 	g.ir.tree = g.tree
 	return g.run()
 }
 
 type gatherer struct {
 	ctx              context.Context
-	root, rootSlash  string // real path of Root, and with a trailing separator
-	tree             *tree  // Root opened: everything inside is read through it
-	pattern, exclude *glob  // exclude is nil when there is none
+	tree             *tree // Root, its real path, opened: everything inside is read through it
+	pattern, exclude *glob // exclude is nil when there is none
 	maxFile          int64
 	maxTotal         int64
 	maxFiles         int
@@ -343,9 +341,9 @@ var errStop = errors.New("walk stopped")
 // walk lists the directories from the pattern's base down, sending each candidate file to
 // the readers in path order.
 func (g *gatherer) walk() error {
-	rules, prefix := g.ir.outerRules(g.root)
+	rules, prefix := g.ir.outerRules(g.tree.path)
 	g.prefix = prefix
-	dir, rel := g.root, ""
+	dir, rel := g.tree.path, ""
 	var comps []string
 	// Descend through the literal base of the pattern ("src/pkg" for "src/pkg/**/*.go"): it
 	// is named explicitly, so it is entered even if default-excluded, but not if ignored,
@@ -354,7 +352,7 @@ func (g *gatherer) walk() error {
 		if err := g.ctx.Err(); err != nil {
 			return err
 		}
-		if dir != g.root {
+		if dir != g.tree.path {
 			rules = rules.with(g.ir.readInfoExclude(dir, rel, g.full(rel)))
 		}
 		rules = rules.with(g.ir.readDir(dir, rel, g.full(rel), true, true))
@@ -407,7 +405,8 @@ func (g *gatherer) full(rel string) string {
 }
 
 func (g *gatherer) inside(path string) bool {
-	return path == g.root || strings.HasPrefix(path, g.rootSlash)
+	_, ok := g.tree.rel(path)
+	return ok
 }
 
 // walkDir walks the directory dir, name in parent (one name, or a path relative to
@@ -449,7 +448,7 @@ func (g *gatherer) walkDir(parent *os.Root, name, dir, rel string, comps []strin
 		g.walkSkips.add(DefaultExcluded, dirLabel(rel))
 		return nil
 	}
-	if markers[".git"] && dir != g.root {
+	if markers[".git"] && dir != g.tree.path {
 		rules = rules.with(g.ir.readInfoExclude(dir, rel, g.full(rel))) // a nested repository
 	}
 	if markers[".gitignore"] || markers[".ignore"] {
@@ -513,7 +512,7 @@ func (g *gatherer) visitDir(parent *dirHandle, dir, rel, name string, comps []st
 		g.walkSkips.add(DefaultExcluded, rel+"/")
 		return nil
 	}
-	named := g.pattern.names(name)
+	named := g.pattern.literals[name]
 	if !named && isDefaultExcludedDir(name, siblings) {
 		g.walkSkips.add(DefaultExcluded, rel+"/")
 		return nil
@@ -558,7 +557,7 @@ func (g *gatherer) visitLink(link, rel, name string, comps []string, rules ignor
 	default:
 		// A link is judged by where it leads too: "notes.txt" -> ".env" is an environment
 		// file, and one into .git/ reaches the repository's internals.
-		orel := strings.TrimPrefix(target, g.rootSlash)
+		orel, _ := g.tree.rel(target)
 		trel := filepath.ToSlash(orel)
 		if why := targetSecret(trel, target); why != "" {
 			g.skip(Secret, rel, "link to "+trel+": "+why)

@@ -83,10 +83,7 @@ func (p *Prompt) Pieces(yield func([]byte) bool) {
 			return
 		}
 	}
-	if !yield([]byte("\n" + layoutQuestion)) {
-		return
-	}
-	yield([]byte(p.query))
+	yield([]byte(p.Question()))
 }
 
 // Question is the end of the prompt, after [Prompt.Prefix]: the line that introduces the

@@ -75,7 +75,7 @@ func TestLongestBacktickRun(t *testing.T) {
 	}
 }
 
-// TestPromptPieces: the pieces of a Prompt make up Layout's text, Len is its length, and
+// TestPromptPieces: the pieces of a Prompt make up Layout's text, size is its length, and
 // the files' contents are yielded as the caller's own slices (no copy of them is made).
 func TestPromptPieces(t *testing.T) {
 	t.Parallel()

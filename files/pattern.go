@@ -205,9 +205,6 @@ func (g *glob) coversSubtree(rel string) bool {
 	return false
 }
 
-// names reports whether the pattern spells out name as a literal segment.
-func (g *glob) names(name string) bool { return g.literals[name] }
-
 // expandBraces returns the brace alternatives of p ("a/{b,c/d}" -> "a/b", "a/c/d"), or false
 // when there would be more than max of them. Escapes and character classes are respected.
 func expandBraces(p string, max int) ([]string, bool) {

@@ -147,8 +147,8 @@ func TestGlobCoversSubtree(t *testing.T) {
 func TestGlobNames(t *testing.T) {
 	g := compileGlob(`{**/node_modules/**,vendor/x/*.go,\[lit\]/*}`)
 	for name, want := range map[string]bool{"node_modules": true, "vendor": true, "x": true, "[lit]": true, "*.go": false, "src": false} {
-		if got := g.names(name); got != want {
-			t.Errorf("names(%q) = %v, want %v", name, got, want)
+		if got := g.literals[name]; got != want {
+			t.Errorf("literals[%q] = %v, want %v", name, got, want)
 		}
 	}
 }
