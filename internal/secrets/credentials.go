@@ -186,23 +186,16 @@ func (s *scan) curlOption(i int) {
 		if s.spend(end - ls) {
 			return
 		}
-		if w := lastWord(c[ls:end], curlWord); w >= 0 {
+		if w := lastWord(c[ls:end], []byte("curl")); w >= 0 {
 			s.curlAt(ls + w)
 			return
 		}
-		// The line before must end in a continuation.
-		j := ls - 1
-		if j > lo && c[j-1] == '\r' {
-			j--
-		}
-		if j <= lo || c[j-1] != '\\' && c[j-1] != '^' && c[j-1] != '`' {
+		if !continued(c, lo, ls-1) { // the line before must end in a continuation
 			return
 		}
 		end = ls - 1
 	}
 }
-
-var curlWord = []byte("curl")
 
 // lastWord returns the index of the last w in b that stands as a word, or -1.
 func lastWord(b, w []byte) int {
@@ -218,6 +211,17 @@ func lastWord(b, w []byte) int {
 	}
 }
 
+// continued reports whether the line that ends at c[nl], a '\n', ends in a continuation
+// ('\' for a shell, '^' for cmd, '`' for PowerShell, before an optional '\r'), looking at
+// no byte before c[lo].
+func continued(c []byte, lo, nl int) bool {
+	j := nl
+	if j > lo && c[j-1] == '\r' {
+		j--
+	}
+	return j > lo && (c[j-1] == '\\' || c[j-1] == '^' || c[j-1] == '`')
+}
+
 // curlAt: the word curl at i; the rules run over the command, up to maxCurl bytes.
 func (s *scan) curlAt(i int) {
 	c := s.content
@@ -229,11 +233,7 @@ func (s *scan) curlAt(i int) {
 			break
 		}
 		end += nl
-		j := end
-		if j > i && c[j-1] == '\r' {
-			j--
-		}
-		if j <= i || c[j-1] != '\\' && c[j-1] != '^' && c[j-1] != '`' {
+		if !continued(c, i, end) {
 			break
 		}
 		end++
@@ -333,12 +333,10 @@ func tokenCheck(w []byte, st, en int) bool {
 // basicCheck accepts basic credentials: base64 of user:password with a password that
 // looks like one, or of a token and a colon.
 func basicCheck(w []byte, st, en int) bool {
-	dec := make([]byte, base64.StdEncoding.DecodedLen(en-st))
-	n, err := base64.StdEncoding.Decode(dec, w[st:en])
+	dec, err := base64.StdEncoding.AppendDecode(nil, w[st:en])
 	if err != nil {
 		return false
 	}
-	dec = dec[:n]
 	i := bytes.IndexByte(dec, ':')
 	if i <= 0 {
 		return false

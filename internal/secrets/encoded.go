@@ -45,8 +45,9 @@ type encodedAnchor struct {
 var encodedAnchors = [...]encodedAnchor{{'Z', 0}, {'Q', 0}, {'2', 1}, {'J', 2}}
 
 // tokenStarts are the first three bytes of the tokens encodedAnchors find.
-var tokenStarts = setOfStrings("ghp", "gho", "ghu", "ghs", "ghr", "git", "glp", "sk-", "sk_",
-	"AKI", "ASI", "ABI", "ACC", "A3T", "AIz")
+var tokenStarts = map[string]bool{"ghp": true, "gho": true, "ghu": true, "ghs": true, "ghr": true,
+	"git": true, "glp": true, "sk-": true, "sk_": true, "AKI": true, "ASI": true, "ABI": true,
+	"ACC": true, "A3T": true, "AIz": true}
 
 // encoded finds base64 that holds what the rules look for, decodes it (at most maxEncoded
 // characters of a value) and looks again, at most maxDepth levels deep:
@@ -370,9 +371,8 @@ func decode(enc []byte, limit int) []byte {
 	} else if len(enc)%4 == 1 {
 		enc = enc[:len(enc)-1] // not base64: one character cannot end it
 	}
-	out := make([]byte, base64.RawStdEncoding.DecodedLen(len(enc)))
-	n, _ := base64.RawStdEncoding.Decode(out, enc)
-	return out[:n]
+	out, _ := base64.RawStdEncoding.AppendDecode(nil, enc)
+	return out
 }
 
 // isUserPassword reports a decoded "user:password": printable ASCII with a ':' that has
@@ -391,11 +391,3 @@ func isUserPassword(b []byte) bool {
 }
 
 func isBase64URL(c byte) bool { return isBase64(c) && c != '=' || c == '-' || c == '_' }
-
-func setOfStrings(ss ...string) map[string]bool {
-	m := make(map[string]bool, len(ss))
-	for _, s := range ss {
-		m[s] = true
-	}
-	return m
-}

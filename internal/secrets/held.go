@@ -2,10 +2,7 @@ package secrets
 
 import "bytes"
 
-var (
-	puttyMark    = []byte("PuTTY-User-Key-File-")
-	puttyPrivate = []byte("Private-Lines:")
-)
+var puttyPrivate = []byte("Private-Lines:")
 
 // puttyWindow is how far past "PuTTY-User-Key-File-" its private lines are looked for: the
 // public lines of a 4096-bit RSA key come first and take about 1 KiB.
@@ -18,7 +15,7 @@ const puttyWindow = 16 << 10
 // file of markers costs one look at each byte, not one window per marker.
 func (s *scan) puttyAt(i int) bool {
 	c := s.content
-	if i < 5 || !bytes.HasPrefix(c[i-5:], puttyMark) {
+	if i < 5 || !bytes.HasPrefix(c[i-5:], []byte("PuTTY-User-Key-File-")) {
 		return false
 	}
 	end := min(len(c), i+puttyWindow)

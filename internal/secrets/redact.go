@@ -205,15 +205,14 @@ func (s *scan) verify(start, anchor int, rules []*rule) int {
 	hi = min(hi+2, len(c))
 	last := -1
 	for _, r := range rules {
+		end := hi
 		if r.window > 0 { // a keyword rule: the name, the separator and the value
-			end := min(start+r.window, len(c))
+			end = min(start+r.window, len(c))
 			if r.toAnchor {
 				end = min(end, anchor+1)
 			}
-			last = max(last, s.match(r, max(start-1, 0), end))
-		} else {
-			last = max(last, s.match(r, lo, hi))
 		}
+		last = max(last, s.match(r, lo, end))
 		if s.over {
 			return -1
 		}
@@ -341,38 +340,33 @@ func byteSet(s string) *[256]bool {
 }
 
 var (
-	accessKey          = []byte("AccessKey")
-	accountKey         = []byte("AccountKey")
-	authorizationUpper = []byte("AUTHORIZATION")
-	secretPrefix       = []byte("secret")
-	rulesAzure         = []*rule{ruleAzureKey}
-	rulesAWSSecret     = []*rule{ruleAWSSecret}
-	rulesPassword      = []*rule{rulePassword}
-	rulesXML           = []*rule{rulePasswordXML}
-	rulesRouter        = []*rule{ruleOpenRouter}
-	openAIMark         = []byte("T3BlbkFJ")
-	rulesAWS           = []*rule{ruleAWS}
-	rulesOpen          = []*rule{ruleOpenAI}
-	rulesGoog          = []*rule{ruleGoogle}
+	rulesAzure     = []*rule{ruleAzureKey}
+	rulesAWSSecret = []*rule{ruleAWSSecret}
+	rulesPassword  = []*rule{rulePassword}
+	rulesXML       = []*rule{rulePasswordXML}
+	rulesRouter    = []*rule{ruleOpenRouter}
+	rulesAWS       = []*rule{ruleAWS}
+	rulesOpen      = []*rule{ruleOpenAI}
+	rulesGoog      = []*rule{ruleGoogle}
 )
 
 // checkA: AWS access key ids (AKIA, ASIA, ABIA, ACCA, A3T), Google API keys (AIza) and
 // the names SecretAccessKey, AccountKey, SharedAccessKey and AUTHORIZATION.
 func checkA(c []byte, i int) (int, []*rule) {
 	if c[i+1] == 'U' {
-		if bytes.HasPrefix(c[i:], authorizationUpper) && assignedAt(c, i+len(authorizationUpper)) {
+		if bytes.HasPrefix(c[i:], []byte("AUTHORIZATION")) && assignedAt(c, i+len("AUTHORIZATION")) {
 			return i, rulesAuthorization
 		}
 		return 0, nil
 	}
 	if c[i+1] == 'c' {
-		if i >= 6 && string(c[i-5:i]) == "ecret" && (c[i-6] == 's' || c[i-6] == 'S') && bytes.HasPrefix(c[i:], accessKey) {
+		if i >= 6 && string(c[i-5:i]) == "ecret" && (c[i-6] == 's' || c[i-6] == 'S') && bytes.HasPrefix(c[i:], []byte("AccessKey")) {
 			return i - 6, rulesAWSSecret
 		}
-		if bytes.HasPrefix(c[i:], accountKey) {
+		if bytes.HasPrefix(c[i:], []byte("AccountKey")) {
 			return i, rulesAzure
 		}
-		if i >= 6 && string(c[i-6:i]) == "Shared" && bytes.HasPrefix(c[i:], accessKey) {
+		if i >= 6 && string(c[i-6:i]) == "Shared" && bytes.HasPrefix(c[i:], []byte("AccessKey")) {
 			return i - 6, rulesAzure
 		}
 		return 0, nil
@@ -429,7 +423,7 @@ func checkUnderscore(c []byte, i int) (int, []*rule) {
 		}
 		return 0, nil
 	}
-	if i >= 6 && hasPrefixFold(c[i-6:], secretPrefix) {
+	if i >= 6 && hasPrefixFold(c[i-6:], "secret") {
 		return i - 6, rulesAWSSecret
 	}
 	if i < 3 {
@@ -448,7 +442,7 @@ func checkUnderscore(c []byte, i int) (int, []*rule) {
 		}
 		return 0, nil
 	}
-	if hasPrefixFold(c[i-3:], npmPrefix) {
+	if hasPrefixFold(c[i-3:], "npm_") {
 		return i - 3, rulesNpm
 	}
 	if i >= 6 && string(c[i-6:i+5]) == "github_pat_" {
@@ -456,8 +450,6 @@ func checkUnderscore(c []byte, i int) (int, []*rule) {
 	}
 	return 0, nil
 }
-
-var npmPrefix = []byte("npm_")
 
 var (
 	rulesGitLab         = []*rule{ruleGitLabPAT, ruleGitLabRoutable}
@@ -492,7 +484,7 @@ func checkDash(c []byte, i int) (int, []*rule) {
 			if bytes.HasPrefix(c[i+1:], []byte("or-v1-")) {
 				return i - 2, rulesRouter
 			}
-			if bytes.Contains(c[i+1:min(len(c), i+200)], openAIMark) {
+			if bytes.Contains(c[i+1:min(len(c), i+200)], []byte("T3BlbkFJ")) {
 				return i - 2, rulesOpen
 			}
 		}
@@ -506,13 +498,13 @@ func checkDash(c []byte, i int) (int, []*rule) {
 	if i < 4 {
 		return 0, nil
 	}
-	if hasPrefixFold(c[i-4:], xappPrefix) {
+	if hasPrefixFold(c[i-4:], "xapp") {
 		return i - 4, rulesXapp
 	}
-	if !hasPrefixFold(c[i-4:], xoxPrefix) {
+	if !hasPrefixFold(c[i-4:], "xox") {
 		return 0, nil
 	}
-	config := i >= 9 && hasPrefixFold(c[i-9:], xoxePrefix)
+	config := i >= 9 && hasPrefixFold(c[i-9:], "xoxe")
 	switch c[i-1] | 0x20 {
 	case 'b':
 		if config {
@@ -534,12 +526,6 @@ func checkDash(c []byte, i int) (int, []*rule) {
 	return 0, nil
 }
 
-var (
-	xappPrefix = []byte("xapp")
-	xoxPrefix  = []byte("xox")
-	xoxePrefix = []byte("xoxe")
-)
-
 var rulesWebhook = []*rule{ruleSlackWebhook}
 
 // checkWebhook: "hooks.slack.com/" (gitleaks' '.' matches any byte), from the 'k' of hooks;
@@ -556,11 +542,6 @@ func checkWebhook(c []byte, i int) (int, []*rule) {
 	}
 	return start, rulesWebhook
 }
-
-var (
-	passPrefix = []byte("pass")
-	ordSuffix  = []byte("ord")
-)
 
 var (
 	rulesPasswordConn  = []*rule{rulePassword, ruleConnPassword}
@@ -588,12 +569,12 @@ func checkPassword(c []byte, i int) (int, []*rule) {
 		}
 		return 0, nil
 	}
-	if i < 4 || i+2 > len(c) || !hasPrefixFold(c[i-4:], passPrefix) {
+	if i < 4 || i+2 > len(c) || !hasPrefixFold(c[i-4:], "pass") {
 		return 0, nil
 	}
 	end := i + 2 // past passwd
 	if c[i+1]|0x20 != 'd' {
-		if !hasPrefixFold(c[i+1:], ordSuffix) {
+		if !hasPrefixFold(c[i+1:], "ord") {
 			return 0, nil
 		}
 		end = i + 4 // past password

@@ -182,7 +182,7 @@ func passwordValue(v []byte) bool {
 	if len(v) < 6 || isCode(v) || isPasswordName(v) {
 		return false // too short, code, or a name (userPassword, encodeUserPassword)
 	}
-	if hasPrefixFold(v, arnPrefix) || bytes.Contains(v, schemeSlashes) {
+	if hasPrefixFold(v, "arn:") || bytes.Contains(v, []byte("://")) {
 		return false
 	}
 	var lower, upperc, digitc, other, dot int
@@ -213,11 +213,6 @@ func passwordValue(v []byte) bool {
 	}
 	return !(identifier && dot == 1)
 }
-
-var (
-	arnPrefix     = []byte("arn:")
-	schemeSlashes = []byte("://")
-)
 
 // isCode reports a value that is code or a placeholder, not a secret: a call, an index, a
 // template or a block ("()[]{}" and backquotes), a variable's expansion ($NAME, ${…},
@@ -255,8 +250,8 @@ func isPasswordName(v []byte) bool {
 			return false
 		}
 	}
-	for i := 1; i+len(passPrefix) <= len(v); i++ {
-		if hasPrefixFold(v[i:], passPrefix) && (isLetter(v[i-1]) || v[i-1] == '_') {
+	for i := 1; i+len("pass") <= len(v); i++ {
+		if hasPrefixFold(v[i:], "pass") && (isLetter(v[i-1]) || v[i-1] == '_') {
 			return true
 		}
 	}
@@ -273,7 +268,7 @@ func lazyRegexp(expr string) func() *regexp.Regexp {
 }
 
 // stopwords is gitleaks' global allowlist: a secret holding one (in lower case) is not one.
-var stopwords = bytesOf("014df517-39d1-4453-b7b3-9930c563627c", "abcdefghijklmnopqrstuvwxyz")
+var stopwords = []string{"014df517-39d1-4453-b7b3-9930c563627c", "abcdefghijklmnopqrstuvwxyz"}
 
 // secret returns the secret of the match loc in b (the first non-empty group, else the
 // whole match) and whether it passes the rule's entropy and allowlists.
@@ -325,7 +320,7 @@ func entropy(s []byte) float64 {
 }
 
 // containsFold reports whether s holds lower-case ASCII w, ignoring the case of s.
-func containsFold(s, w []byte) bool {
+func containsFold(s []byte, w string) bool {
 	for i := 0; i+len(w) <= len(s); i++ {
 		if hasPrefixFold(s[i:], w) {
 			return true
@@ -335,7 +330,9 @@ func containsFold(s, w []byte) bool {
 }
 
 // hasPrefixFold reports whether s starts with lower-case ASCII w, ignoring the case of s.
-func hasPrefixFold(s, w []byte) bool { return len(s) >= len(w) && bytes.EqualFold(s[:len(w)], w) }
+func hasPrefixFold(s []byte, w string) bool {
+	return len(s) >= len(w) && bytes.EqualFold(s[:len(w)], []byte(w))
+}
 
 func bytesOf(ss ...string) [][]byte {
 	out := make([][]byte, len(ss))

@@ -140,8 +140,7 @@ var vendors = []vendor{
 // stands in its prefix.
 type vendorEntry struct {
 	*vendor
-	prefix []byte
-	at     int
+	at int
 }
 
 // A vendorTable holds, for an anchor byte, the vendors to try by the byte at the
@@ -178,7 +177,7 @@ var vendorTables = func() map[byte]*vendorTable {
 			t = new(vendorTable)
 			m[v.anchor] = t
 		}
-		e := vendorEntry{v, []byte(v.prefix), at}
+		e := vendorEntry{v, at}
 		bits := ^uint64(0)
 		if j := at + 2*rel; j >= 0 && j < len(v.prefix) {
 			bits = 1<<(v.prefix[j]&63) | 1<<(upperIf(v.prefix[j], v.fold)&63)
@@ -230,7 +229,7 @@ func (s *scan) vendorsAt(k, i int) {
 		if start < 0 || start+len(e.prefix) > len(c) {
 			continue
 		}
-		if e.fold && !hasPrefixFold(c[start:], e.prefix) || !e.fold && !bytes.HasPrefix(c[start:], e.prefix) {
+		if e.fold && !hasPrefixFold(c[start:], e.prefix) || !e.fold && !bytes.HasPrefix(c[start:], []byte(e.prefix)) {
 			continue
 		}
 		if end := s.verify(max(start-e.back, 0), i, e.rules); end > 0 {
