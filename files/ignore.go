@@ -85,18 +85,13 @@ func escapeBraces(s string) string {
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '\\':
-			b.WriteByte(c)
-			if i+1 < len(s) {
-				i++
-				b.WriteByte(s[i])
-			}
-		case '{', '}':
+		if s[i] == '{' || s[i] == '}' {
 			b.WriteByte('\\')
-			b.WriteByte(c)
-		default:
-			b.WriteByte(c)
+		}
+		b.WriteByte(s[i])
+		if s[i] == '\\' && i+1 < len(s) { // an escaped character stays as it is
+			i++
+			b.WriteByte(s[i])
 		}
 	}
 	return b.String()
@@ -177,14 +172,11 @@ func (r *ruleSet) with(more []ignorePattern) *ruleSet {
 // limit was passed; limit < 0 means no limit).
 func parseIgnore(data []byte, domain string, limit int) []ignorePattern {
 	var ps []ignorePattern
-	for len(data) > 0 && (limit < 0 || len(ps) <= limit) {
-		var line []byte
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			line, data = data, nil
+	for line := range bytes.Lines(data) {
+		if limit >= 0 && len(ps) > limit {
+			break
 		}
-		s := strings.TrimSuffix(string(line), "\r")
+		s := strings.TrimSuffix(strings.TrimSuffix(string(line), "\n"), "\r")
 		s = trimTrailingSpaces(s)
 		if s == "" || s[0] == '#' {
 			continue

@@ -369,15 +369,12 @@ func undecorated(name string) string {
 }
 
 func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
+	for i := range len(s) {
 		if s[i] < '0' || s[i] > '9' {
 			return false
 		}
 	}
-	return true
+	return s != ""
 }
 
 // sourceExts are the extensions of source files, which a name like "config.env.ts" ends in.
