@@ -101,7 +101,7 @@ var (
 	ruleAuthBasic = &rule{id: "authorization-basic", kind: kindAuthorization, window: 320, check: basicCheck,
 		re: lazyRegexp(`(?:\b[Aa]uthorization|\bAUTHORIZATION)(?:\\?["'])?[ \t]{0,16}[:=][ \t]{0,16}(?:\\?["'])?[ \t]{0,16}(?i:basic)[ \t]{1,16}([A-Za-z0-9+/]{4,1000}={0,2})`),
 		// RFC 7617's example, Aladdin:open sesame.
-		allow: bytesOf("QWxhZGRpbjpvcGVuIHNlc2FtZQ==")}
+		allow: []string{"QWxhZGRpbjpvcGVuIHNlc2FtZQ=="}}
 	rulesAuthorization = []*rule{ruleAuthToken, ruleAuthBasic}
 )
 

@@ -374,23 +374,14 @@ func checkA(c []byte, i int) (int, []*rule) {
 	if i+20 > len(c) || i > 0 && isWordByte(c[i-1]) {
 		return 0, nil
 	}
-	switch c[i+1] {
-	case 'K', 'S', 'B':
-		if c[i+2] == 'I' && c[i+3] == 'A' {
-			return i, rulesAWS
-		}
-	case 'C':
-		if c[i+2] == 'C' && c[i+3] == 'A' {
-			return i, rulesAWS
-		}
-	case '3':
-		if c[i+2] == 'T' {
-			return i, rulesAWS
-		}
-	case 'I':
-		if c[i+2] == 'z' && c[i+3] == 'a' {
-			return i, rulesGoog
-		}
+	switch string(c[i : i+4]) {
+	case "AKIA", "ASIA", "ABIA", "ACCA":
+		return i, rulesAWS
+	case "AIza":
+		return i, rulesGoog
+	}
+	if c[i+1] == '3' && c[i+2] == 'T' {
+		return i, rulesAWS
 	}
 	return 0, nil
 }

@@ -17,9 +17,9 @@ type rule struct {
 	kind    string // what the replacement names: "[REDACTED <kind>]"
 	re      func() *regexp.Regexp
 	entropy float64 // the secret's Shannon entropy must exceed this; 0 checks nothing
-	allow   [][]byte
+	allow   []string
 	// allowSuffix is gitleaks' allowlist regex '.+<suffix>$'.
-	allowSuffix []byte
+	allowSuffix string
 	// window, when not 0, is how many bytes from the start of the name the expression runs
 	// over (the keyword rules); else it runs over the token the anchor found.
 	window int
@@ -63,7 +63,7 @@ var (
 	// aws-access-token (rules/aws.go); allowlist '.+EXAMPLE$', AWS's documentation keys.
 	ruleAWS = &rule{id: "aws-access-token", kind: kindAWS, entropy: 3,
 		re:          lazyRegexp(`\b((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b`),
-		allowSuffix: []byte("EXAMPLE")}
+		allowSuffix: "EXAMPLE"}
 
 	// github-pat, github-oauth, github-app-token, github-refresh-token,
 	// github-fine-grained-pat (rules/github.go).
@@ -95,7 +95,7 @@ var (
 	// gcp-api-key (rules/gcp.go), with its allowlist of published keys.
 	ruleGoogle = &rule{id: "gcp-api-key", kind: kindGoogle, entropy: 4,
 		re: lazyRegexp(`\b(AIza[\w-]{35})` + tokenEnd),
-		allow: bytesOf(
+		allow: []string{
 			"AIzaSyabcdefghijklmnopqrstuvwxyz1234567", "AIzaSyAnLA7NfeLquW1tJFpx_eQCxoX-oo6YyIs",
 			"AIzaSyCkEhVjf3pduRDt6d1yKOMitrUEke8agEM", "AIzaSyDMAScliyLx7F0NPDEJi1QmyCgHIAODrlU",
 			"AIzaSyD3asb-2pEZVqMkmL6M9N6nHZRR_znhrh0", "AIzayDNSXIbFmlXbIE6mCzDLQAqITYefhixbX4A",
@@ -104,7 +104,7 @@ var (
 			"AIzaSyA4UrcGxgwQFTfaI3no3t7Lt1sjmdnP5sQ", "AIzaSyDSb51JiIcB6OJpwwMicseKRhhrOq1cS7g",
 			"AIzaSyBF2RrAIm4a0mO64EShQfqfd2AFnzAvvuU", "AIzaSyBcE-OOIbhjyR83gm4r2MFCu4MJmprNXsw",
 			"AIzaSyB8qGxt4ec15vitgn44duC5ucxaOi4FmqE", "AIzaSyA8vmApnrHNFE0bApF4hoZ11srVL_n0nvY",
-		)}
+		}}
 
 	// npm-access-token (rules/npm.go).
 	ruleNpm = &rule{id: "npm-access-token", kind: kindNpm, entropy: 2, re: lazyRegexp(`(?i)\b(npm_[a-z0-9]{36})` + tokenEnd)}
@@ -137,7 +137,7 @@ var (
 	// are AWS's documentation's.
 	ruleAWSSecret = &rule{id: "aws-secret-access-key", kind: kindAWSSecret, entropy: 4, window: 128,
 		re:          lazyRegexp(`(?:(?i:secret_access_key|secret_key)|[Ss]ecretAccessKey)(?:\\?["'])?(?:[ \t]{0,16}(?:=>|[:=])[ \t]{0,16}|[ \t]{1,16})(?:\\?["'])?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`),
-		allowSuffix: []byte("EXAMPLEKEY")}
+		allowSuffix: "EXAMPLEKEY"}
 
 	// A password in an XML element, as Maven's settings.xml holds one.
 	rulePasswordXML = &rule{id: "password-xml", kind: kindPassword, window: 256, check: passwordCheck,
@@ -166,7 +166,7 @@ var (
 	// allowed.
 	ruleAzureKey = &rule{id: "azure-connection-string-key", kind: kindAzure, entropy: 4, window: 256,
 		re:    lazyRegexp(`(?:AccountKey|SharedAccessKey)[ \t]{0,16}=[ \t]{0,16}([A-Za-z0-9+/]{20,200}={0,2})(?:[;"'\\]|\s|$)`),
-		allow: bytesOf("Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==")}
+		allow: []string{"Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="}}
 
 	// microsoft-teams-webhook (rules/teams.go), found by its '@'.
 	ruleTeams = &rule{id: "microsoft-teams-webhook", kind: kindTeams, window: 320,
@@ -288,11 +288,11 @@ func (r *rule) secret(b []byte, loc []int) (start, end int, ok bool) {
 		return start, end, false
 	}
 	for _, a := range r.allow {
-		if bytes.Equal(s, a) {
+		if string(s) == a {
 			return start, end, false
 		}
 	}
-	if r.allowSuffix != nil && len(s) > len(r.allowSuffix) && bytes.HasSuffix(s, r.allowSuffix) {
+	if r.allowSuffix != "" && len(s) > len(r.allowSuffix) && bytes.HasSuffix(s, []byte(r.allowSuffix)) {
 		return start, end, false
 	}
 	for _, w := range stopwords {
@@ -332,12 +332,4 @@ func containsFold(s []byte, w string) bool {
 // hasPrefixFold reports whether s starts with lower-case ASCII w, ignoring the case of s.
 func hasPrefixFold(s []byte, w string) bool {
 	return len(s) >= len(w) && bytes.EqualFold(s[:len(w)], []byte(w))
-}
-
-func bytesOf(ss ...string) [][]byte {
-	out := make([][]byte, len(ss))
-	for i, s := range ss {
-		out[i] = []byte(s)
-	}
-	return out
 }
