@@ -79,12 +79,9 @@ var (
 	// the delimiters of a URL's parts (/?@<>), quotes and '\'. A '#', which would start a
 	// fragment, is accepted: passwords hold one unencoded.
 	userinfoSet = func() *[256]bool {
-		t := new([256]bool)
+		t := byteSet("\t\n\f\r /?@\"'<>\\")
 		for b := range t {
-			t[b] = true
-		}
-		for _, b := range []byte("\t\n\f\r /?@\"'<>\\") {
-			t[b] = false
+			t[b] = !t[b]
 		}
 		return t
 	}()
