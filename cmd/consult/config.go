@@ -33,12 +33,6 @@ const (
 // usage is the help text, with the paragraph on providers filled in from the registry.
 var usage = strings.Replace(usageText, "{providers}\n", providerUsage(), 1)
 
-// knownProvider reports whether name is a provider in the registry.
-func knownProvider(name string) bool {
-	_, ok := providers.Lookup(name)
-	return ok
-}
-
 // providerUsage is the usage text's paragraph on providers, from the registry:
 // "Providers: openrouter, openai, gemini. The API key comes from the argument or from
 // OPENROUTER_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY (then GOOGLE_API_KEY)."
@@ -422,14 +416,7 @@ func defaultResultsDir(getenv func(string) string) string {
 // loopback reports whether addr (host:port) listens only on this machine.
 func loopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return err == nil && (host == "localhost" || net.ParseIP(host).IsLoopback()) // nil, not an IP, is no loopback
 }
 
 // parseInterspersed parses flags that may come before or after positional arguments.
@@ -472,10 +459,7 @@ func formatVersion(release string, bi *debug.BuildInfo) string {
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":
-			commit = s.Value
-			if len(commit) > 12 {
-				commit = commit[:12]
-			}
+			commit = s.Value[:min(len(s.Value), 12)]
 		case "vcs.modified":
 			modified = s.Value == "true"
 		case "GOOS":
