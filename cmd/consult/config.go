@@ -114,31 +114,22 @@ func (v value[T]) Set(s string) error {
 	return err
 }
 
-// boolValue is a flag.Value for a switch: --name alone sets it, and its variable takes
-// 1, true, yes or on (0, false, no, off).
-type boolValue struct{ p *bool }
-
-func (b boolValue) String() string {
-	if b.p == nil {
-		return "false"
-	}
-	return strconv.FormatBool(*b.p)
+// IsBoolFlag lets a switch (a value[bool]) stand alone on the command line: --zdr.
+func (v value[T]) IsBoolFlag() bool {
+	_, ok := any(v.p).(*bool)
+	return ok
 }
 
-func (b boolValue) Set(s string) error {
+// parseSwitch reads a switch's value: 1, true, yes or on (0, false, no, off).
+func parseSwitch(s string) (bool, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "1", "true", "yes", "on":
-		*b.p = true
+		return true, nil
 	case "0", "false", "no", "off", "":
-		*b.p = false
-	default:
-		return fmt.Errorf("%q is not a switch: write 1 or 0 (true or false)", s)
+		return false, nil
 	}
-	return nil
+	return false, fmt.Errorf("%q is not a switch: write 1 or 0 (true or false)", s)
 }
-
-// IsBoolFlag lets --name stand alone on the command line.
-func (b boolValue) IsBoolFlag() bool { return true }
 
 // parseDollars reads a price in US dollars: a number, 0 or more ("5", "0.50", "$5").
 func parseDollars(s string) (float64, error) {
@@ -305,8 +296,8 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 		{"budget-usd", "cap on what consultations cost per UTC day, in US dollars, across servers sharing the results directory (0: none)", newValue(&cfg.BudgetUSD, parseDollars)},
 		{"prices", "a prices file (JSON) whose prices, windows and expiry dates win over every other source", &cfg.Prices},
 		{"models-url", "where the model list (prices, windows) is fetched; \"off\" for none", &cfg.ModelsURL},
-		{"zdr", "zero data retention: send requests only to endpoints that keep no data (openrouter)", boolValue{&cfg.ZDR}},
-		{"long-cache", "keep the prompt cache longer: OpenAI 24 h (same prices), Anthropic models on OpenRouter 1 h (cache writes at 2x the prompt price instead of 1.25x)", boolValue{&cfg.LongCache}},
+		{"zdr", "zero data retention: send requests only to endpoints that keep no data (openrouter)", newValue(&cfg.ZDR, parseSwitch)},
+		{"long-cache", "keep the prompt cache longer: OpenAI 24 h (same prices), Anthropic models on OpenRouter 1 h (cache writes at 2x the prompt price instead of 1.25x)", newValue(&cfg.LongCache, parseSwitch)},
 	})
 	if err != nil {
 		return cfg, err
