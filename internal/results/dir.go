@@ -78,8 +78,9 @@ func checkDir(dir string, fi fs.FileInfo) error {
 			ErrUnsafeDir, dir, uid, currentUID())
 	}
 	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		writers := map[fs.FileMode]string{0o022: "group and others", 0o020: "its group", 0o002: "others"}[perm&0o022]
 		return fmt.Errorf("%w: %s is writable by %s (mode %04o): another user could replace what consult stores there; run chmod go-w %s, or choose another --results-dir",
-			ErrUnsafeDir, dir, writers(perm), perm, shellQuote(dir))
+			ErrUnsafeDir, dir, writers, perm, shellQuote(dir))
 	}
 	return nil
 }
@@ -162,24 +163,11 @@ func checkMissing(dir string) error {
 	}
 }
 
-// writers names who may write a directory of this mode besides its owner.
-func writers(perm fs.FileMode) string {
-	switch {
-	case perm&0o020 != 0 && perm&0o002 != 0:
-		return "group and others"
-	case perm&0o020 != 0:
-		return "its group"
-	default:
-		return "others"
-	}
-}
-
 // shellQuote quotes a path for a command line the user may paste, when it needs quoting.
 func shellQuote(p string) string {
-	for _, c := range p {
-		if !(c == '/' || c == '.' || c == '-' || c == '_' || c == '~' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
-			return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
-		}
+	const plain = "/.-_~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	if strings.Trim(p, plain) == "" {
+		return p
 	}
-	return p
+	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
 }
