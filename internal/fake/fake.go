@@ -103,10 +103,8 @@ func Chunks(s string, size int) []Step {
 		return []Step{Text(s)}
 	}
 	steps := make([]Step, 0, len(r)/size+1)
-	for len(r) > 0 {
-		n := min(size, len(r))
-		steps = append(steps, Text(string(r[:n])))
-		r = r[n:]
+	for c := range slices.Chunk(r, size) {
+		steps = append(steps, Text(string(c)))
 	}
 	return steps
 }
