@@ -342,9 +342,7 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 	if cfg.Heartbeat < minHeartbeat {
 		return cfg, fmt.Errorf("--heartbeat %s: must be at least %s", cfg.Heartbeat, minHeartbeat)
 	}
-	if cfg.IdleTimeout < 0 {
-		cfg.IdleTimeout = 0 // DESIGN: negative values are 0 (off)
-	}
+	cfg.IdleTimeout = max(cfg.IdleTimeout, 0) // DESIGN: negative values are 0 (off)
 	if cfg.ResultsTTL < time.Second {
 		return cfg, fmt.Errorf("--results-ttl %s: must be at least 1s", cfg.ResultsTTL)
 	}
