@@ -22,6 +22,7 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/internal/background"
+	"github.com/consultmcp/consult/internal/results"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -129,7 +130,7 @@ func readTokenFile(path string) (string, error) {
 
 // checkTokenFileOwner refuses a token file that user euid does not own.
 func checkTokenFileOwner(fi os.FileInfo, euid int) error {
-	uid, ok := fileOwner(fi)
+	uid, ok := results.FileOwner(fi)
 	if !ok || uid == euid {
 		return nil
 	}
