@@ -69,6 +69,7 @@ func (s *Store) withLedger(ctx context.Context, day time.Time, fn func(l *spendL
 	if err := flockUntil(ctx, lock); err != nil {
 		return err
 	}
+	defer unlock(lock)
 	l, err := readLedger(root)
 	if err != nil {
 		return err

@@ -25,6 +25,9 @@ func FileOwner(fs.FileInfo) (uid int, ok bool) { return 0, false }
 // flock: no file locks here; the lock file only marks that a worker runs.
 func flock(*os.File, bool) error { return nil }
 
+// unlock: no file locks here.
+func unlock(*os.File) {}
+
 // lockedElsewhere cannot tell here: a lock file that exists counts as held.
 func lockedElsewhere(*os.File) bool { return true }
 

@@ -48,11 +48,16 @@ func flock(f *os.File, wait bool) error {
 	}
 }
 
+// unlock releases f's lock. Closing f is not enough where a child process being started
+// holds a copy of its descriptor for a moment (until it executes): the lock belongs to the
+// open file, which the copy keeps open.
+func unlock(f *os.File) { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
+
 // lockedElsewhere reports whether another open file holds f's lock.
 func lockedElsewhere(f *os.File) bool {
 	err := flock(f, false)
 	if err == nil {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		unlock(f)
 		return false
 	}
 	return errors.Is(err, syscall.EWOULDBLOCK)
