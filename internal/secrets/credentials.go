@@ -278,7 +278,7 @@ func credentialCheck(w []byte, st, en int) bool {
 		d = string(v) // not reached: passwordValue refuses a '%' without two hex digits
 	}
 	var classes byte
-	var letters []byte
+	letters := make([]byte, 0, 64) // on the stack: a placeholder is short
 	for i := range len(d) {
 		classes |= class(d[i])
 		if isLetter(d[i]) {
@@ -330,10 +330,12 @@ func tokenCheck(w []byte, st, en int) bool {
 // basicCheck accepts basic credentials: base64 of user:password with a password that
 // looks like one, or of a token and a colon.
 func basicCheck(w []byte, st, en int) bool {
-	dec, err := base64.StdEncoding.AppendDecode(nil, w[st:en])
+	dec := make([]byte, base64.StdEncoding.DecodedLen(en-st)) // on the stack when small
+	n, err := base64.StdEncoding.Decode(dec, w[st:en])
 	if err != nil {
 		return false
 	}
+	dec = dec[:n]
 	i := bytes.IndexByte(dec, ':')
 	if i <= 0 {
 		return false
