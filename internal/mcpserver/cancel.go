@@ -113,6 +113,12 @@ type cancelState struct {
 	streamEnded time.Time
 }
 
+// mark records the client's cancellation with its reason.
+func (st *cancelState) mark(reason string) {
+	st.cancelled, st.reason = true, reason
+	close(st.done)
+}
+
 // cancels tracks the requests in flight on one transport and the cancellations that named
 // them. A cancellation of a request not in flight is ignored (it finished first), so the
 // map holds no more than the requests running.
@@ -148,25 +154,17 @@ func (c *cancels) replace(k cancelKey, f func(resp []byte) []byte) {
 	c.replies[k] = f
 }
 
-// replaced is resp, the response to request k, as its replacement makes it (resp itself
-// when there is none); the replacement is used once.
+// replaced is resp, the response to request k, as its replacement makes it; nil when there
+// is none. The replacement is used once.
 func (c *cancels) replaced(k cancelKey, resp []byte) []byte {
 	c.mu.Lock()
 	f, ok := c.replies[k]
 	delete(c.replies, k)
 	c.mu.Unlock()
 	if !ok {
-		return resp
+		return nil
 	}
 	return f(resp)
-}
-
-// hasReply reports whether the response to request k is to be replaced.
-func (c *cancels) hasReply(k cancelKey) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, ok := c.replies[k]
-	return ok
 }
 
 // streamCancel is a 2026-07-28 notifications/cancelled: the id it names, its reason and
@@ -262,8 +260,7 @@ func (c *cancels) cancel(k cancelKey, reason string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if st, ok := c.inflight[k]; ok && !st.cancelled {
-		st.cancelled, st.reason = true, reason
-		close(st.done)
+		st.mark(reason)
 	}
 }
 
@@ -289,25 +286,6 @@ func (c *cancels) end(k cancelKey) bool {
 	return st.cancelled
 }
 
-// anyCancelled reports whether a request of session was cancelled and has not ended, or
-// ended cancelled not long ago: only then can an outgoing message of the session be one to
-// drop.
-func (c *cancels) anyCancelled(session string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, g := range c.gone {
-		if g.session == session {
-			return true
-		}
-	}
-	for k, st := range c.inflight {
-		if st.cancelled && k.session == session {
-			return true
-		}
-	}
-	return false
-}
-
 // cancelStream gives a 2026-07-28 cancellation of id, which arrived at now, to the call
 // with that id whose client closed its stream latest within reasonGrace before now, if
 // any; else it keeps it for a stream that ends within reasonGrace after (streamEnded).
@@ -322,8 +300,7 @@ func (c *cancels) cancelStream(id, reason string, now time.Time) {
 		}
 	}
 	if claim != nil {
-		claim.cancelled, claim.reason = true, reason
-		close(claim.done)
+		claim.mark(reason)
 		return
 	}
 	c.unclaimed = slices.DeleteFunc(c.unclaimed, func(u streamCancel) bool { return now.Sub(u.at) > reasonGrace })
@@ -346,8 +323,7 @@ func (c *cancels) streamEnded(k cancelKey, now time.Time) {
 	st.streamEnded = now
 	for i := len(c.unclaimed) - 1; i >= 0 && !st.cancelled; i-- {
 		if u := c.unclaimed[i]; u.id == k.id && now.Sub(u.at) <= reasonGrace {
-			st.cancelled, st.reason = true, u.reason
-			close(st.done)
+			st.mark(u.reason)
 			c.unclaimed = slices.Delete(c.unclaimed, i, i+1)
 		}
 	}
@@ -536,21 +512,29 @@ func notificationToken(params json.RawMessage) string {
 	return canonicalID(p.ProgressToken)
 }
 
-// notifiesCancelled reports whether m is a progress notification for a cancelled request.
-func (c *cancels) notifiesCancelled(session string, m *message) bool {
-	if m.Method != "notifications/progress" || !c.anyCancelled(session) {
-		return false
+// outgoing is what becomes of m, a message to the client of session whose JSON is data:
+// dropped (the response to a request the client cancelled, or a progress notification of
+// one), written as out in its place (a response replaced, see replace), or written as it is
+// (out nil). A response ends its request.
+func (c *cancels) outgoing(session string, m *message, data []byte) (out []byte, drop bool) {
+	switch {
+	case m.Method == "notifications/progress":
+		tok := notificationToken(m.Params)
+		return nil, tok != "" && c.progressCancelled(session, tok)
+	case m.isResponse():
+		k := cancelKey{session, canonicalID(m.ID)}
+		out = c.replaced(k, data)
+		return out, c.end(k)
 	}
-	tok := notificationToken(m.Params)
-	return tok != "" && c.progressCancelled(session, tok)
+	return nil, false
 }
 
 // peekOutgoing reads what the shim needs of an outgoing message, mcp-go's JSON: its id,
 // its method, and the params of a progress notification. It reads the members in order
 // and stops at a response's "result" or "error" once it has the id (mcp-go writes the id
 // first), so a response is never decoded beyond its head, however large its result; the
-// message then has an empty, non-nil Result. ok is false when data does not start as a
-// JSON object.
+// message then has an empty, non-nil Result or Error. ok is false when data does not start
+// as a JSON object.
 func peekOutgoing(data []byte) (m message, ok bool) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
@@ -573,14 +557,15 @@ func peekOutgoing(data []byte) (m message, ok bool) {
 			}
 			into = &m.Params
 		case "result", "error":
+			member := &m.Result
+			if tok == "error" {
+				member = &m.Error
+			}
 			if m.ID != nil {
-				m.Result = json.RawMessage{}
+				*member = json.RawMessage{}
 				return m, true
 			}
-			into = &m.Result
-			if tok == "error" {
-				into = &m.Error
-			}
+			into = member
 		}
 		if err := dec.Decode(into); err != nil {
 			return m, false
@@ -692,24 +677,21 @@ type stdioOut struct {
 }
 
 func (s *stdioOut) Write(p []byte) (int, error) {
-	if m, ok := peekOutgoing(p); ok {
-		if m.Method == "notifications/progress" {
-			defer s.c.noteProgress("", notificationToken(m.Params))
+	m, ok := peekOutgoing(p)
+	if !ok {
+		return s.w.Write(p)
+	}
+	if m.Method == "notifications/progress" {
+		defer s.c.noteProgress("", notificationToken(m.Params))
+	}
+	switch out, drop := s.c.outgoing("", &m, bytes.TrimRight(p, "\n")); {
+	case drop:
+		return len(p), nil
+	case out != nil:
+		if _, err := s.w.Write(append(out, '\n')); err != nil {
+			return 0, err
 		}
-		k := cancelKey{"", canonicalID(m.ID)}
-		if m.isResponse() && s.c.end(k) {
-			return len(p), nil
-		}
-		if s.c.notifiesCancelled("", &m) {
-			return len(p), nil
-		}
-		if m.isResponse() && s.c.hasReply(k) {
-			line := s.c.replaced(k, bytes.TrimRight(p, "\n"))
-			if _, err := s.w.Write(append(line, '\n')); err != nil {
-				return 0, err
-			}
-			return len(p), nil
-		}
+		return len(p), nil
 	}
 	return s.w.Write(p)
 }
@@ -831,24 +813,17 @@ func (rw *httpResponse) WriteHeader(code int) {
 }
 
 func (rw *httpResponse) Write(p []byte) (int, error) {
-	if bytes.Contains(p, []byte(`"notifications/progress"`)) {
-		data := bytes.TrimSpace(p)
-		if isSSE(data) {
-			data = sseData(data)
-		}
-		if m, ok := peekOutgoing(data); ok && m.Method == "notifications/progress" {
-			defer rw.c.noteProgress(rw.session, notificationToken(m.Params))
-		}
+	data, sse := payload(p)
+	m, ok := peekOutgoing(data)
+	if !ok {
+		rw.release()
+		return rw.ResponseWriter.Write(p)
 	}
-	if rw.k.id != "" && rw.c.hasReply(rw.k) {
-		if q, ok := rw.rewritten(p); ok {
-			if _, err := rw.Write(q); err != nil {
-				return 0, err
-			}
-			return len(p), nil
-		}
+	if m.Method == "notifications/progress" {
+		defer rw.c.noteProgress(rw.session, notificationToken(m.Params))
 	}
-	if rw.dropped(p) {
+	out, drop := rw.c.outgoing(rw.session, &m, data)
+	if drop {
 		if rw.heldStatus != 0 {
 			rw.Header().Del("Content-Type")
 			rw.heldStatus = http.StatusAccepted
@@ -857,62 +832,38 @@ func (rw *httpResponse) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	rw.release()
-	return rw.ResponseWriter.Write(p)
+	if out == nil {
+		return rw.ResponseWriter.Write(p)
+	}
+	if _, err := rw.ResponseWriter.Write(reframed(p, data, out, sse)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
-// dropped reports whether p (a JSON body or one SSE event) is the response to this
-// request after its cancellation, or a progress notification of a cancelled request. While
-// no request of the session is cancelled, nothing is read.
-func (rw *httpResponse) dropped(p []byte) bool {
-	if !rw.c.anyCancelled(rw.session) {
-		return false
-	}
-	data := bytes.TrimSpace(p)
-	if isSSE(data) {
-		data = sseData(data)
-	}
-	m, ok := peekOutgoing(data)
-	if !ok {
-		return false
-	}
-	if m.isResponse() && rw.k.id != "" && canonicalID(m.ID) == rw.k.id {
-		st, _ := rw.c.state(rw.k)
-		return st.cancelled
-	}
-	return rw.c.notifiesCancelled(rw.session, &m)
-}
-
-// rewritten is p (a JSON body or one SSE event) with the response to this request as its
-// replacement makes it; false when p is not that response.
-func (rw *httpResponse) rewritten(p []byte) ([]byte, bool) {
-	data := bytes.TrimSpace(p)
-	sse := isSSE(data)
-	if sse {
-		data = sseData(data)
-	}
-	m, ok := peekOutgoing(data)
-	if !ok || !m.isResponse() || canonicalID(m.ID) != rw.k.id {
-		return nil, false
-	}
-	out := rw.c.replaced(rw.k, data)
-	if !sse {
-		return append(out, '\n'), true
-	}
-	if ev := bytes.Replace(p, data, out, 1); !bytes.Equal(ev, p) || bytes.Equal(data, out) {
-		return ev, true // the event as it was, its id line kept, with the new data
-	}
-	return fmt.Appendf(nil, "event: message\ndata: %s\n\n", out), true
-}
-
-// isSSE reports whether data (trimmed) is an SSE event rather than a JSON body: it starts
-// with one of the fields mcp-go writes (an event id when it keeps events for resuming).
-func isSSE(data []byte) bool {
+// payload is the message p carries: p itself (trimmed), a JSON body, or the data of p, an
+// SSE event (sse true), which starts with one of the fields mcp-go writes (an event id when
+// it keeps events for resuming).
+func payload(p []byte) (data []byte, sse bool) {
+	data = bytes.TrimSpace(p)
 	for _, f := range []string{"event:", "data:", "id:"} {
 		if bytes.HasPrefix(data, []byte(f)) {
-			return true
+			return sseData(data), true
 		}
 	}
-	return false
+	return data, false
+}
+
+// reframed is p, whose message is data, carrying out instead: a JSON body, or the SSE event
+// p with its other lines kept.
+func reframed(p, data, out []byte, sse bool) []byte {
+	if !sse {
+		return append(out, '\n')
+	}
+	if ev := bytes.Replace(p, data, out, 1); !bytes.Equal(ev, p) || bytes.Equal(data, out) {
+		return ev // the event as it was, its id line kept, with the new data
+	}
+	return fmt.Appendf(nil, "event: message\ndata: %s\n\n", out)
 }
 
 // sseData is the data of one SSE event: its "data:" lines, each without the field name
