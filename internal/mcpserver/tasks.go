@@ -170,7 +170,7 @@ func (h *handler) beforeRequest(ctx context.Context, id any, message any) error 
 	case string(mcp.MethodResourcesRead):
 		if lookup := resourceLookup(ctx); lookup != nil {
 			if found, why := lookup(ctx, m.Params.URI); !found {
-				sc.c.replace(key, inPlaceOfError(resourceNotFound(json.RawMessage(key.id), m.Params.URI, why, m.Params.Meta.ProtocolVersion())))
+				sc.c.replace(key, inPlaceOfError(resourceNotFound(key.id, m.Params.URI, why, m.Params.Meta.ProtocolVersion())))
 			}
 		}
 		return nil
@@ -268,11 +268,7 @@ func rpcResult(id string, result []byte) []byte {
 
 // rpcError is the JSON-RPC error response with id (canonical JSON).
 func rpcError(id string, code int, message string, data any) []byte {
-	e := map[string]any{"code": code, "message": message}
-	if data != nil {
-		e["data"] = data
-	}
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "error": e})
+	b, _ := json.Marshal(mcp.NewJSONRPCError(mcp.NewRequestId(json.RawMessage(id)), code, message, data))
 	return b
 }
 
