@@ -739,7 +739,7 @@ func (h *httpShim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if m.Method != "" && canonicalID(m.ID) == "" && modern {
-			body = withProtocolVersionMeta(body, version)
+			body = withProtocolVersionMeta(body, m.Params, version)
 		}
 		h.c.observeIncoming(session, &m, arrived)
 	}
@@ -758,30 +758,42 @@ func (h *httpShim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rw.release()
 }
 
-// withProtocolVersionMeta returns a notification's body with params._meta carrying
-// version when it carries none (point 1 above); body unchanged if it cannot be read.
-func withProtocolVersionMeta(body []byte, version string) []byte {
-	var n map[string]json.RawMessage
-	if json.Unmarshal(body, &n) != nil {
+// withProtocolVersionMeta returns a notification's body, whose params are params, with
+// params._meta carrying version when it carries none (point 1 above); body unchanged if it
+// cannot be read.
+func withProtocolVersionMeta(body, params []byte, version string) []byte {
+	var p struct {
+		Meta *mcp.Meta `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) == nil && p.Meta.ProtocolVersion() != "" {
 		return body
 	}
-	params := map[string]json.RawMessage{}
-	if raw, ok := n["params"]; ok && json.Unmarshal(raw, &params) != nil {
-		return body
-	}
-	meta := map[string]any{}
-	if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
-		return body
-	}
-	if v, ok := meta[mcp.MetaKeyProtocolVersion].(string); ok && v != "" {
-		return body
-	}
-	meta[mcp.MetaKeyProtocolVersion] = version
-	// Values decoded from JSON encode again without error.
-	params["_meta"], _ = json.Marshal(meta)
-	n["params"], _ = json.Marshal(params)
-	out, _ := json.Marshal(n)
+	v, _ := json.Marshal(version)
+	out, _ := withMember(body, v, "params", "_meta", mcp.MetaKeyProtocolVersion)
 	return out
+}
+
+// withMember is the JSON object doc with the member at path set to value, making the
+// objects on the path that are missing or null; doc itself, and false, when it or a member
+// on the path is something else.
+func withMember(doc []byte, value json.RawMessage, path ...string) ([]byte, bool) {
+	var obj map[string]json.RawMessage
+	if len(doc) > 0 && json.Unmarshal(doc, &obj) != nil {
+		return doc, false
+	}
+	if obj == nil {
+		obj = map[string]json.RawMessage{}
+	}
+	if len(path) > 1 {
+		inner, ok := withMember(obj[path[0]], value, path[1:]...)
+		if !ok {
+			return doc, false
+		}
+		value = inner
+	}
+	obj[path[0]] = value
+	out, _ := json.Marshal(obj) // values decoded from JSON encode again without error
+	return out, true
 }
 
 // httpResponse is the response to one HTTP request. mcp-go writes a POST's JSON-RPC

@@ -236,28 +236,10 @@ func (h *handler) taskMethod(ctx context.Context, id, method, taskID string) []b
 // withTasksDeclared is mcp-go's server/discover response with the tasks extension among the
 // server's capabilities; the response as it is if it is not a result.
 func withTasksDeclared(resp []byte) []byte {
-	var msg map[string]json.RawMessage
-	if json.Unmarshal(resp, &msg) != nil || msg["result"] == nil {
+	if m, ok := peekOutgoing(resp); !ok || m.Result == nil {
 		return resp
 	}
-	var result map[string]json.RawMessage
-	if json.Unmarshal(msg["result"], &result) != nil {
-		return resp
-	}
-	caps := map[string]json.RawMessage{}
-	if raw, ok := result["capabilities"]; ok && json.Unmarshal(raw, &caps) != nil {
-		return resp
-	}
-	ext := map[string]json.RawMessage{}
-	if raw, ok := caps["extensions"]; ok && json.Unmarshal(raw, &ext) != nil {
-		return resp
-	}
-	ext[tasksExtension] = json.RawMessage(`{}`)
-	// Values decoded from JSON encode again without error.
-	caps["extensions"], _ = json.Marshal(ext)
-	result["capabilities"], _ = json.Marshal(caps)
-	msg["result"], _ = json.Marshal(result)
-	out, _ := json.Marshal(msg)
+	out, _ := withMember(resp, json.RawMessage(`{}`), "result", "capabilities", "extensions", tasksExtension)
 	return out
 }
 
