@@ -95,7 +95,7 @@ func (e *Engine) collect(ctx context.Context, id, owner string, wait time.Durati
 	end := time.Now().Add(wait)
 	wctx, cancel := context.WithDeadline(ctx, end)
 	defer cancel()
-	res, how := e.follow(wctx, id, end.Add(-quiet), &relay{r: r, id: id}, nil, false)
+	res, how, _ := e.follow(wctx, id, end.Add(-quiet), &relay{r: r, id: id}, nil, false)
 	switch {
 	case how == followDone:
 		return res
@@ -310,7 +310,7 @@ func (e *Engine) stop(id string, cause *stopCause) consultation.Result {
 	e.logger.Info("background consultation cancelled", "id", id, "why", cause)
 	ctx, cancel := context.WithTimeout(context.Background(), stopWait)
 	defer cancel()
-	res, how := e.follow(ctx, id, time.Time{}, &relay{}, nil, false)
+	res, how, _ := e.follow(ctx, id, time.Time{}, &relay{}, nil, false)
 	if how != followDone {
 		return consultation.Said(&consultation.Summary{Kind: consultation.KindRunning, ID: id}, fmt.Sprintf("Cancellation of %s requested; its worker is stopping.", id))
 	}
@@ -392,15 +392,6 @@ func (e *Engine) Stop(id string) (string, error) {
 	return cancelled(id, e.stop(id, causeTool)).Text(), nil
 }
 
-// toAnnounce lists the consultations whose end is to be announced.
-func (e *Engine) toAnnounce() (ids []string) {
-	e.announce.Range(func(id, _ any) bool {
-		ids = append(ids, id.(string))
-		return true
-	})
-	return ids
-}
-
 // WatchFinished calls notify, until ctx ends, for each consultation this server started that
 // finishes (or is found stopped) after its call returned "still running": the server tells
 // the session that started it that the answer is ready. A consultation cancelled through
@@ -414,11 +405,11 @@ func (e *Engine) WatchFinished(ctx context.Context, every time.Duration, notify 
 			return
 		case <-t.C:
 		}
-		for _, id := range e.toAnnounce() {
-			rec, err := e.store.Load(id)
+		e.announce.Range(func(id, _ any) bool {
+			rec, err := e.store.Load(id.(string))
 			if err != nil {
 				e.announce.Delete(id)
-				continue
+				return true
 			}
 			if rec = e.settled(rec); rec.Status == results.Done {
 				e.announce.Delete(id)
@@ -426,7 +417,8 @@ func (e *Engine) WatchFinished(ctx context.Context, every time.Duration, notify 
 					notify(rec)
 				}
 			}
-		}
+			return true
+		})
 	}
 }
 

@@ -181,10 +181,10 @@ func (e *Engine) Start(ctx context.Context, in consultation.Request, r consultat
 	if fail != nil {
 		return *fail
 	}
-	defer w.close()
+	defer w.stop()
 	fg, cancel := context.WithDeadline(ctx, w.start.Add(w.timeout))
 	defer cancel()
-	res, end := e.follow(fg, w.job.ID, w.start.Add(w.timeout-quiet), w.relay, w.events, false)
+	res, end, _ := e.follow(fg, w.job.ID, w.start.Add(w.timeout-quiet), w.relay, w.events, false)
 	switch {
 	case end == followDone:
 		return withWarnings(res, w.warnings)
@@ -222,11 +222,8 @@ type worker struct {
 	warnings []string       // the call's warnings
 	relay    *relay
 	events   <-chan workerEvent // what the worker tells; closed when it ends
-	stop     func()
+	stop     func()             // stops listening to the worker (which goes on)
 }
-
-// close stops listening to the worker (which goes on).
-func (w *worker) close() { w.stop() }
 
 // launch validates in and starts its worker, telling r (the first progress notification,
 // at once, carries the id); the failure to return instead when it cannot.
@@ -243,10 +240,7 @@ func (e *Engine) launch(ctx context.Context, in consultation.Request, r consulta
 	if ctx.Err() != nil {
 		return fail(consultation.Failure(consultation.ClassCancelled, "Cancelled by the client before the consultation started; nothing was read or sent."))
 	}
-	timeout := in.Timeout
-	if timeout == 0 {
-		timeout = e.svc.TimeoutRule().Default
-	}
+	timeout := cmp.Or(in.Timeout, e.svc.TimeoutRule().Default)
 	job := e.job(ctx, in, start)
 	id := job.ID
 	for _, w := range warnings {
@@ -375,15 +369,9 @@ const (
 // untilLaunch, also until its first model request goes out), relaying its progress every
 // heartbeat (none from quietFrom on; zero: never quiet). With events (the worker's pipe,
 // from the call that started it) the worker tells its state and its result; without, its
-// record is read every poll, and whether it is done.
-func (e *Engine) follow(ctx context.Context, id string, quietFrom time.Time, rel *relay, events <-chan workerEvent, untilLaunch bool) (consultation.Result, followEnd) {
-	res, how, _ := e.followState(ctx, id, quietFrom, rel, events, untilLaunch)
-	return res, how
-}
-
-// followState is follow, also returning the worker's latest state as it told it (nil when it
-// told none).
-func (e *Engine) followState(ctx context.Context, id string, quietFrom time.Time, rel *relay, events <-chan workerEvent, untilLaunch bool) (consultation.Result, followEnd, *consultation.State) {
+// record is read every poll, and whether it is done. It also returns the worker's latest
+// state as it told it (nil when it told none).
+func (e *Engine) follow(ctx context.Context, id string, quietFrom time.Time, rel *relay, events <-chan workerEvent, untilLaunch bool) (consultation.Result, followEnd, *consultation.State) {
 	var tick <-chan time.Time
 	if events == nil {
 		t := time.NewTicker(poll)

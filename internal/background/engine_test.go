@@ -245,8 +245,8 @@ func TestCancelEndsUpstreamAndIsNotAnnounced(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the upstream request is still open after the cancel")
 	}
-	if ids := r.eng.toAnnounce(); len(ids) != 0 {
-		t.Errorf("a cancelled consultation is still to be announced: %v", ids)
+	if _, ok := r.eng.announce.Load(id); ok {
+		t.Errorf("a cancelled consultation is still to be announced")
 	}
 	list := r.eng.Collect(context.Background(), "", 0, nil)
 	if c := list.Summary.Consultations; len(c) != 1 || c[0].Status != "cancelled" {

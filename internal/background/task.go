@@ -71,7 +71,7 @@ func (e *Engine) StartTask(ctx context.Context, in consultation.Request, r consu
 	if fail != nil {
 		return *fail, nil
 	}
-	defer w.close()
+	defer w.stop()
 	deadline := w.start.Add(w.timeout)
 	wait := deadline.Add(creationGrace)
 	if in.OnTimeout == consultation.OnTimeoutContinue {
@@ -80,7 +80,7 @@ func (e *Engine) StartTask(ctx context.Context, in consultation.Request, r consu
 	}
 	fg, cancel := context.WithDeadline(ctx, wait)
 	defer cancel()
-	res, how, st := e.followState(fg, w.job.ID, time.Time{}, w.relay, w.events, true)
+	res, how, st := e.follow(fg, w.job.ID, time.Time{}, w.relay, w.events, true)
 	switch {
 	case how == followDone:
 		return withWarnings(res, w.warnings), nil
