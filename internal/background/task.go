@@ -174,18 +174,16 @@ func (e *Engine) orphaned(job Job) {
 	e.logger.Info("background consultation goes on with no client waiting", "id", job.ID)
 }
 
-// IsOrphan reports whether consultation id went on after its client stopped waiting and has
-// not been named to its owner yet.
-func (e *Engine) IsOrphan(id string) bool { return e.store.IsOrphan(id) }
-
-// OrphanWarnings returns, once each, a warning for every consultation of owner that went
-// on after its client stopped waiting without asking for it to stop (a cancel without a
-// reason, a client that quit): its id, its state, and how to collect or stop it.
-func (e *Engine) OrphanWarnings(owner string) []string {
+// WithOrphans is res (a result with a summary; any other as it is) also warning, once each,
+// of every consultation of ctx's owner that went on after its client stopped waiting without
+// asking for it to stop (a cancel without a reason, a client that quit): its id, its state,
+// and how to collect or stop it.
+func (e *Engine) WithOrphans(ctx context.Context, res consultation.Result) consultation.Result {
 	orphans, err := e.store.Orphans()
-	if err != nil {
-		return nil
+	if err != nil || res.Summary == nil {
+		return res
 	}
+	owner := OwnerFrom(ctx)
 	var out []string
 	for _, o := range orphans {
 		if o.Owner != owner {
@@ -201,7 +199,7 @@ func (e *Engine) OrphanWarnings(owner string) []string {
 		}
 		out = append(out, OrphanWarning(rec, e.State(e.settled(rec))))
 	}
-	return out
+	return withWarnings(res, out)
 }
 
 // OrphanWarning is the warning naming an orphaned consultation rec in state.

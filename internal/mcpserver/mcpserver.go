@@ -9,7 +9,6 @@ import (
 	"io"
 	"log"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -231,23 +230,12 @@ func (h *handler) tool(want string, use func(context.Context, map[string]any, co
 			rep.token = req.Params.Meta.ProgressToken
 		}
 		res := use(ctx, args, rep)
-		if h.bg != nil && res.Summary != nil {
-			res = withOrphans(res, h.bg.OrphanWarnings(background.OwnerFrom(ctx)))
+		if h.bg != nil {
+			res = h.bg.WithOrphans(ctx, res)
 		}
 		rep.settle()
 		return toMCP(res), nil
 	}
-}
-
-// withOrphans is res also warning of the consultations its caller's clients left running.
-func withOrphans(res consultation.Result, warnings []string) consultation.Result {
-	if len(warnings) == 0 {
-		return res
-	}
-	sum := *res.Summary
-	sum.Warnings = append(slices.Clip(sum.Warnings), warnings...)
-	res.Summary = &sum
-	return res
 }
 
 // settleLimit bounds how long a result waits for its call's progress notifications to go out
