@@ -118,7 +118,8 @@ type Engine struct {
 // New returns an engine for cfg.
 func New(cfg Config) *Engine {
 	e := &Engine{svc: cfg.Service, store: cfg.Store, run: cfg.Run, limit: cfg.Limit, maxWorkers: cfg.MaxWorkers,
-		heartbeat: cfg.Heartbeat, logger: cfg.Logger, instance: newInstance(), cancelPoll: cancelPoll}
+		heartbeat: cfg.Heartbeat, logger: cfg.Logger, cancelPoll: cancelPoll,
+		instance: strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.Itoa(os.Getpid())}
 	if e.limit <= 0 {
 		e.limit = consult.DefaultBackgroundLimit
 	}
@@ -152,10 +153,6 @@ func (e *Engine) Wait() { e.inProcess.Wait() }
 
 // Store is the results directory.
 func (e *Engine) Store() *results.Store { return e.store }
-
-func newInstance() string {
-	return strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.Itoa(os.Getpid())
-}
 
 // slot takes a free worker slot, or returns nil when all are held.
 func (e *Engine) slot() (*results.Lock, error) {

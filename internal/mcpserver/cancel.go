@@ -882,26 +882,16 @@ func reframed(p, data, out []byte, sse bool) []byte {
 // and surrounding spaces, one after the other. The data of an event of one such line, as
 // mcp-go writes them, is not copied.
 func sseData(event []byte) []byte {
-	var data []byte
-	lines := 0
-	for rest := event; len(rest) > 0; {
-		var line []byte
-		line, rest, _ = bytes.Cut(rest, []byte("\n"))
-		d, ok := bytes.CutPrefix(bytes.TrimSuffix(line, []byte("\r")), []byte("data:"))
-		if !ok {
-			continue
+	var parts [][]byte
+	for line := range bytes.Lines(event) {
+		if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			parts = append(parts, bytes.TrimSpace(d))
 		}
-		d = bytes.TrimSpace(d)
-		if lines++; lines == 1 {
-			data = d
-			continue
-		}
-		if lines == 2 {
-			data = append([]byte(nil), data...)
-		}
-		data = append(data, d...)
 	}
-	return data
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return bytes.Join(parts, nil)
 }
 
 // release sends a held status: before a body, and when the handler returns.

@@ -4,6 +4,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -64,11 +65,7 @@ func New(cfg Config) *server.MCPServer {
 	instructions := Instructions(srv, cfg.Background != nil)
 	hooks := &server.Hooks{}
 	hooks.AddBeforeCallTool(rememberRequestID)
-	page := cfg.PageBytes
-	if page == 0 {
-		page = background.DefaultPageBytes
-	}
-	h := &handler{svc: cfg.Service, bg: cfg.Background, page: page, log: logger}
+	h := &handler{svc: cfg.Service, bg: cfg.Background, page: cmp.Or(cfg.PageBytes, background.DefaultPageBytes), log: logger}
 	hooks.AddOnRequestInitialization(h.beforeRequest)
 	levels := &levelChoices{}
 	h.levels = levels
@@ -149,10 +146,8 @@ func (h *handler) consultCall(ctx context.Context, args map[string]any, rep cons
 	if err != nil {
 		return h.refuse(err)
 	}
-	if in.OnTimeout == consultation.OnTimeoutContinue && !in.DryRun {
-		if h.bg == nil {
-			return consultation.Failure(consultation.ClassInvalidArgument, `on_timeout "continue" is not available: this server has no usable results directory to keep background consultations in (its log says why; start it with --results-dir DIR, a directory of yours that others cannot write). Call again without on_timeout.`)
-		}
+	if in.OnTimeout == consultation.OnTimeoutContinue && !in.DryRun && h.bg == nil {
+		return consultation.Failure(consultation.ClassInvalidArgument, `on_timeout "continue" is not available: this server has no usable results directory to keep background consultations in (its log says why; start it with --results-dir DIR, a directory of yours that others cannot write). Call again without on_timeout.`)
 	}
 	if res, ok := h.consultTask(ctx, in, rep); ok {
 		return res
