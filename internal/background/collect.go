@@ -263,16 +263,18 @@ func (e *Engine) Cancel(ctx context.Context, id string) consultation.Result {
 		return alreadyFinished(id)
 	}
 	e.announce.Delete(id)
-	res := e.stop(id, causeTool)
-	if res.IsError && res.Summary != nil && res.Summary.Error != nil && res.Summary.Error.Class == consultation.ClassCancelled {
-		return cancelled(id, res)
-	}
-	return res
+	return cancelled(id, e.stop(id, causeTool))
 }
 
-// cancelled is the final state of consultation id, led by saying that it was stopped and
-// what its result keeps. The cancel did what was asked: it is no error.
+// cancelled is res, the final state of consultation id after a cancel, led by saying that it
+// was stopped and what its result keeps when the cancel stopped it: the cancel did what was
+// asked, it is no error. Any other res (it finished first, its worker is still stopping, the
+// cancel could not be written) is returned as it is.
 func cancelled(id string, res consultation.Result) consultation.Result {
+	sum := res.Summary
+	if !res.IsError || sum == nil || sum.Error == nil || sum.Error.Class != consultation.ClassCancelled {
+		return res
+	}
 	var f consultation.Facts
 	if res.Facts != nil {
 		f = *res.Facts
@@ -281,16 +283,13 @@ func cancelled(id string, res consultation.Result) consultation.Result {
 	switch {
 	case f.NothingGathered():
 		kept = "that it was stopped before it read any file"
-	case res.Summary != nil && res.Summary.Answer != "":
+	case sum.Answer != "":
 		kept += " and the partial answer"
 	}
 	f.Lead = fmt.Sprintf("Consultation %s is stopped. Its result keeps %s (consultation_result {\"id\": %q} returns it again):\n\n", id, kept, id)
-	if res.Summary != nil {
-		sum := *res.Summary
-		sum.Kind, sum.Error = consultation.KindCancelled, nil
-		res.Summary = &sum
-	}
-	res.Facts, res.IsError = &f, false
+	stopped := *sum
+	stopped.Kind, stopped.Error = consultation.KindCancelled, nil
+	res.Summary, res.Facts, res.IsError = &stopped, &f, false
 	return res
 }
 
