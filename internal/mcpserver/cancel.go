@@ -404,19 +404,13 @@ func rememberRequestID(_ context.Context, id any, req *mcp.CallToolRequest) {
 	if req.Params.Meta == nil {
 		req.Params.Meta = &mcp.Meta{}
 	}
-	if req.Params.Meta.AdditionalFields == nil {
-		req.Params.Meta.AdditionalFields = map[string]any{}
-	}
-	req.Params.Meta.AdditionalFields[requestIDMeta] = canonicalID(id)
+	req.Params.Meta.SetMetaField(requestIDMeta, canonicalID(id))
 }
 
 // requestKey is the request of the tool call req in ctx's shim; false without a shim or id.
 func requestKey(ctx context.Context, req mcp.CallToolRequest) (cancelScope, cancelKey, bool) {
 	sc, ok := ctx.Value(cancelScopeKey{}).(cancelScope)
-	var id string
-	if req.Params.Meta != nil {
-		id, _ = req.Params.Meta.AdditionalFields[requestIDMeta].(string)
-	}
+	id, _ := req.Params.Meta.GetMetaField(requestIDMeta).(string)
 	if !ok || id == "" {
 		return sc, cancelKey{}, false
 	}

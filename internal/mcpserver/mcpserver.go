@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -244,8 +245,7 @@ type reporter struct {
 	srv    *server.MCPServer
 	token  mcp.ProgressToken // nil: the client asked for no progress
 
-	mu   sync.Mutex
-	sent int // progress notifications sent
+	sent atomic.Int64 // progress notifications sent
 }
 
 // Progress sends notifications/progress with the client's token, unchanged; nothing
@@ -257,9 +257,7 @@ func (r *reporter) Progress(progress float64, message string) {
 	if r.srv.SendNotificationToClient(r.ctx, "notifications/progress", map[string]any{
 		"progressToken": r.token, "progress": progress, "message": message,
 	}) == nil {
-		r.mu.Lock()
-		r.sent++
-		r.mu.Unlock()
+		r.sent.Add(1)
 	}
 }
 
@@ -290,11 +288,8 @@ func (r *reporter) settle() {
 	if !ok || r.token == nil {
 		return
 	}
-	r.mu.Lock()
-	n := r.sent
-	r.mu.Unlock()
-	if n > 0 {
-		sc.c.awaitProgress(cancelKey{sc.session, canonicalID(r.token)}, n, settleLimit)
+	if n := r.sent.Load(); n > 0 {
+		sc.c.awaitProgress(cancelKey{sc.session, canonicalID(r.token)}, int(n), settleLimit)
 	}
 }
 
