@@ -148,9 +148,6 @@ type cancels struct {
 func (c *cancels) replace(k cancelKey, f func(resp []byte) []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.replies == nil {
-		c.replies = make(map[cancelKey]func([]byte) []byte)
-	}
 	c.replies[k] = f
 }
 
@@ -182,7 +179,8 @@ const maxUnclaimed = 64
 const goneTokens = 64
 
 func newCancels() *cancels {
-	c := &cancels{inflight: make(map[cancelKey]*cancelState), tokens: make(map[cancelKey]cancelKey), written: make(map[cancelKey]int)}
+	c := &cancels{inflight: make(map[cancelKey]*cancelState), tokens: make(map[cancelKey]cancelKey), written: make(map[cancelKey]int),
+		replies: make(map[cancelKey]func([]byte) []byte)}
 	c.wrote = sync.NewCond(&c.mu)
 	return c
 }
