@@ -165,7 +165,7 @@ func (e *Engine) taskRecord(ctx context.Context, id string) (results.Record, err
 }
 
 // orphaned marks the consultation of job as going on with no client waiting for it: the next
-// result its owner gets names it (OrphanWarnings), and `consult results` shows it.
+// result its owner gets names it (WithOrphans), and `consult results` shows it.
 func (e *Engine) orphaned(job Job) {
 	if err := e.store.WriteOrphan(job.ID, job.Owner); err != nil {
 		e.logger.Warn("cannot mark a consultation nobody waits for", "id", job.ID, "error", err)
