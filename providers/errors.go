@@ -262,19 +262,6 @@ func finished(e *Error, message string) *Error {
 	return e
 }
 
-// known is err when it is an [*Error] already, or the [Canceled] error when ctx has ended
-// (whatever err says); nil otherwise, for the provider to convert err itself.
-func known(ctx context.Context, provider string, err error, partial bool) *Error {
-	var e *Error
-	if errors.As(err, &e) {
-		return e
-	}
-	if ctx.Err() != nil {
-		return canceledError(provider, ctx, partial)
-	}
-	return nil
-}
-
 // canceledError reports that ctx ended during a call.
 func canceledError(provider string, ctx context.Context, partial bool) *Error {
 	e := &Error{Provider: provider, Kind: Canceled, Partial: partial, Err: ctx.Err()}
