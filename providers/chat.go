@@ -404,15 +404,7 @@ func (b chatErrorBody) quota() *Quota {
 	if m == nil {
 		return nil
 	}
-	q := &Quota{ID: m[1]}
-	switch id := strings.ToLower(q.ID); {
-	case strings.Contains(id, "per-day"):
-		q.Period = PerDay
-	case strings.Contains(id, "per-hour"):
-		q.Period = PerHour
-	case strings.Contains(id, "per-min"):
-		q.Period = PerMinute
-	}
+	q := &Quota{ID: m[1], Period: quotaPeriod(m[1])}
 	header := func(name string) (float64, bool) {
 		for k, v := range b.Metadata.Headers {
 			if strings.EqualFold(k, name) {

@@ -276,9 +276,6 @@ func canceledError(provider string, ctx context.Context, partial bool) *Error {
 
 // parseRetryAfter reads retry-after-ms, then Retry-After (seconds or an HTTP date).
 func parseRetryAfter(h http.Header, now time.Time) time.Duration {
-	if h == nil {
-		return 0
-	}
 	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
 		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 && ms < 1e9 {
 			return time.Duration(ms * float64(time.Millisecond))
@@ -319,9 +316,6 @@ func retryHint(h http.Header, message string, now time.Time) time.Duration {
 // rateLimitReset reads OpenAI's x-ratelimit-reset-* headers: the reset of the limits whose
 // remaining count is 0, the longest of them; when none says 0, the earliest reset.
 func rateLimitReset(h http.Header) time.Duration {
-	if h == nil {
-		return 0
-	}
 	var exhausted, earliest time.Duration
 	for _, which := range []string{"requests", "tokens"} {
 		d, err := time.ParseDuration(strings.TrimSpace(h.Get("x-ratelimit-reset-" + which)))
@@ -434,8 +428,17 @@ func (q *Quota) resetNote(provider string) string {
 	return "it resets once a day"
 }
 
-// quotaPeriodRE finds the period in a quota id: "GenerateRequestsPerDayPerProjectPerModel-FreeTier".
-var quotaPeriodRE = regexp.MustCompile(`Per(Day|Hour|Minute)`)
+// quotaPeriodRE finds the period in a quota id: Gemini's
+// "GenerateRequestsPerDayPerProjectPerModel-FreeTier", OpenRouter's "free-models-per-min".
+var quotaPeriodRE = regexp.MustCompile(`(?i)per-?(day|hour|min)`)
+
+// quotaPeriod is the period a quota id names, "" when it names none.
+func quotaPeriod(id string) QuotaPeriod {
+	if m := quotaPeriodRE.FindStringSubmatch(id); m != nil {
+		return map[string]QuotaPeriod{"day": PerDay, "hour": PerHour, "min": PerMinute}[strings.ToLower(m[1])]
+	}
+	return ""
+}
 
 // periodRank orders periods by how long they take to reset.
 var periodRank = map[QuotaPeriod]int{PerMinute: 1, PerHour: 2, PerDay: 3}
@@ -462,9 +465,7 @@ func parseQuota(details []map[string]any) *Quota {
 			if f, ok := toFloat(v["quotaValue"]); ok && f > 0 && f < 1e15 {
 				q.Limit = int64(f)
 			}
-			if m := quotaPeriodRE.FindStringSubmatch(q.ID); m != nil {
-				q.Period = QuotaPeriod(strings.ToLower(m[1]))
-			}
+			q.Period = quotaPeriod(q.ID)
 			if best == nil || periodRank[q.Period] > periodRank[best.Period] {
 				best = q
 			}

@@ -464,3 +464,21 @@ func TestRefineOutputLimit(t *testing.T) {
 		t.Error("an output-limit error is retryable")
 	}
 }
+
+// TestQuotaPeriod: the period is read from Gemini's quota ids and OpenRouter's alike.
+func TestQuotaPeriod(t *testing.T) {
+	t.Parallel()
+	for id, want := range map[string]QuotaPeriod{
+		"GenerateRequestsPerDayPerProjectPerModel-FreeTier":    PerDay,
+		"GenerateRequestsPerMinutePerProjectPerModel-FreeTier": PerMinute,
+		"GenerateContentInputTokensPerModelPerHour":            PerHour,
+		"free-models-per-day":                                  PerDay,
+		"free-models-per-min":                                  PerMinute,
+		"free-models-per-hour":                                 PerHour,
+		"GenerateContentPaidTierInputTokens":                   "",
+	} {
+		if got := quotaPeriod(id); got != want {
+			t.Errorf("quotaPeriod(%q) = %q, want %q", id, got, want)
+		}
+	}
+}
