@@ -55,15 +55,14 @@ func newChatClient(name string, cfg Config, params func(Request) chatRequest, he
 	for k, v := range header {
 		h.Set(k, v)
 	}
-	hc := cfg.httpClient()
-	hc.CheckRedirect = sameOrigin(hc.CheckRedirect)
-	return chatClient{name: name, url: endpoint.String(), header: h, hc: hc, params: params,
+	return chatClient{name: name, url: endpoint.String(), header: h, hc: cfg.httpClient(), params: params,
 		redact: redactor{key: cfg.APIKey}, log: cfg.logger()}, nil
 }
 
 // sameOrigin is a redirect policy that follows a redirect only to the origin (scheme and
 // host) of the first request, then applies next (Go's default when nil): the key goes to
-// the configured endpoint and nowhere else, as openai-go kept it.
+// the configured endpoint and nowhere else, as openai-go kept it (Go would forward a
+// header such as Gemini's X-Goog-Api-Key to any host).
 func sameOrigin(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
 	return func(req *http.Request, via []*http.Request) error {
 		if first := via[0].URL; req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {

@@ -586,9 +586,6 @@ func toFloat(v any) (float64, bool) {
 	case string:
 		f, err := strconv.ParseFloat(n, 64)
 		return f, err == nil
-	case json.Number:
-		f, err := n.Float64()
-		return f, err == nil
 	}
 	return 0, false
 }
@@ -679,18 +676,12 @@ func redactPieces(s, key string) string {
 	return b.String()
 }
 
-// codeString renders a JSON error code that may be a string or a number.
+// codeString renders a JSON error code that may be a string, a number (as written) or
+// null.
 func codeString(raw json.RawMessage) string {
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
 	var s string
-	if json.Unmarshal(raw, &s) == nil {
+	if json.Unmarshal(raw, &s) == nil { // null leaves s empty
 		return s
-	}
-	var n json.Number
-	if json.Unmarshal(raw, &n) == nil {
-		return n.String()
 	}
 	return string(raw)
 }

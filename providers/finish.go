@@ -108,6 +108,7 @@ func (r *streamRun) end(ctx context.Context, resp *Response, err error, unfinish
 // estimate.
 func (r *streamRun) reasoningSoFar(obs Observer, n consult.Tokens) {
 	if n > r.meter.tokens() {
-		obs.Reasoning(r.meter.report(n), "")
+		r.meter.reported = n
+		obs.Reasoning(n, "")
 	}
 }

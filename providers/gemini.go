@@ -45,9 +45,7 @@ func NewGemini(cfg Config) (*Gemini, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: the base URL: %s", NameGemini, redact.clean(err.Error()))
 	}
-	hc := cfg.httpClient()
-	hc.CheckRedirect = sameOrigin(hc.CheckRedirect) // Go would send X-Goog-Api-Key to any host
-	return &Gemini{client: hc, base: base, key: cfg.APIKey, redact: redact, log: cfg.logger()}, nil
+	return &Gemini{client: cfg.httpClient(), base: base, key: cfg.APIKey, redact: redact, log: cfg.logger()}, nil
 }
 
 // Name returns "gemini".

@@ -229,7 +229,8 @@ func (c Config) logger() *slog.Logger {
 }
 
 // httpClient returns a copy of the client to send with, its transport reporting upstream
-// activity (see [WithActivity]).
+// activity (see [WithActivity]), following redirects only within the first request's
+// origin ([sameOrigin]).
 func (c Config) httpClient() *http.Client {
 	hc := &http.Client{}
 	if c.HTTPClient != nil {
@@ -239,6 +240,7 @@ func (c Config) httpClient() *http.Client {
 	if _, ok := hc.Transport.(*activityTransport); !ok {
 		hc.Transport = ActivityTransport(hc.Transport)
 	}
+	hc.CheckRedirect = sameOrigin(hc.CheckRedirect)
 	return hc
 }
 
@@ -265,12 +267,6 @@ type reasoningMeter struct {
 // add counts delta and returns the tokens so far.
 func (m *reasoningMeter) add(delta string) consult.Tokens {
 	m.chars += utf8.RuneCountInString(delta)
-	return m.tokens()
-}
-
-// report records a provider-reported running count and returns the tokens so far.
-func (m *reasoningMeter) report(n consult.Tokens) consult.Tokens {
-	m.reported = max(m.reported, n)
 	return m.tokens()
 }
 
