@@ -59,25 +59,6 @@ func newChatClient(name string, cfg Config, params func(Request) chatRequest, he
 		redact: redactor{key: cfg.APIKey}, log: cfg.logger()}, nil
 }
 
-// sameOrigin is a redirect policy that follows a redirect only to the origin (scheme and
-// host) of the first request, then applies next (Go's default when nil): the key goes to
-// the configured endpoint and nowhere else, as openai-go kept it (Go would forward a
-// header such as Gemini's X-Goog-Api-Key to any host).
-func sameOrigin(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
-	return func(req *http.Request, via []*http.Request) error {
-		if first := via[0].URL; req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
-			return fmt.Errorf("redirected to another origin (%s://%s): not followed, the key goes only to the configured endpoint", req.URL.Scheme, req.URL.Host)
-		}
-		if next != nil {
-			return next(req, via)
-		}
-		if len(via) >= 10 {
-			return errors.New("stopped after 10 redirects")
-		}
-		return nil
-	}
-}
-
 // chatRequest is the body of a chat-completions request
 // (platform.openai.com/docs/api-reference/chat/create; OpenRouter's additions from
 // openrouter.ai/docs/api-reference/overview), its fields in the order openai-go wrote them

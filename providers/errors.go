@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -304,13 +305,7 @@ func parseRetryAfter(h http.Header, now time.Time) time.Duration {
 // and x-ratelimit-reset-tokens headers ("1s", "6m0s", "20ms") of the limit that is
 // exhausted; else a "try again in 1.5s" in the message. 0 when it said nothing.
 func retryHint(h http.Header, message string, now time.Time) time.Duration {
-	if d := parseRetryAfter(h, now); d > 0 {
-		return d
-	}
-	if d := rateLimitReset(h); d > 0 {
-		return d
-	}
-	return retryInText(message)
+	return cmp.Or(parseRetryAfter(h, now), rateLimitReset(h), retryInText(message))
 }
 
 // rateLimitReset reads OpenAI's x-ratelimit-reset-* headers: the reset of the limits whose

@@ -2,6 +2,7 @@ package providers
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -277,10 +278,7 @@ func (p *Gemini) failure(f geminiError, status int, header http.Header, partial 
 	if out.Code == "" && out.InBand && code != 0 {
 		out.Code = fmt.Sprint(code)
 	}
-	out.RetryAfter = parseRetryDelay(f.Details)
-	if out.RetryAfter == 0 {
-		out.RetryAfter = retryHint(header, f.Message, time.Now())
-	}
+	out.RetryAfter = cmp.Or(parseRetryDelay(f.Details), retryHint(header, f.Message, time.Now()))
 	if out.Kind == RateLimited {
 		out.Quota = parseQuota(f.Details)
 	}
