@@ -74,7 +74,7 @@ type chatRequest struct {
 	StreamOptions        struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
-	Provider  *routing    `json:"provider,omitempty"`  // OpenRouter's (see withZDR)
+	Provider  *routing    `json:"provider,omitempty"`  // OpenRouter's (Config.ZDR)
 	Reasoning *reasoning  `json:"reasoning,omitempty"` // OpenRouter's
 	Usage     *accounting `json:"usage,omitempty"`     // OpenRouter's
 	Stream    bool        `json:"stream"`
