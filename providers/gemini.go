@@ -402,10 +402,7 @@ func (p *Gemini) Encode(req Request) (*Body, error) {
 	if req.System != "" {
 		env.SystemInstruction = &geminiContent{Parts: []geminiPart{{Text: req.System}}, Role: "user"}
 	}
-	envelope, err := json.Marshal(env)
-	if err != nil {
-		return nil, &Error{Provider: NameGemini, Kind: BadRequest, Message: fmt.Sprintf("cannot encode the request: %v", err), Err: err}
-	}
+	envelope, _ := json.Marshal(env) // strings, numbers and booleans: it cannot fail
 	return spliceMessage(NameGemini, envelope, req)
 }
 
