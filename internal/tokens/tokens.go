@@ -14,6 +14,7 @@ import (
 	"context"
 	"hash/maphash"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -184,10 +185,7 @@ func jsonText(s string) string {
 // [NotCounted]. When every text was counted the error is nil, even if ctx ended meanwhile.
 // No goroutine outlives the call.
 func (c *Counter) CountAll(ctx context.Context, texts [][]byte) ([]consult.Tokens, error) {
-	out := make([]consult.Tokens, len(texts))
-	for i := range out {
-		out[i] = NotCounted
-	}
+	out := slices.Repeat([]consult.Tokens{NotCounted}, len(texts))
 	if err := ctx.Err(); err != nil {
 		return out, err
 	}
