@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/consultmcp/consult"
 )
@@ -616,11 +615,7 @@ func (r redactor) clean(s string) string {
 	}
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > maxMessage {
-		cut := maxMessage
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
+		s = runePrefix(s, maxMessage) + "…"
 	}
 	return consult.Printable(s)
 }
