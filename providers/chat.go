@@ -34,7 +34,7 @@ type chatClient struct {
 
 // newChatClient returns the client of provider name; header adds the provider's own headers.
 func newChatClient(name string, cfg Config, params func(Request) chatRequest, header map[string]string) (chatClient, error) {
-	if err := cfg.checkKey(name); err != nil {
+	if err := cfg.check(name); err != nil {
 		return chatClient{}, err
 	}
 	// The endpoint as openai-go resolved it: relative to the base URL, its path ending in "/".

@@ -35,10 +35,7 @@ var _ Provider = (*Gemini)(nil)
 // the Gemini API's public endpoint ([Spec.DefaultBaseURL]), to which the API version
 // (v1beta) is added.
 func NewGemini(cfg Config) (*Gemini, error) {
-	if err := cfg.checkKey(NameGemini); err != nil {
-		return nil, err
-	}
-	if err := cfg.checkZDR(NameGemini); err != nil {
+	if err := cfg.check(NameGemini); err != nil {
 		return nil, err
 	}
 	redact := redactor{key: cfg.APIKey}

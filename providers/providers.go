@@ -204,20 +204,15 @@ type Config struct {
 	ZDR bool
 }
 
-// checkZDR refuses cfg.ZDR for provider name, which cannot be asked per request to keep
-// no data.
-func (c Config) checkZDR(name string) error {
-	if c.ZDR {
-		return fmt.Errorf("%s: zero data retention cannot be asked for per request: what %s keeps is set by the account's agreement with it, not by a request; OpenRouter can route each request to endpoints that keep no data", name, name)
-	}
-	return nil
-}
-
-// checkKey refuses a config without an API key, saying where provider name's key comes
-// from.
-func (c Config) checkKey(name string) error {
+// check refuses a config for provider name without an API key, saying where the key comes
+// from, or asking for zero data retention of a provider that cannot be asked per request
+// ([Spec.ZDR]).
+func (c Config) check(name string) error {
 	if strings.TrimSpace(c.APIKey) == "" {
 		return fmt.Errorf("%s: no API key: pass it as an argument or set %s", name, keyEnv(name))
+	}
+	if s, _ := Lookup(name); c.ZDR && !s.ZDR {
+		return fmt.Errorf("%s: zero data retention cannot be asked for per request: what %s keeps is set by the account's agreement with it, not by a request; OpenRouter can route each request to endpoints that keep no data", name, name)
 	}
 	return nil
 }
