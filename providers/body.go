@@ -135,6 +135,12 @@ func masks(w uint64) (esc, slow uint64) {
 	return esc, slow
 }
 
+// plain reports whether the word w of eight bytes is all plain ASCII, tabs and newlines:
+// bytes appendEscaped stores from its table.
+func plain(w uint64) bool {
+	return (w|below(w, '\t')|below(w, 0x20)&^below(w, '\n'+1))&highs == 0
+}
+
 // escapedLen is the length of s as a JSON string's content: what appendEscaped writes.
 func escapedLen(s []byte) int {
 	n, i := 0, 0
@@ -200,29 +206,61 @@ var pair, step = func() (p [256]uint16, n [256]uint8) {
 // escapes it without its HTML escaping (which JSON does not need): quote, backslash and
 // control characters escaped, invalid UTF-8 replaced by U+FFFD, U+2028 and U+2029
 // escaped. Where dst has too little room for the rest of s, it grows once, to the exact
-// size the rest needs (escapedLen). Each byte is a table look-up and one two-byte store,
-// with no branch on what the byte is: in source code a byte to escape comes every ten or
-// so, which a loop that branches on it mispredicts.
+// size the rest needs (escapedLen). Runs of plain words go through appendPlain; the byte
+// that ends a run, and the bytes near the end, go one at a time.
 func appendEscaped(dst, s []byte) []byte {
 	n, i := len(dst), 0
 	dst = dst[:cap(dst)]
 	for i < len(s) {
+		if n, i = appendPlain(dst, n, s, i); i == len(s) {
+			break
+		}
 		if n+8 > len(dst) { // room for a two-byte store and the longest escape, six bytes
 			dst = slices.Grow(dst[:n], escapedLen(s[i:])+8)
 			dst = dst[:cap(dst)]
 		}
-		for i < len(s) && n+8 <= len(dst) {
-			c := s[i]
-			if step[c] == 0 {
-				n, i = escapeOne(dst, n, s, i)
-				continue
-			}
+		if c := s[i]; step[c] != 0 {
 			binary.LittleEndian.PutUint16(dst[n:], pair[c])
 			n += int(step[c])
 			i++
+			continue
 		}
+		n, i = escapeOne(dst, n, s, i)
 	}
 	return dst[:n]
+}
+
+// appendPlain escapes s from i into dst from n eight bytes at a time, as long as the words
+// are plain (ASCII, tabs and newlines: nearly every word of source code) and dst has room,
+// and returns both advanced. Each byte is a table look-up and one two-byte store, with no
+// branch on what the byte is: in source code a byte to escape comes every ten or so, which a
+// loop that branches on it mispredicts.
+func appendPlain(dst []byte, n int, s []byte, i int) (int, int) {
+	for i+8 <= len(s) && n+18 <= len(dst) { // room for eight two-byte escapes
+		b := (*[8]byte)(s[i:])
+		if !plain(binary.LittleEndian.Uint64(b[:])) {
+			break
+		}
+		d := (*[18]byte)(dst[n:])
+		m := put(d, 0, b[0]) // eight stores written out: Go does not unroll the loop
+		m = put(d, m, b[1])
+		m = put(d, m, b[2])
+		m = put(d, m, b[3])
+		m = put(d, m, b[4])
+		m = put(d, m, b[5])
+		m = put(d, m, b[6])
+		m = put(d, m, b[7])
+		n, i = n+m, i+8
+	}
+	return n, i
+}
+
+// put stores c at d[m], escaped (c is plain ASCII, a tab or a newline), and returns the
+// offset after it. m is at most 14; masking it lets the compiler drop the bounds check.
+func put(d *[18]byte, m int, c byte) int {
+	i := m & 15
+	binary.LittleEndian.PutUint16(d[i:i+2], pair[c])
+	return m + int(step[c])
 }
 
 // escapeOne escapes the byte or rune of s at i, which is not plain ASCII, into dst at n,

@@ -150,10 +150,8 @@ func describe(v any) string {
 		return fmt.Sprintf("the string %q", x)
 	case bool:
 		return fmt.Sprintf("the boolean %v", x)
-	case float64:
-		return fmt.Sprintf("%g", x)
-	case float32, int, int64:
-		return fmt.Sprintf("%v", x)
+	case float64, float32, int, int64:
+		return fmt.Sprint(x) // a float as %g
 	case []any:
 		return "a list"
 	case map[string]any:

@@ -33,12 +33,6 @@ const (
 // usage is the help text, with the paragraph on providers filled in from the registry.
 var usage = strings.Replace(usageText, "{providers}\n", providerUsage(), 1)
 
-// knownProvider reports whether name is a provider in the registry.
-func knownProvider(name string) bool {
-	_, ok := providers.Lookup(name)
-	return ok
-}
-
 // providerUsage is the usage text's paragraph on providers, from the registry:
 // "Providers: openrouter, openai, gemini. The API key comes from the argument or from
 // OPENROUTER_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY (then GOOGLE_API_KEY)."
@@ -120,31 +114,22 @@ func (v value[T]) Set(s string) error {
 	return err
 }
 
-// boolValue is a flag.Value for a switch: --name alone sets it, and its variable takes
-// 1, true, yes or on (0, false, no, off).
-type boolValue struct{ p *bool }
-
-func (b boolValue) String() string {
-	if b.p == nil {
-		return "false"
-	}
-	return strconv.FormatBool(*b.p)
+// IsBoolFlag lets a switch (a value[bool]) stand alone on the command line: --zdr.
+func (v value[T]) IsBoolFlag() bool {
+	_, ok := any(v.p).(*bool)
+	return ok
 }
 
-func (b boolValue) Set(s string) error {
+// parseSwitch reads a switch's value: 1, true, yes or on (0, false, no, off).
+func parseSwitch(s string) (bool, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "1", "true", "yes", "on":
-		*b.p = true
+		return true, nil
 	case "0", "false", "no", "off", "":
-		*b.p = false
-	default:
-		return fmt.Errorf("%q is not a switch: write 1 or 0 (true or false)", s)
+		return false, nil
 	}
-	return nil
+	return false, fmt.Errorf("%q is not a switch: write 1 or 0 (true or false)", s)
 }
-
-// IsBoolFlag lets --name stand alone on the command line.
-func (b boolValue) IsBoolFlag() bool { return true }
 
 // parseDollars reads a price in US dollars: a number, 0 or more ("5", "0.50", "$5").
 func parseDollars(s string) (float64, error) {
@@ -311,8 +296,8 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 		{"budget-usd", "cap on what consultations cost per UTC day, in US dollars, across servers sharing the results directory (0: none)", newValue(&cfg.BudgetUSD, parseDollars)},
 		{"prices", "a prices file (JSON) whose prices, windows and expiry dates win over every other source", &cfg.Prices},
 		{"models-url", "where the model list (prices, windows) is fetched; \"off\" for none", &cfg.ModelsURL},
-		{"zdr", "zero data retention: send requests only to endpoints that keep no data (openrouter)", boolValue{&cfg.ZDR}},
-		{"long-cache", "keep the prompt cache longer: OpenAI 24 h (same prices), Anthropic models on OpenRouter 1 h (cache writes at 2x the prompt price instead of 1.25x)", boolValue{&cfg.LongCache}},
+		{"zdr", "zero data retention: send requests only to endpoints that keep no data (openrouter)", newValue(&cfg.ZDR, parseSwitch)},
+		{"long-cache", "keep the prompt cache longer: OpenAI 24 h (same prices), Anthropic models on OpenRouter 1 h (cache writes at 2x the prompt price instead of 1.25x)", newValue(&cfg.LongCache, parseSwitch)},
 	})
 	if err != nil {
 		return cfg, err
@@ -357,9 +342,7 @@ func parseServe(provider string, args []string, getenv func(string) string, stde
 	if cfg.Heartbeat < minHeartbeat {
 		return cfg, fmt.Errorf("--heartbeat %s: must be at least %s", cfg.Heartbeat, minHeartbeat)
 	}
-	if cfg.IdleTimeout < 0 {
-		cfg.IdleTimeout = 0 // DESIGN: negative values are 0 (off)
-	}
+	cfg.IdleTimeout = max(cfg.IdleTimeout, 0) // DESIGN: negative values are 0 (off)
 	if cfg.ResultsTTL < time.Second {
 		return cfg, fmt.Errorf("--results-ttl %s: must be at least 1s", cfg.ResultsTTL)
 	}
@@ -422,14 +405,7 @@ func defaultResultsDir(getenv func(string) string) string {
 // loopback reports whether addr (host:port) listens only on this machine.
 func loopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return err == nil && (host == "localhost" || net.ParseIP(host).IsLoopback()) // nil, not an IP, is no loopback
 }
 
 // parseInterspersed parses flags that may come before or after positional arguments.
@@ -472,10 +448,7 @@ func formatVersion(release string, bi *debug.BuildInfo) string {
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":
-			commit = s.Value
-			if len(commit) > 12 {
-				commit = commit[:12]
-			}
+			commit = s.Value[:min(len(s.Value), 12)]
 		case "vcs.modified":
 			modified = s.Value == "true"
 		case "GOOS":

@@ -48,8 +48,8 @@ func runDryRun(ctx context.Context, args []string, getenv func(string) string, s
 	// Prices and windows without the network: the prices file, the model list the servers
 	// cached in the results directory, the fallback table.
 	cc := catalog.Config{ListURL: catalog.DefaultListURL, Offline: true}
-	if dir := defaultResultsDir(getenv); getenv("CONSULT_RESULTS_DIR") != "" || dir != "" {
-		cc.Cache = results.Open(cmp.Or(getenv("CONSULT_RESULTS_DIR"), dir), 0, 0, 0)
+	if dir := cmp.Or(getenv("CONSULT_RESULTS_DIR"), defaultResultsDir(getenv)); dir != "" {
+		cc.Cache = results.Open(dir, 0, 0, 0)
 	}
 	if *prices != "" {
 		pf, err := catalog.LoadPrices(*prices)

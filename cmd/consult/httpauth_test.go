@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/consultmcp/consult/internal/results"
 )
 
 // TestHTTPDuplicateAuthorization: a request with two Authorization headers is refused with
@@ -132,7 +134,7 @@ func TestTokenFileOwner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	uid, ok := fileOwner(fi)
+	uid, ok := results.FileOwner(fi)
 	if !ok {
 		t.Skip("files have no owning user id here")
 	}

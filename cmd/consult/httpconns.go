@@ -98,14 +98,9 @@ func (g *connGate) arrive(c net.Conn) {
 
 // trust takes the connection of a request the guard admitted out of the untrusted set.
 func (g *connGate) trust(ctx context.Context) {
-	if g == nil {
-		return
+	if c, ok := ctx.Value(connKey{}).(net.Conn); ok && g != nil {
+		g.forget(c)
 	}
-	c, ok := ctx.Value(connKey{}).(net.Conn)
-	if !ok {
-		return
-	}
-	g.forget(c)
 }
 
 // forget drops c from the untrusted set, if it is there, and wakes a connection waiting

@@ -22,6 +22,7 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/internal/background"
+	"github.com/consultmcp/consult/internal/results"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -88,11 +89,7 @@ func resolveHTTPToken(file, envToken string) (httpToken, error) {
 		}
 		return httpToken{value: v, source: "CONSULT_HTTP_TOKEN"}, nil
 	}
-	v, err := generateToken()
-	if err != nil {
-		return httpToken{}, err
-	}
-	return httpToken{value: v, source: "generated", generated: true}, nil
+	return httpToken{value: generateToken(), source: "generated", generated: true}, nil
 }
 
 // readTokenFile returns the first line of path, trimmed. The file must be a regular file
@@ -133,7 +130,7 @@ func readTokenFile(path string) (string, error) {
 
 // checkTokenFileOwner refuses a token file that user euid does not own.
 func checkTokenFileOwner(fi os.FileInfo, euid int) error {
-	uid, ok := fileOwner(fi)
+	uid, ok := results.FileOwner(fi)
 	if !ok || uid == euid {
 		return nil
 	}
@@ -154,12 +151,10 @@ func checkToken(v string) error {
 }
 
 // generateToken returns generatedTokenBytes from crypto/rand, base64url without padding.
-func generateToken() (string, error) {
+func generateToken() string {
 	b := make([]byte, generatedTokenBytes)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("generating the HTTP token: %w", err)
-	}
-	return base64.RawURLEncoding.EncodeToString(b), nil
+	rand.Read(b) // never fails: crypto/rand crashes the program rather than return an error
+	return base64.RawURLEncoding.EncodeToString(b)
 }
 
 // tokenOwner is the owner of what a request with this token starts: the hex of the first
@@ -336,11 +331,7 @@ func loopbackHost(host string) bool {
 	} else {
 		host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
 	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return strings.EqualFold(host, "localhost") || net.ParseIP(host).IsLoopback() // nil, not an IP, is no loopback
 }
 
 // printHTTPAccess tells the user on stderr where the server is and how clients

@@ -18,6 +18,7 @@ import (
 	"syscall"
 
 	consult "github.com/consultmcp/consult"
+	"github.com/consultmcp/consult/providers"
 )
 
 func main() {
@@ -59,7 +60,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case workerCommand:
 		return runWorker(ctx, stdin, stderr)
 	}
-	if knownProvider(args[0]) {
+	if _, ok := providers.Lookup(args[0]); ok {
 		return helped(runServe(ctx, args[0], args[1:], getenv, stdin, stdout, stderr))
 	}
 	fmt.Fprintf(stderr, "consult: unknown command or provider %q\n\n%s", args[0], usage)

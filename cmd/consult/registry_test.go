@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"strings"
 	"testing"
 
@@ -9,13 +11,16 @@ import (
 )
 
 // TestProvidersFromRegistry checks the command line serves every provider in the registry:
-// its key variables are read in order, its default model applies, and the usage text names
-// it and its variables.
+// it takes its name as a command, its key variables are read in order, its default model
+// applies, and the usage text names it and its variables; a name not in the registry is
+// refused.
 func TestProvidersFromRegistry(t *testing.T) {
 	t.Parallel()
 	for _, s := range providers.Registry() {
-		if !knownProvider(s.Name) {
-			t.Errorf("%s is not a known provider", s.Name)
+		var help bytes.Buffer
+		if err := run(context.Background(), []string{s.Name, "--help"}, env(nil), strings.NewReader(""), &help, io.Discard); err != nil ||
+			!strings.HasPrefix(help.String(), "consult "+s.Name+": ") {
+			t.Errorf("consult %s --help: %v, %q; want its help", s.Name, err, help.String())
 		}
 		if !strings.Contains(usage, s.Name) {
 			t.Errorf("the usage text does not name %s", s.Name)
@@ -42,8 +47,10 @@ func TestProvidersFromRegistry(t *testing.T) {
 			}
 		}
 	}
-	if knownProvider("nope") {
-		t.Error(`"nope" is a known provider`)
+	var stderr bytes.Buffer
+	if err := run(context.Background(), []string{"nope"}, env(nil), strings.NewReader(""), io.Discard, &stderr); err != exitCode(2) ||
+		!strings.Contains(stderr.String(), `unknown command or provider "nope"`) {
+		t.Errorf(`consult nope: %v, %q; want exit status 2 naming it unknown`, err, stderr.String())
 	}
 }
 

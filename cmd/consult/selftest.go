@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -34,10 +35,7 @@ func runSelfTest(ctx context.Context, cfg config, svc *consultation.Service, std
 		fmt.Fprintf(stderr, "consult %s --test failed after %s:\n%s\n", cfg.Provider, consult.FormatDuration(elapsed), res.Text())
 		return exitCode(1)
 	}
-	endpoint := cfg.BaseURL
-	if endpoint == "" {
-		endpoint = "default"
-	}
-	fmt.Fprintf(stdout, "consult %s --test: OK in %s (provider %s, endpoint %s)\n%s\n", cfg.Provider, consult.FormatDuration(elapsed), cfg.Provider, endpoint, res.Text())
+	fmt.Fprintf(stdout, "consult %s --test: OK in %s (provider %s, endpoint %s)\n%s\n",
+		cfg.Provider, consult.FormatDuration(elapsed), cfg.Provider, cmp.Or(cfg.BaseURL, "default"), res.Text())
 	return nil
 }

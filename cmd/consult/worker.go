@@ -11,6 +11,7 @@ import (
 
 	"github.com/consultmcp/consult/internal/background"
 	"github.com/consultmcp/consult/internal/results"
+	"github.com/consultmcp/consult/providers"
 )
 
 // A background consultation (on_timeout "continue") runs in a worker: this binary started
@@ -98,7 +99,7 @@ func runWorker(ctx context.Context, stdin io.Reader, stderr io.Writer) error {
 		return fmt.Errorf("consult __worker: started without its descriptors")
 	}
 	cfg := o.Config
-	if !knownProvider(cfg.Provider) {
+	if _, ok := providers.Lookup(cfg.Provider); !ok {
 		return fmt.Errorf("consult __worker: unknown provider %q", cfg.Provider)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel})).With("worker", o.Job.ID)

@@ -24,6 +24,7 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,15 +48,13 @@ const (
 	Gemini
 )
 
+// flavorNames are the names of the providers whose wire formats the flavors speak.
+var flavorNames = []string{OpenAI: "openai", OpenRouter: "openrouter", Gemini: "gemini"}
+
 // String names the flavor as the provider does.
 func (f Flavor) String() string {
-	switch f {
-	case OpenAI:
-		return "openai"
-	case OpenRouter:
-		return "openrouter"
-	case Gemini:
-		return "gemini"
+	if f >= 0 && int(f) < len(flavorNames) {
+		return flavorNames[f]
 	}
 	return fmt.Sprintf("Flavor(%d)", int(f))
 }
@@ -63,12 +62,11 @@ func (f Flavor) String() string {
 // ForProvider returns the flavor that speaks the named provider's wire format ("openai",
 // "openrouter", "gemini"); ok is false when the fake has none.
 func ForProvider(name string) (f Flavor, ok bool) {
-	for _, f := range []Flavor{OpenAI, OpenRouter, Gemini} {
-		if f.String() == name {
-			return f, true
-		}
+	i := slices.Index(flavorNames, name)
+	if i < 0 {
+		return 0, false
 	}
-	return 0, false
+	return Flavor(i), true
 }
 
 type stepKind int
@@ -105,10 +103,8 @@ func Chunks(s string, size int) []Step {
 		return []Step{Text(s)}
 	}
 	steps := make([]Step, 0, len(r)/size+1)
-	for len(r) > 0 {
-		n := min(size, len(r))
-		steps = append(steps, Text(string(r[:n])))
-		r = r[n:]
+	for c := range slices.Chunk(r, size) {
+		steps = append(steps, Text(string(c)))
 	}
 	return steps
 }

@@ -33,7 +33,7 @@ type stream struct {
 func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *Request) {
 	sc := s.nextScript(req)
 	ctx := r.Context()
-	if !s.sleep(ctx, sc.HeaderDelay, nil) {
+	if !s.sleep(ctx, sc.HeaderDelay, nil, nil) {
 		return
 	}
 	if sc.Status >= 400 {
@@ -67,14 +67,10 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req *Request) 
 	req.setComplete(!st.broken)
 }
 
-// sleep waits d (sending keep-alive comments through st when given), or until the client
-// goes away or the server closes. It reports whether the wait completed.
-func (s *Server) sleep(ctx context.Context, d time.Duration, st *stream) bool {
-	return s.sleepUntil(ctx, d, nil, st)
-}
-
-// sleepUntil is sleep that also completes when until is closed.
-func (s *Server) sleepUntil(ctx context.Context, d time.Duration, until <-chan struct{}, st *stream) bool {
+// sleep waits d (sending keep-alive comments through st when given), or until until is
+// closed (nil: never), the client goes away or the server closes. It reports whether the
+// wait completed.
+func (s *Server) sleep(ctx context.Context, d time.Duration, until <-chan struct{}, st *stream) bool {
 	if d <= 0 {
 		return ctx.Err() == nil
 	}
@@ -160,7 +156,7 @@ func (st *stream) step(step Step) bool {
 		}
 		return st.text(step.text, true)
 	case stepSleep:
-		return st.s.sleepUntil(st.ctx, step.d, step.until, st)
+		return st.s.sleep(st.ctx, step.d, step.until, st)
 	case stepComment:
 		return st.comment(step.text)
 	case stepRaw:
@@ -454,18 +450,12 @@ func defaultMessage(f Flavor, status int) string {
 	return http.StatusText(status)
 }
 
+// openAICode is the error code OpenAI sends with an HTTP status; "" for none.
 func openAICode(status int) string {
-	switch status {
-	case http.StatusUnauthorized:
-		return "invalid_api_key"
-	case http.StatusTooManyRequests:
-		return "rate_limit_exceeded"
-	case http.StatusNotFound:
-		return "model_not_found"
-	}
-	return ""
+	return map[int]string{401: "invalid_api_key", 429: "rate_limit_exceeded", 404: "model_not_found"}[status]
 }
 
+// openAIType is the error type OpenAI sends with an HTTP status.
 func openAIType(status int) string {
 	switch {
 	case status == http.StatusTooManyRequests:
@@ -484,28 +474,16 @@ func googleStatus(code int) string {
 	}[code], "UNKNOWN")
 }
 
-// modelsPreamble plays the next model-endpoint script's delay and, if it scripts an error or
-// a verbatim body, sends that. ok is false when the response is already written (or the
-// client went away); otherwise the caller answers with models.
-func (s *Server) modelsPreamble(w http.ResponseWriter, r *http.Request) (models []Model, ok bool) {
+// modelList serves GET /models: the models, after the next model-list script's delay,
+// unless that script sends an error or a verbatim body instead.
+func (s *Server) modelList(w http.ResponseWriter, r *http.Request) {
 	sc, models := s.nextModelsScript()
-	if !s.sleep(r.Context(), sc.HeaderDelay, nil) {
-		return nil, false
+	if !s.sleep(r.Context(), sc.HeaderDelay, nil, nil) {
+		return
 	}
 	if sc.Status >= 400 || sc.Body != "" {
-		if sc.Status == 0 {
-			sc.Status = http.StatusOK
-		}
+		sc.Status = cmp.Or(sc.Status, http.StatusOK)
 		s.writeError(w, sc)
-		return nil, false
-	}
-	return models, true
-}
-
-// modelList serves GET /models.
-func (s *Server) modelList(w http.ResponseWriter, r *http.Request) {
-	models, ok := s.modelsPreamble(w, r)
-	if !ok {
 		return
 	}
 	data := make([]any, 0, len(models))

@@ -73,20 +73,27 @@ func (s *Store) writeAux(id, ext, content string) error {
 // page): from then on Prune may remove it before it expires to make room for others (see
 // Prune). The marker is an empty file, created exclusively; one already there is kept.
 func (s *Store) MarkCollected(id string) error {
-	if err := s.writeAux(id, collectedExt, ""); !errors.Is(err, fs.ErrExist) {
-		return err
+	return kept(s.writeAux(id, collectedExt, ""))
+}
+
+// kept is err, or nil when it says only that the file was there already: it is kept.
+func kept(err error) error {
+	if errors.Is(err, fs.ErrExist) {
+		return nil
 	}
-	return nil
+	return err
 }
 
 // Collected reports whether id's result was marked collected.
-func (s *Store) Collected(id string) bool {
-	f, err := s.openAux(id, collectedExt, os.O_RDONLY, false)
-	if err != nil {
-		return false
+func (s *Store) Collected(id string) bool { return s.hasAux(id, collectedExt) }
+
+// hasAux reports whether the file with ext beside id's record is there, a regular file.
+func (s *Store) hasAux(id, ext string) bool {
+	f, err := s.openAux(id, ext, os.O_RDONLY, false)
+	if err == nil {
+		f.Close()
 	}
-	f.Close()
-	return true
+	return err == nil
 }
 
 // ReadCancel returns what id's cancel marker says, and whether there is one.
@@ -140,23 +147,27 @@ func (s *Store) openFile(name string, flag int, create bool) (*os.File, error) {
 	return f, nil
 }
 
-// removeAux removes the file with ext beside id's record.
+// removeAux removes the file with ext beside id's record; a file already gone, or no
+// directory, is no error.
 func (s *Store) removeAux(id, ext string) error {
+	if err := s.takeAux(id, ext); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("results: %w", err)
+	}
+	return nil
+}
+
+// takeAux removes the file with ext beside id's record; the error wraps fs.ErrNotExist when
+// it is not there.
+func (s *Store) takeAux(id, ext string) error {
 	if _, err := ParseID(id); err != nil {
 		return err
 	}
 	root, err := s.openDir(false)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
 	if err != nil {
 		return err
 	}
 	defer root.Close()
-	if err := root.Remove(auxName(id, ext)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("results: %w", err)
-	}
-	return nil
+	return root.Remove(auxName(id, ext))
 }
 
 // auxID returns the id of a file beside a record (cancel, lock or log), if name is one.

@@ -73,13 +73,14 @@ func checkDir(dir string, fi fs.FileInfo) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("results: %s is not a directory", dir)
 	}
-	if uid, ok := fileOwner(fi); ok && uid != currentUID() {
+	if uid, ok := FileOwner(fi); ok && uid != os.Getuid() {
 		return fmt.Errorf("%w: %s is owned by uid %d, not by you (uid %d): another user could replace what consult stores there; choose a directory of your own with --results-dir (or CONSULT_RESULTS_DIR)",
-			ErrUnsafeDir, dir, uid, currentUID())
+			ErrUnsafeDir, dir, uid, os.Getuid())
 	}
 	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		writers := map[fs.FileMode]string{0o022: "group and others", 0o020: "its group", 0o002: "others"}[perm&0o022]
 		return fmt.Errorf("%w: %s is writable by %s (mode %04o): another user could replace what consult stores there; run chmod go-w %s, or choose another --results-dir",
-			ErrUnsafeDir, dir, writers(perm), perm, shellQuote(dir))
+			ErrUnsafeDir, dir, writers, perm, shellQuote(dir))
 	}
 	return nil
 }
@@ -125,9 +126,9 @@ func checkAncestors(dir, p string) error {
 // checkParent refuses p, a parent of the results directory dir described by fi, when
 // another user could change it.
 func checkParent(dir, p string, fi fs.FileInfo) error {
-	if uid, ok := fileOwner(fi); ok && uid != currentUID() && uid != 0 {
+	if uid, ok := FileOwner(fi); ok && uid != os.Getuid() && uid != 0 {
 		return fmt.Errorf("%w: %s is inside %s, which is owned by uid %d, not by you (uid %d) or root: that user could replace the results directory; choose a directory of your own with --results-dir (or CONSULT_RESULTS_DIR)",
-			ErrUnsafeDir, dir, p, uid, currentUID())
+			ErrUnsafeDir, dir, p, uid, os.Getuid())
 	}
 	perm := fi.Mode().Perm()
 	if perm&0o022 == 0 || fi.Mode()&fs.ModeSticky != 0 {
@@ -162,24 +163,11 @@ func checkMissing(dir string) error {
 	}
 }
 
-// writers names who may write a directory of this mode besides its owner.
-func writers(perm fs.FileMode) string {
-	switch {
-	case perm&0o020 != 0 && perm&0o002 != 0:
-		return "group and others"
-	case perm&0o020 != 0:
-		return "its group"
-	default:
-		return "others"
-	}
-}
-
 // shellQuote quotes a path for a command line the user may paste, when it needs quoting.
 func shellQuote(p string) string {
-	for _, c := range p {
-		if !(c == '/' || c == '.' || c == '-' || c == '_' || c == '~' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
-			return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
-		}
+	const plain = "/.-_~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	if strings.Trim(p, plain) == "" {
+		return p
 	}
-	return p
+	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/base32"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -42,40 +43,17 @@ func NewID(now time.Time) string {
 // calendar date that does not exist, is an error wrapping ErrBadID, so an id that passes
 // can always be used as a file name inside the results directory.
 func ParseID(id string) (time.Time, error) {
-	if !wellFormed(id) {
+	if len(id) != idLen || id[len(idTimeLayout)] != '-' || strings.Trim(id[len(idTimeLayout)+1:], idAlphabet) != "" {
 		return time.Time{}, badID(id)
 	}
-	t, err := time.Parse(idTimeLayout, id[:len(idTimeLayout)])
-	if err != nil || t.Format(idTimeLayout) != id[:len(idTimeLayout)] {
+	// Formatting the time back gives the digits and dashes of the time part only when they
+	// were all there, each in its place.
+	stamp := id[:len(idTimeLayout)]
+	t, err := time.Parse(idTimeLayout, stamp)
+	if err != nil || t.Format(idTimeLayout) != stamp {
 		return time.Time{}, badID(id)
 	}
 	return t, nil
-}
-
-// wellFormed checks the id's shape byte by byte: digits and dashes in the time part, a
-// dash, lowercase base32 characters.
-func wellFormed(id string) bool {
-	if len(id) != idLen {
-		return false
-	}
-	for i := range len(id) {
-		c := id[i]
-		switch {
-		case i == 8 || i == len(idTimeLayout):
-			if c != '-' {
-				return false
-			}
-		case i < len(idTimeLayout):
-			if c < '0' || c > '9' {
-				return false
-			}
-		default:
-			if (c < 'a' || c > 'z') && (c < '2' || c > '7') {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // badID is the error for a malformed id: it quotes the id (shortened if long) and shows

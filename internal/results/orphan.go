@@ -1,9 +1,7 @@
 package results
 
 import (
-	"errors"
 	"io"
-	"io/fs"
 	"os"
 	"strings"
 )
@@ -25,10 +23,7 @@ type Orphan struct {
 // WriteOrphan leaves the orphan marker of id, naming its owner; a marker already there is
 // kept. It is created exclusively, never through a link.
 func (s *Store) WriteOrphan(id, owner string) error {
-	if err := s.writeAux(id, orphanExt, owner); !errors.Is(err, fs.ErrExist) {
-		return err
-	}
-	return nil
+	return kept(s.writeAux(id, orphanExt, owner))
 }
 
 // Orphans lists the orphan markers in the directory; a missing directory has none.
@@ -40,11 +35,8 @@ func (s *Store) Orphans() ([]Orphan, error) {
 	defer root.Close()
 	var out []Orphan
 	for _, e := range entries {
-		id, ok := strings.CutSuffix(strings.TrimPrefix(e.Name(), "."), orphanExt)
-		if !ok || !strings.HasPrefix(e.Name(), ".") || !e.Type().IsRegular() {
-			continue
-		}
-		if _, err := ParseID(id); err != nil {
+		id, ok := auxID(e.Name())
+		if !ok || !strings.HasSuffix(e.Name(), orphanExt) || !e.Type().IsRegular() {
 			continue
 		}
 		f, _, err := openIn(root, e.Name(), os.O_RDONLY, 0)
@@ -61,25 +53,8 @@ func (s *Store) Orphans() ([]Orphan, error) {
 }
 
 // IsOrphan reports whether id has an orphan marker.
-func (s *Store) IsOrphan(id string) bool {
-	f, err := s.openAux(id, orphanExt, os.O_RDONLY, false)
-	if err != nil {
-		return false
-	}
-	f.Close()
-	return true
-}
+func (s *Store) IsOrphan(id string) bool { return s.hasAux(id, orphanExt) }
 
 // TakeOrphan removes id's orphan marker and reports whether this call removed it: of
 // several servers that see it, one names the consultation.
-func (s *Store) TakeOrphan(id string) bool {
-	if _, err := ParseID(id); err != nil {
-		return false
-	}
-	root, err := s.openDir(false)
-	if err != nil {
-		return false
-	}
-	defer root.Close()
-	return root.Remove(auxName(id, orphanExt)) == nil
-}
+func (s *Store) TakeOrphan(id string) bool { return s.takeAux(id, orphanExt) == nil }

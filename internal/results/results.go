@@ -79,7 +79,8 @@ const (
 
 // Record is one saved consultation, as stored in <dir>/<id>.json.
 type Record struct {
-	// Version is the record format (2); Save sets it, and Load refuses any other.
+	// Version is the record format (3); Save sets it. A record of format 2 is read as one of
+	// format 3, and any other is refused.
 	Version int `json:"version"`
 	// ID names the consultation; it has the form NewID gives.
 	ID string `json:"id"`

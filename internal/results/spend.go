@@ -69,6 +69,7 @@ func (s *Store) withLedger(ctx context.Context, day time.Time, fn func(l *spendL
 	if err := flockUntil(ctx, lock); err != nil {
 		return err
 	}
+	defer unlock(lock)
 	l, err := readLedger(root)
 	if err != nil {
 		return err
@@ -178,9 +179,6 @@ func (s *Store) Reserve(ctx context.Context, day time.Time, budget, want, least 
 		if grant < least || grant <= 0 && want > 0 {
 			return false, nil
 		}
-		if l.Holds == nil {
-			l.Holds = map[string]hold{}
-		}
 		l.Holds[id] = hold{Day: key, USD: grant, Expires: expires.UTC()}
 		granted, ok = grant, true
 		return true, nil
@@ -245,7 +243,7 @@ func (s *Store) Spent(day time.Time) (spent, held float64, err error) {
 // readLedger reads the ledger in root; a missing one is empty. A ledger file is replaced
 // whole, so reading needs no lock.
 func readLedger(root *os.Root) (spendLedger, error) {
-	l := spendLedger{Version: spendVersion, Days: map[string]float64{}}
+	l := spendLedger{Version: spendVersion, Days: map[string]float64{}, Holds: map[string]hold{}}
 	f, fi, err := openIn(root, spendFile, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return l, nil
@@ -266,7 +264,7 @@ func readLedger(root *os.Root) (spendLedger, error) {
 		return l, fmt.Errorf("results: the spend ledger %s is not one consult wrote (version %d, %v); remove it to start it again", spendFile, got.Version, err)
 	}
 	for k, v := range got.Days {
-		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		if checkUSD(v) != nil {
 			return l, fmt.Errorf("results: the spend ledger %s holds %v for %s; remove it to start it again", spendFile, v, k)
 		}
 		l.Days[k] = v
@@ -274,9 +272,6 @@ func readLedger(root *os.Root) (spendLedger, error) {
 	for id, h := range got.Holds {
 		if _, err := time.Parse(spendDayForm, h.Day); err != nil || checkUSD(h.USD) != nil || h.Expires.IsZero() {
 			return l, fmt.Errorf("results: the spend ledger %s holds a reservation %q it cannot read (%+v); remove it to start it again", spendFile, id, h)
-		}
-		if l.Holds == nil {
-			l.Holds = map[string]hold{}
 		}
 		l.Holds[id] = h
 	}

@@ -18,14 +18,15 @@ func refusedLink(error) bool { return false }
 // directory as 0777), so the results directory's owner and mode are not checked.
 const checkModes = false
 
-// fileOwner is unknown here.
-func fileOwner(fs.FileInfo) (int, bool) { return 0, false }
-
-// currentUID is unknown here.
-func currentUID() int { return -1 }
+// FileOwner reports no owner where files have no user id (Windows: the file's ACL decides
+// who can read or change it).
+func FileOwner(fs.FileInfo) (uid int, ok bool) { return 0, false }
 
 // flock: no file locks here; the lock file only marks that a worker runs.
 func flock(*os.File, bool) error { return nil }
+
+// unlock: no file locks here.
+func unlock(*os.File) {}
 
 // lockedElsewhere cannot tell here: a lock file that exists counts as held.
 func lockedElsewhere(*os.File) bool { return true }

@@ -24,17 +24,15 @@ func refusedLink(err error) bool {
 // checkModes: Unix owners and permission bits say who may change the results directory.
 const checkModes = true
 
-// fileOwner is the uid owning the file fi describes.
-func fileOwner(fi fs.FileInfo) (int, bool) {
+// FileOwner returns the user id that owns the file fi describes; ok is false where files
+// have no user ids.
+func FileOwner(fi fs.FileInfo) (uid int, ok bool) {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return 0, false
 	}
 	return int(st.Uid), true
 }
-
-// currentUID is the user this process runs as.
-func currentUID() int { return os.Getuid() }
 
 // flock takes f's exclusive lock, waiting for it when wait.
 func flock(f *os.File, wait bool) error {
@@ -50,11 +48,16 @@ func flock(f *os.File, wait bool) error {
 	}
 }
 
+// unlock releases f's lock. Closing f is not enough where a child process being started
+// holds a copy of its descriptor for a moment (until it executes): the lock belongs to the
+// open file, which the copy keeps open.
+func unlock(f *os.File) { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
+
 // lockedElsewhere reports whether another open file holds f's lock.
 func lockedElsewhere(f *os.File) bool {
 	err := flock(f, false)
 	if err == nil {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		unlock(f)
 		return false
 	}
 	return errors.Is(err, syscall.EWOULDBLOCK)
