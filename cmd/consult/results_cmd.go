@@ -105,7 +105,7 @@ func resultsCommand(_ context.Context, args []string, getenv func(string) string
 	}
 	entries := make([]entry, len(recs))
 	for i, r := range recs {
-		entries[i] = entry{r, jobs.State(r), jobs.IsOrphan(r.ID)}
+		entries[i] = entry{r, jobs.State(r), jobs.Store().IsOrphan(r.ID)}
 		if entries[i].NobodyWaits {
 			entries[i].State += ", nobody waits"
 		}

@@ -95,7 +95,7 @@ func (e *Engine) collect(ctx context.Context, id, owner string, wait time.Durati
 	end := time.Now().Add(wait)
 	wctx, cancel := context.WithDeadline(ctx, end)
 	defer cancel()
-	res, how := e.follow(wctx, id, end.Add(-quiet), &relay{r: r, id: id}, nil, false)
+	res, how, _ := e.follow(wctx, id, end.Add(-quiet), &relay{r: r, id: id}, nil, false)
 	switch {
 	case how == followDone:
 		return res
@@ -263,16 +263,18 @@ func (e *Engine) Cancel(ctx context.Context, id string) consultation.Result {
 		return alreadyFinished(id)
 	}
 	e.announce.Delete(id)
-	res := e.stop(id, causeTool)
-	if res.IsError && res.Summary != nil && res.Summary.Error != nil && res.Summary.Error.Class == consultation.ClassCancelled {
-		return cancelled(id, res)
-	}
-	return res
+	return cancelled(id, e.stop(id, causeTool))
 }
 
-// cancelled is the final state of consultation id, led by saying that it was stopped and
-// what its result keeps. The cancel did what was asked: it is no error.
+// cancelled is res, the final state of consultation id after a cancel, led by saying that it
+// was stopped and what its result keeps when the cancel stopped it: the cancel did what was
+// asked, it is no error. Any other res (it finished first, its worker is still stopping, the
+// cancel could not be written) is returned as it is.
 func cancelled(id string, res consultation.Result) consultation.Result {
+	sum := res.Summary
+	if !res.IsError || sum == nil || sum.Error == nil || sum.Error.Class != consultation.ClassCancelled {
+		return res
+	}
 	var f consultation.Facts
 	if res.Facts != nil {
 		f = *res.Facts
@@ -281,16 +283,13 @@ func cancelled(id string, res consultation.Result) consultation.Result {
 	switch {
 	case f.NothingGathered():
 		kept = "that it was stopped before it read any file"
-	case res.Summary != nil && res.Summary.Answer != "":
+	case sum.Answer != "":
 		kept += " and the partial answer"
 	}
 	f.Lead = fmt.Sprintf("Consultation %s is stopped. Its result keeps %s (consultation_result {\"id\": %q} returns it again):\n\n", id, kept, id)
-	if res.Summary != nil {
-		sum := *res.Summary
-		sum.Kind, sum.Error = consultation.KindCancelled, nil
-		res.Summary = &sum
-	}
-	res.Facts, res.IsError = &f, false
+	stopped := *sum
+	stopped.Kind, stopped.Error = consultation.KindCancelled, nil
+	res.Summary, res.Facts, res.IsError = &stopped, &f, false
 	return res
 }
 
@@ -310,7 +309,7 @@ func (e *Engine) stop(id string, cause *stopCause) consultation.Result {
 	e.logger.Info("background consultation cancelled", "id", id, "why", cause)
 	ctx, cancel := context.WithTimeout(context.Background(), stopWait)
 	defer cancel()
-	res, how := e.follow(ctx, id, time.Time{}, &relay{}, nil, false)
+	res, how, _ := e.follow(ctx, id, time.Time{}, &relay{}, nil, false)
 	if how != followDone {
 		return consultation.Said(&consultation.Summary{Kind: consultation.KindRunning, ID: id}, fmt.Sprintf("Cancellation of %s requested; its worker is stopping.", id))
 	}
@@ -392,15 +391,6 @@ func (e *Engine) Stop(id string) (string, error) {
 	return cancelled(id, e.stop(id, causeTool)).Text(), nil
 }
 
-// toAnnounce lists the consultations whose end is to be announced.
-func (e *Engine) toAnnounce() (ids []string) {
-	e.announce.Range(func(id, _ any) bool {
-		ids = append(ids, id.(string))
-		return true
-	})
-	return ids
-}
-
 // WatchFinished calls notify, until ctx ends, for each consultation this server started that
 // finishes (or is found stopped) after its call returned "still running": the server tells
 // the session that started it that the answer is ready. A consultation cancelled through
@@ -414,11 +404,11 @@ func (e *Engine) WatchFinished(ctx context.Context, every time.Duration, notify 
 			return
 		case <-t.C:
 		}
-		for _, id := range e.toAnnounce() {
-			rec, err := e.store.Load(id)
+		e.announce.Range(func(id, _ any) bool {
+			rec, err := e.store.Load(id.(string))
 			if err != nil {
 				e.announce.Delete(id)
-				continue
+				return true
 			}
 			if rec = e.settled(rec); rec.Status == results.Done {
 				e.announce.Delete(id)
@@ -426,7 +416,8 @@ func (e *Engine) WatchFinished(ctx context.Context, every time.Duration, notify 
 					notify(rec)
 				}
 			}
-		}
+			return true
+		})
 	}
 }
 

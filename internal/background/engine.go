@@ -118,7 +118,8 @@ type Engine struct {
 // New returns an engine for cfg.
 func New(cfg Config) *Engine {
 	e := &Engine{svc: cfg.Service, store: cfg.Store, run: cfg.Run, limit: cfg.Limit, maxWorkers: cfg.MaxWorkers,
-		heartbeat: cfg.Heartbeat, logger: cfg.Logger, instance: newInstance(), cancelPoll: cancelPoll}
+		heartbeat: cfg.Heartbeat, logger: cfg.Logger, cancelPoll: cancelPoll,
+		instance: strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.Itoa(os.Getpid())}
 	if e.limit <= 0 {
 		e.limit = consult.DefaultBackgroundLimit
 	}
@@ -153,10 +154,6 @@ func (e *Engine) Wait() { e.inProcess.Wait() }
 // Store is the results directory.
 func (e *Engine) Store() *results.Store { return e.store }
 
-func newInstance() string {
-	return strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.Itoa(os.Getpid())
-}
-
 // slot takes a free worker slot, or returns nil when all are held.
 func (e *Engine) slot() (*results.Lock, error) {
 	for n := range e.maxWorkers {
@@ -181,10 +178,10 @@ func (e *Engine) Start(ctx context.Context, in consultation.Request, r consultat
 	if fail != nil {
 		return *fail
 	}
-	defer w.close()
+	defer w.stop()
 	fg, cancel := context.WithDeadline(ctx, w.start.Add(w.timeout))
 	defer cancel()
-	res, end := e.follow(fg, w.job.ID, w.start.Add(w.timeout-quiet), w.relay, w.events, false)
+	res, end, _ := e.follow(fg, w.job.ID, w.start.Add(w.timeout-quiet), w.relay, w.events, false)
 	switch {
 	case end == followDone:
 		return withWarnings(res, w.warnings)
@@ -222,11 +219,8 @@ type worker struct {
 	warnings []string       // the call's warnings
 	relay    *relay
 	events   <-chan workerEvent // what the worker tells; closed when it ends
-	stop     func()
+	stop     func()             // stops listening to the worker (which goes on)
 }
-
-// close stops listening to the worker (which goes on).
-func (w *worker) close() { w.stop() }
 
 // launch validates in and starts its worker, telling r (the first progress notification,
 // at once, carries the id); the failure to return instead when it cannot.
@@ -243,10 +237,7 @@ func (e *Engine) launch(ctx context.Context, in consultation.Request, r consulta
 	if ctx.Err() != nil {
 		return fail(consultation.Failure(consultation.ClassCancelled, "Cancelled by the client before the consultation started; nothing was read or sent."))
 	}
-	timeout := in.Timeout
-	if timeout == 0 {
-		timeout = e.svc.TimeoutRule().Default
-	}
+	timeout := cmp.Or(in.Timeout, e.svc.TimeoutRule().Default)
 	job := e.job(ctx, in, start)
 	id := job.ID
 	for _, w := range warnings {
@@ -375,15 +366,9 @@ const (
 // untilLaunch, also until its first model request goes out), relaying its progress every
 // heartbeat (none from quietFrom on; zero: never quiet). With events (the worker's pipe,
 // from the call that started it) the worker tells its state and its result; without, its
-// record is read every poll, and whether it is done.
-func (e *Engine) follow(ctx context.Context, id string, quietFrom time.Time, rel *relay, events <-chan workerEvent, untilLaunch bool) (consultation.Result, followEnd) {
-	res, how, _ := e.followState(ctx, id, quietFrom, rel, events, untilLaunch)
-	return res, how
-}
-
-// followState is follow, also returning the worker's latest state as it told it (nil when it
-// told none).
-func (e *Engine) followState(ctx context.Context, id string, quietFrom time.Time, rel *relay, events <-chan workerEvent, untilLaunch bool) (consultation.Result, followEnd, *consultation.State) {
+// record is read every poll, and whether it is done. It also returns the worker's latest
+// state as it told it (nil when it told none).
+func (e *Engine) follow(ctx context.Context, id string, quietFrom time.Time, rel *relay, events <-chan workerEvent, untilLaunch bool) (consultation.Result, followEnd, *consultation.State) {
 	var tick <-chan time.Time
 	if events == nil {
 		t := time.NewTicker(poll)

@@ -245,12 +245,40 @@ func TestCancelEndsUpstreamAndIsNotAnnounced(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the upstream request is still open after the cancel")
 	}
-	if ids := r.eng.toAnnounce(); len(ids) != 0 {
-		t.Errorf("a cancelled consultation is still to be announced: %v", ids)
+	if _, ok := r.eng.announce.Load(id); ok {
+		t.Errorf("a cancelled consultation is still to be announced")
 	}
 	list := r.eng.Collect(context.Background(), "", 0, nil)
 	if c := list.Summary.Consultations; len(c) != 1 || c[0].Status != "cancelled" {
 		t.Errorf("listed as %+v, want cancelled", c)
+	}
+}
+
+// TestCancelSaysStoppedOnlyWhenItStopped: consultation_cancel and `consult results --cancel`
+// lead with "is stopped" only for a final state the cancel made; a cancel that could not be
+// written, a worker still stopping, or an answer that landed first is returned as it is.
+func TestCancelSaysStoppedOnlyWhenItStopped(t *testing.T) {
+	t.Parallel()
+	id := "20260101-000000-abcdef"
+	for _, tc := range []struct {
+		name    string
+		res     consultation.Result
+		stopped bool
+	}{
+		{"stopped", consultation.Failure(consultation.ClassCancelled, "Cancelled with consultation_cancel while waiting."), true},
+		{"cancel not written", consultation.Failure(consultation.ClassInternal, "Cannot cancel consultation "+id+": its cancel cannot be written."), false},
+		{"worker stopping", consultation.Said(&consultation.Summary{Kind: consultation.KindRunning, ID: id}, "Cancellation of "+id+" requested; its worker is stopping."), false},
+		{"answered first", consultation.Said(&consultation.Summary{Kind: consultation.KindAnswer, ID: id, Answer: "42"}, "42"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := cancelled(id, tc.res)
+			if said := strings.Contains(got.Text(), "is stopped"); said != tc.stopped {
+				t.Errorf("says stopped: %v, want %v: %s", said, tc.stopped, got.Text())
+			}
+			if !tc.stopped && (got.IsError != tc.res.IsError || got.Text() != tc.res.Text()) {
+				t.Errorf("changed: %s, want %s", got.Text(), tc.res.Text())
+			}
+		})
 	}
 }
 

@@ -66,21 +66,14 @@ func (e *Engine) prepare(owner string, in consultation.Request) (consultation.Re
 		}
 	}
 	th := &thread{of: rec.ID, digests: rec.Digests}
-	th.turns = append(slices.Clone(rec.Thread), results.Turn{Query: earlierQuery(rec), Answer: rec.Answer})
+	// The earlier question whole (Query is cut for listings).
+	th.turns = append(slices.Clone(rec.Thread), results.Turn{Query: cmp.Or(rec.Question, rec.Query), Answer: rec.Answer})
 	if len(th.turns) > maxTurns {
 		th.turns = th.turns[len(th.turns)-maxTurns:]
 	}
 	run := in
 	run.Query = compose(th.turns, in.Query)
 	return run, th, nil
-}
-
-// earlierQuery is an earlier consultation's whole question (Query is cut for listings).
-func earlierQuery(rec results.Record) string {
-	if rec.Question != "" {
-		return rec.Question
-	}
-	return rec.Query
 }
 
 // compose is a follow-up's question: the earlier questions with their answers, then the

@@ -71,7 +71,7 @@ func (e *Engine) StartTask(ctx context.Context, in consultation.Request, r consu
 	if fail != nil {
 		return *fail, nil
 	}
-	defer w.close()
+	defer w.stop()
 	deadline := w.start.Add(w.timeout)
 	wait := deadline.Add(creationGrace)
 	if in.OnTimeout == consultation.OnTimeoutContinue {
@@ -80,7 +80,7 @@ func (e *Engine) StartTask(ctx context.Context, in consultation.Request, r consu
 	}
 	fg, cancel := context.WithDeadline(ctx, wait)
 	defer cancel()
-	res, how, st := e.followState(fg, w.job.ID, time.Time{}, w.relay, w.events, true)
+	res, how, st := e.follow(fg, w.job.ID, time.Time{}, w.relay, w.events, true)
 	switch {
 	case how == followDone:
 		return withWarnings(res, w.warnings), nil
@@ -165,7 +165,7 @@ func (e *Engine) taskRecord(ctx context.Context, id string) (results.Record, err
 }
 
 // orphaned marks the consultation of job as going on with no client waiting for it: the next
-// result its owner gets names it (OrphanWarnings), and `consult results` shows it.
+// result its owner gets names it (WithOrphans), and `consult results` shows it.
 func (e *Engine) orphaned(job Job) {
 	if err := e.store.WriteOrphan(job.ID, job.Owner); err != nil {
 		e.logger.Warn("cannot mark a consultation nobody waits for", "id", job.ID, "error", err)
@@ -174,18 +174,16 @@ func (e *Engine) orphaned(job Job) {
 	e.logger.Info("background consultation goes on with no client waiting", "id", job.ID)
 }
 
-// IsOrphan reports whether consultation id went on after its client stopped waiting and has
-// not been named to its owner yet.
-func (e *Engine) IsOrphan(id string) bool { return e.store.IsOrphan(id) }
-
-// OrphanWarnings returns, once each, a warning for every consultation of owner that went
-// on after its client stopped waiting without asking for it to stop (a cancel without a
-// reason, a client that quit): its id, its state, and how to collect or stop it.
-func (e *Engine) OrphanWarnings(owner string) []string {
+// WithOrphans is res (a result with a summary; any other as it is) also warning, once each,
+// of every consultation of ctx's owner that went on after its client stopped waiting without
+// asking for it to stop (a cancel without a reason, a client that quit): its id, its state,
+// and how to collect or stop it.
+func (e *Engine) WithOrphans(ctx context.Context, res consultation.Result) consultation.Result {
 	orphans, err := e.store.Orphans()
-	if err != nil {
-		return nil
+	if err != nil || res.Summary == nil {
+		return res
 	}
+	owner := OwnerFrom(ctx)
 	var out []string
 	for _, o := range orphans {
 		if o.Owner != owner {
@@ -201,7 +199,7 @@ func (e *Engine) OrphanWarnings(owner string) []string {
 		}
 		out = append(out, OrphanWarning(rec, e.State(e.settled(rec))))
 	}
-	return out
+	return withWarnings(res, out)
 }
 
 // OrphanWarning is the warning naming an orphaned consultation rec in state.

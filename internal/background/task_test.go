@@ -30,13 +30,21 @@ func TestOrphanNamedOnceToItsOwner(t *testing.T) {
 		t.Fatalf("got %s", res.Text())
 	}
 	id := res.Summary.ID
-	if !r.eng.IsOrphan(id) {
+	if !r.store.IsOrphan(id) {
 		t.Errorf("consultation %s whose client stopped waiting is not marked", id)
 	}
-	if w := r.eng.OrphanWarnings("mallory"); len(w) != 0 {
+	warned := func(owner string) []string {
+		t.Helper()
+		res := r.eng.WithOrphans(WithOwner(context.Background(), owner), consultation.Said(&consultation.Summary{Kind: consultation.KindAnswer}, "an answer"))
+		return res.Summary.Warnings
+	}
+	if w := warned("mallory"); len(w) != 0 {
 		t.Errorf("another owner is told of it: %q", w)
 	}
-	w := r.eng.OrphanWarnings("alice")
+	if res := r.eng.WithOrphans(WithOwner(context.Background(), "alice"), consultation.Result{}); res.Summary != nil || !r.store.IsOrphan(id) {
+		t.Errorf("a result without a summary, which cannot carry a warning, took it")
+	}
+	w := warned("alice")
 	if len(w) != 1 {
 		t.Fatalf("owner's warnings = %q, want one", w)
 	}
@@ -45,10 +53,10 @@ func TestOrphanNamedOnceToItsOwner(t *testing.T) {
 			t.Errorf("warning %q does not say %q", w[0], want)
 		}
 	}
-	if again := r.eng.OrphanWarnings("alice"); len(again) != 0 {
+	if again := warned("alice"); len(again) != 0 {
 		t.Errorf("named twice: %q", again)
 	}
-	if r.eng.IsOrphan(id) {
+	if r.store.IsOrphan(id) {
 		t.Errorf("still marked once named")
 	}
 
@@ -58,7 +66,7 @@ func TestOrphanNamedOnceToItsOwner(t *testing.T) {
 	if kindOf(t, timed) != consultation.KindRunning {
 		t.Fatalf("got %s", timed.Text())
 	}
-	if r.eng.IsOrphan(timed.Summary.ID) {
+	if r.store.IsOrphan(timed.Summary.ID) {
 		t.Errorf("a consultation returned as still running at its timeout is marked as nobody's")
 	}
 	release()

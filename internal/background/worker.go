@@ -1,6 +1,7 @@
 package background
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -95,7 +96,8 @@ func (e *Engine) Work(ctx context.Context, job Job, held []*os.File, out io.Writ
 	defer stop()
 	if job.Request.OnTimeout != consultation.OnTimeoutContinue {
 		// A task that is to stop at its timeout (on_timeout "fail") keeps the call's deadline.
-		ctx, stop = withTimeout(ctx, job, e.svc.TimeoutRule().Default)
+		timeout := cmp.Or(job.Request.Timeout, e.svc.TimeoutRule().Default)
+		ctx, stop = context.WithDeadlineCause(ctx, job.Created.Add(timeout), consultation.ErrCallTimeout)
 		defer stop()
 	}
 	tell := &teller{w: out}
@@ -168,16 +170,6 @@ func (e *Engine) Work(ctx context.Context, job Job, held []*os.File, out io.Writ
 	tell.send(workerEvent{Result: &res})
 	e.logger.Info("background consultation finished", "id", job.ID, "error", res.IsError, "elapsed", time.Since(job.Created).Round(time.Millisecond))
 	return nil
-}
-
-// withTimeout is ctx ending at job's own timeout (def when the request sets none), with the
-// cause a call's own deadline has.
-func withTimeout(ctx context.Context, job Job, def time.Duration) (context.Context, context.CancelFunc) {
-	timeout := job.Request.Timeout
-	if timeout == 0 {
-		timeout = def
-	}
-	return context.WithDeadlineCause(ctx, job.Created.Add(timeout), consultation.ErrCallTimeout)
 }
 
 // recorder receives a worker's progress: it writes it to the record at the heartbeat's pace

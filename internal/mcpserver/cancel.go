@@ -113,6 +113,12 @@ type cancelState struct {
 	streamEnded time.Time
 }
 
+// mark records the client's cancellation with its reason.
+func (st *cancelState) mark(reason string) {
+	st.cancelled, st.reason = true, reason
+	close(st.done)
+}
+
 // cancels tracks the requests in flight on one transport and the cancellations that named
 // them. A cancellation of a request not in flight is ignored (it finished first), so the
 // map holds no more than the requests running.
@@ -142,31 +148,20 @@ type cancels struct {
 func (c *cancels) replace(k cancelKey, f func(resp []byte) []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.replies == nil {
-		c.replies = make(map[cancelKey]func([]byte) []byte)
-	}
 	c.replies[k] = f
 }
 
-// replaced is resp, the response to request k, as its replacement makes it (resp itself
-// when there is none); the replacement is used once.
+// replaced is resp, the response to request k, as its replacement makes it; nil when there
+// is none. The replacement is used once.
 func (c *cancels) replaced(k cancelKey, resp []byte) []byte {
 	c.mu.Lock()
 	f, ok := c.replies[k]
 	delete(c.replies, k)
 	c.mu.Unlock()
 	if !ok {
-		return resp
+		return nil
 	}
 	return f(resp)
-}
-
-// hasReply reports whether the response to request k is to be replaced.
-func (c *cancels) hasReply(k cancelKey) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, ok := c.replies[k]
-	return ok
 }
 
 // streamCancel is a 2026-07-28 notifications/cancelled: the id it names, its reason and
@@ -184,7 +179,8 @@ const maxUnclaimed = 64
 const goneTokens = 64
 
 func newCancels() *cancels {
-	c := &cancels{inflight: make(map[cancelKey]*cancelState), tokens: make(map[cancelKey]cancelKey), written: make(map[cancelKey]int)}
+	c := &cancels{inflight: make(map[cancelKey]*cancelState), tokens: make(map[cancelKey]cancelKey), written: make(map[cancelKey]int),
+		replies: make(map[cancelKey]func([]byte) []byte)}
 	c.wrote = sync.NewCond(&c.mu)
 	return c
 }
@@ -262,8 +258,7 @@ func (c *cancels) cancel(k cancelKey, reason string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if st, ok := c.inflight[k]; ok && !st.cancelled {
-		st.cancelled, st.reason = true, reason
-		close(st.done)
+		st.mark(reason)
 	}
 }
 
@@ -289,25 +284,6 @@ func (c *cancels) end(k cancelKey) bool {
 	return st.cancelled
 }
 
-// anyCancelled reports whether a request of session was cancelled and has not ended, or
-// ended cancelled not long ago: only then can an outgoing message of the session be one to
-// drop.
-func (c *cancels) anyCancelled(session string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, g := range c.gone {
-		if g.session == session {
-			return true
-		}
-	}
-	for k, st := range c.inflight {
-		if st.cancelled && k.session == session {
-			return true
-		}
-	}
-	return false
-}
-
 // cancelStream gives a 2026-07-28 cancellation of id, which arrived at now, to the call
 // with that id whose client closed its stream latest within reasonGrace before now, if
 // any; else it keeps it for a stream that ends within reasonGrace after (streamEnded).
@@ -322,8 +298,7 @@ func (c *cancels) cancelStream(id, reason string, now time.Time) {
 		}
 	}
 	if claim != nil {
-		claim.cancelled, claim.reason = true, reason
-		close(claim.done)
+		claim.mark(reason)
 		return
 	}
 	c.unclaimed = slices.DeleteFunc(c.unclaimed, func(u streamCancel) bool { return now.Sub(u.at) > reasonGrace })
@@ -346,8 +321,7 @@ func (c *cancels) streamEnded(k cancelKey, now time.Time) {
 	st.streamEnded = now
 	for i := len(c.unclaimed) - 1; i >= 0 && !st.cancelled; i-- {
 		if u := c.unclaimed[i]; u.id == k.id && now.Sub(u.at) <= reasonGrace {
-			st.cancelled, st.reason = true, u.reason
-			close(st.done)
+			st.mark(u.reason)
 			c.unclaimed = slices.Delete(c.unclaimed, i, i+1)
 		}
 	}
@@ -428,19 +402,13 @@ func rememberRequestID(_ context.Context, id any, req *mcp.CallToolRequest) {
 	if req.Params.Meta == nil {
 		req.Params.Meta = &mcp.Meta{}
 	}
-	if req.Params.Meta.AdditionalFields == nil {
-		req.Params.Meta.AdditionalFields = map[string]any{}
-	}
-	req.Params.Meta.AdditionalFields[requestIDMeta] = canonicalID(id)
+	req.Params.Meta.SetMetaField(requestIDMeta, canonicalID(id))
 }
 
 // requestKey is the request of the tool call req in ctx's shim; false without a shim or id.
 func requestKey(ctx context.Context, req mcp.CallToolRequest) (cancelScope, cancelKey, bool) {
 	sc, ok := ctx.Value(cancelScopeKey{}).(cancelScope)
-	var id string
-	if req.Params.Meta != nil {
-		id, _ = req.Params.Meta.AdditionalFields[requestIDMeta].(string)
-	}
+	id, _ := req.Params.Meta.GetMetaField(requestIDMeta).(string)
 	if !ok || id == "" {
 		return sc, cancelKey{}, false
 	}
@@ -536,21 +504,29 @@ func notificationToken(params json.RawMessage) string {
 	return canonicalID(p.ProgressToken)
 }
 
-// notifiesCancelled reports whether m is a progress notification for a cancelled request.
-func (c *cancels) notifiesCancelled(session string, m *message) bool {
-	if m.Method != "notifications/progress" || !c.anyCancelled(session) {
-		return false
+// outgoing is what becomes of m, a message to the client of session whose JSON is data:
+// dropped (the response to a request the client cancelled, or a progress notification of
+// one), written as out in its place (a response replaced, see replace), or written as it is
+// (out nil). A response ends its request.
+func (c *cancels) outgoing(session string, m *message, data []byte) (out []byte, drop bool) {
+	switch {
+	case m.Method == "notifications/progress":
+		tok := notificationToken(m.Params)
+		return nil, tok != "" && c.progressCancelled(session, tok)
+	case m.isResponse():
+		k := cancelKey{session, canonicalID(m.ID)}
+		out = c.replaced(k, data)
+		return out, c.end(k)
 	}
-	tok := notificationToken(m.Params)
-	return tok != "" && c.progressCancelled(session, tok)
+	return nil, false
 }
 
 // peekOutgoing reads what the shim needs of an outgoing message, mcp-go's JSON: its id,
 // its method, and the params of a progress notification. It reads the members in order
 // and stops at a response's "result" or "error" once it has the id (mcp-go writes the id
 // first), so a response is never decoded beyond its head, however large its result; the
-// message then has an empty, non-nil Result. ok is false when data does not start as a
-// JSON object.
+// message then has an empty, non-nil Result or Error. ok is false when data does not start
+// as a JSON object.
 func peekOutgoing(data []byte) (m message, ok bool) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
@@ -573,14 +549,15 @@ func peekOutgoing(data []byte) (m message, ok bool) {
 			}
 			into = &m.Params
 		case "result", "error":
+			member := &m.Result
+			if tok == "error" {
+				member = &m.Error
+			}
 			if m.ID != nil {
-				m.Result = json.RawMessage{}
+				*member = json.RawMessage{}
 				return m, true
 			}
-			into = &m.Result
-			if tok == "error" {
-				into = &m.Error
-			}
+			into = member
 		}
 		if err := dec.Decode(into); err != nil {
 			return m, false
@@ -692,24 +669,21 @@ type stdioOut struct {
 }
 
 func (s *stdioOut) Write(p []byte) (int, error) {
-	if m, ok := peekOutgoing(p); ok {
-		if m.Method == "notifications/progress" {
-			defer s.c.noteProgress("", notificationToken(m.Params))
+	m, ok := peekOutgoing(p)
+	if !ok {
+		return s.w.Write(p)
+	}
+	if m.Method == "notifications/progress" {
+		defer s.c.noteProgress("", notificationToken(m.Params))
+	}
+	switch out, drop := s.c.outgoing("", &m, bytes.TrimRight(p, "\n")); {
+	case drop:
+		return len(p), nil
+	case out != nil:
+		if _, err := s.w.Write(append(out, '\n')); err != nil {
+			return 0, err
 		}
-		k := cancelKey{"", canonicalID(m.ID)}
-		if m.isResponse() && s.c.end(k) {
-			return len(p), nil
-		}
-		if s.c.notifiesCancelled("", &m) {
-			return len(p), nil
-		}
-		if m.isResponse() && s.c.hasReply(k) {
-			line := s.c.replaced(k, bytes.TrimRight(p, "\n"))
-			if _, err := s.w.Write(append(line, '\n')); err != nil {
-				return 0, err
-			}
-			return len(p), nil
-		}
+		return len(p), nil
 	}
 	return s.w.Write(p)
 }
@@ -757,7 +731,7 @@ func (h *httpShim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if m.Method != "" && canonicalID(m.ID) == "" && modern {
-			body = withProtocolVersionMeta(body, version)
+			body = withProtocolVersionMeta(body, m.Params, version)
 		}
 		h.c.observeIncoming(session, &m, arrived)
 	}
@@ -776,30 +750,42 @@ func (h *httpShim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rw.release()
 }
 
-// withProtocolVersionMeta returns a notification's body with params._meta carrying
-// version when it carries none (point 1 above); body unchanged if it cannot be read.
-func withProtocolVersionMeta(body []byte, version string) []byte {
-	var n map[string]json.RawMessage
-	if json.Unmarshal(body, &n) != nil {
+// withProtocolVersionMeta returns a notification's body, whose params are params, with
+// params._meta carrying version when it carries none (point 1 above); body unchanged if it
+// cannot be read.
+func withProtocolVersionMeta(body, params []byte, version string) []byte {
+	var p struct {
+		Meta *mcp.Meta `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) == nil && p.Meta.ProtocolVersion() != "" {
 		return body
 	}
-	params := map[string]json.RawMessage{}
-	if raw, ok := n["params"]; ok && json.Unmarshal(raw, &params) != nil {
-		return body
-	}
-	meta := map[string]any{}
-	if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
-		return body
-	}
-	if v, ok := meta[mcp.MetaKeyProtocolVersion].(string); ok && v != "" {
-		return body
-	}
-	meta[mcp.MetaKeyProtocolVersion] = version
-	// Values decoded from JSON encode again without error.
-	params["_meta"], _ = json.Marshal(meta)
-	n["params"], _ = json.Marshal(params)
-	out, _ := json.Marshal(n)
+	v, _ := json.Marshal(version)
+	out, _ := withMember(body, v, "params", "_meta", mcp.MetaKeyProtocolVersion)
 	return out
+}
+
+// withMember is the JSON object doc with the member at path set to value, making the
+// objects on the path that are missing or null; doc itself, and false, when it or a member
+// on the path is something else.
+func withMember(doc []byte, value json.RawMessage, path ...string) ([]byte, bool) {
+	var obj map[string]json.RawMessage
+	if len(doc) > 0 && json.Unmarshal(doc, &obj) != nil {
+		return doc, false
+	}
+	if obj == nil {
+		obj = map[string]json.RawMessage{}
+	}
+	if len(path) > 1 {
+		inner, ok := withMember(obj[path[0]], value, path[1:]...)
+		if !ok {
+			return doc, false
+		}
+		value = inner
+	}
+	obj[path[0]] = value
+	out, _ := json.Marshal(obj) // values decoded from JSON encode again without error
+	return out, true
 }
 
 // httpResponse is the response to one HTTP request. mcp-go writes a POST's JSON-RPC
@@ -831,24 +817,17 @@ func (rw *httpResponse) WriteHeader(code int) {
 }
 
 func (rw *httpResponse) Write(p []byte) (int, error) {
-	if bytes.Contains(p, []byte(`"notifications/progress"`)) {
-		data := bytes.TrimSpace(p)
-		if isSSE(data) {
-			data = sseData(data)
-		}
-		if m, ok := peekOutgoing(data); ok && m.Method == "notifications/progress" {
-			defer rw.c.noteProgress(rw.session, notificationToken(m.Params))
-		}
+	data, sse := payload(p)
+	m, ok := peekOutgoing(data)
+	if !ok {
+		rw.release()
+		return rw.ResponseWriter.Write(p)
 	}
-	if rw.k.id != "" && rw.c.hasReply(rw.k) {
-		if q, ok := rw.rewritten(p); ok {
-			if _, err := rw.Write(q); err != nil {
-				return 0, err
-			}
-			return len(p), nil
-		}
+	if m.Method == "notifications/progress" {
+		defer rw.c.noteProgress(rw.session, notificationToken(m.Params))
 	}
-	if rw.dropped(p) {
+	out, drop := rw.c.outgoing(rw.session, &m, data)
+	if drop {
 		if rw.heldStatus != 0 {
 			rw.Header().Del("Content-Type")
 			rw.heldStatus = http.StatusAccepted
@@ -857,88 +836,54 @@ func (rw *httpResponse) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	rw.release()
-	return rw.ResponseWriter.Write(p)
+	if out == nil {
+		return rw.ResponseWriter.Write(p)
+	}
+	if _, err := rw.ResponseWriter.Write(reframed(p, data, out, sse)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
-// dropped reports whether p (a JSON body or one SSE event) is the response to this
-// request after its cancellation, or a progress notification of a cancelled request. While
-// no request of the session is cancelled, nothing is read.
-func (rw *httpResponse) dropped(p []byte) bool {
-	if !rw.c.anyCancelled(rw.session) {
-		return false
-	}
-	data := bytes.TrimSpace(p)
-	if isSSE(data) {
-		data = sseData(data)
-	}
-	m, ok := peekOutgoing(data)
-	if !ok {
-		return false
-	}
-	if m.isResponse() && rw.k.id != "" && canonicalID(m.ID) == rw.k.id {
-		st, _ := rw.c.state(rw.k)
-		return st.cancelled
-	}
-	return rw.c.notifiesCancelled(rw.session, &m)
-}
-
-// rewritten is p (a JSON body or one SSE event) with the response to this request as its
-// replacement makes it; false when p is not that response.
-func (rw *httpResponse) rewritten(p []byte) ([]byte, bool) {
-	data := bytes.TrimSpace(p)
-	sse := isSSE(data)
-	if sse {
-		data = sseData(data)
-	}
-	m, ok := peekOutgoing(data)
-	if !ok || !m.isResponse() || canonicalID(m.ID) != rw.k.id {
-		return nil, false
-	}
-	out := rw.c.replaced(rw.k, data)
-	if !sse {
-		return append(out, '\n'), true
-	}
-	if ev := bytes.Replace(p, data, out, 1); !bytes.Equal(ev, p) || bytes.Equal(data, out) {
-		return ev, true // the event as it was, its id line kept, with the new data
-	}
-	return fmt.Appendf(nil, "event: message\ndata: %s\n\n", out), true
-}
-
-// isSSE reports whether data (trimmed) is an SSE event rather than a JSON body: it starts
-// with one of the fields mcp-go writes (an event id when it keeps events for resuming).
-func isSSE(data []byte) bool {
+// payload is the message p carries: p itself (trimmed), a JSON body, or the data of p, an
+// SSE event (sse true), which starts with one of the fields mcp-go writes (an event id when
+// it keeps events for resuming).
+func payload(p []byte) (data []byte, sse bool) {
+	data = bytes.TrimSpace(p)
 	for _, f := range []string{"event:", "data:", "id:"} {
 		if bytes.HasPrefix(data, []byte(f)) {
-			return true
+			return sseData(data), true
 		}
 	}
-	return false
+	return data, false
+}
+
+// reframed is p, whose message is data, carrying out instead: a JSON body, or the SSE event
+// p with its other lines kept.
+func reframed(p, data, out []byte, sse bool) []byte {
+	if !sse {
+		return append(out, '\n')
+	}
+	if ev := bytes.Replace(p, data, out, 1); !bytes.Equal(ev, p) || bytes.Equal(data, out) {
+		return ev // the event as it was, its id line kept, with the new data
+	}
+	return fmt.Appendf(nil, "event: message\ndata: %s\n\n", out)
 }
 
 // sseData is the data of one SSE event: its "data:" lines, each without the field name
 // and surrounding spaces, one after the other. The data of an event of one such line, as
 // mcp-go writes them, is not copied.
 func sseData(event []byte) []byte {
-	var data []byte
-	lines := 0
-	for rest := event; len(rest) > 0; {
-		var line []byte
-		line, rest, _ = bytes.Cut(rest, []byte("\n"))
-		d, ok := bytes.CutPrefix(bytes.TrimSuffix(line, []byte("\r")), []byte("data:"))
-		if !ok {
-			continue
+	var parts [][]byte
+	for line := range bytes.Lines(event) {
+		if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			parts = append(parts, bytes.TrimSpace(d))
 		}
-		d = bytes.TrimSpace(d)
-		if lines++; lines == 1 {
-			data = d
-			continue
-		}
-		if lines == 2 {
-			data = append([]byte(nil), data...)
-		}
-		data = append(data, d...)
 	}
-	return data
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return bytes.Join(parts, nil)
 }
 
 // release sends a held status: before a body, and when the handler returns.

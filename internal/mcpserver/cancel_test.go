@@ -388,25 +388,40 @@ func (w *teeWriter) Flush() {
 }
 
 // TestModernNotificationWithoutMeta: a 2026-07-28 notification posted without the
-// protocol version in _meta is accepted (202), as the specification allows.
+// protocol version in _meta is accepted (202), as the specification allows: a cancellation
+// (kept from mcp-go), and any other notification, whose _meta the shim completes for mcp-go
+// whatever its params hold (none, null, a _meta of other keys).
 func TestModernNotificationWithoutMeta(t *testing.T) {
 	t.Parallel()
 	s := New(Config{Service: &consultation.Service{}})
 	ts := httptest.NewServer(HTTPShim(server.NewStreamableHTTPServer(s)))
 	t.Cleanup(ts.Close)
-	body := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"x"}}`
-	req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set(mcp.HeaderProtocolVersion, "2026-07-28")
-	req.Header.Set("Mcp-Method", "notifications/cancelled")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if got, want := resp.StatusCode, http.StatusAccepted; got != want {
-		t.Errorf("status %d (%s), want %d", got, b, want)
+	for _, tc := range []struct{ method, params string }{
+		{"notifications/cancelled", `{"requestId":7,"reason":"x"}`},
+		{"notifications/roots/list_changed", ``},
+		{"notifications/roots/list_changed", `null`},
+		{"notifications/roots/list_changed", `{}`},
+		{"notifications/roots/list_changed", `{"_meta":null}`},
+		{"notifications/roots/list_changed", `{"_meta":{"x/y":123456789012345678901}}`},
+	} {
+		body := `{"jsonrpc":"2.0","method":"` + tc.method + `"`
+		if tc.params != "" {
+			body += `,"params":` + tc.params
+		}
+		body += "}"
+		req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set(mcp.HeaderProtocolVersion, "2026-07-28")
+		req.Header.Set("Mcp-Method", tc.method)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if got, want := resp.StatusCode, http.StatusAccepted; got != want {
+			t.Errorf("%s: status %d (%s), want %d", body, got, b, want)
+		}
 	}
 }

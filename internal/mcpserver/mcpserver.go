@@ -4,14 +4,15 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"log"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -65,11 +66,7 @@ func New(cfg Config) *server.MCPServer {
 	instructions := Instructions(srv, cfg.Background != nil)
 	hooks := &server.Hooks{}
 	hooks.AddBeforeCallTool(rememberRequestID)
-	page := cfg.PageBytes
-	if page == 0 {
-		page = background.DefaultPageBytes
-	}
-	h := &handler{svc: cfg.Service, bg: cfg.Background, page: page, log: logger}
+	h := &handler{svc: cfg.Service, bg: cfg.Background, page: cmp.Or(cfg.PageBytes, background.DefaultPageBytes), log: logger}
 	hooks.AddOnRequestInitialization(h.beforeRequest)
 	levels := &levelChoices{}
 	h.levels = levels
@@ -150,10 +147,8 @@ func (h *handler) consultCall(ctx context.Context, args map[string]any, rep cons
 	if err != nil {
 		return h.refuse(err)
 	}
-	if in.OnTimeout == consultation.OnTimeoutContinue && !in.DryRun {
-		if h.bg == nil {
-			return consultation.Failure(consultation.ClassInvalidArgument, `on_timeout "continue" is not available: this server has no usable results directory to keep background consultations in (its log says why; start it with --results-dir DIR, a directory of yours that others cannot write). Call again without on_timeout.`)
-		}
+	if in.OnTimeout == consultation.OnTimeoutContinue && !in.DryRun && h.bg == nil {
+		return consultation.Failure(consultation.ClassInvalidArgument, `on_timeout "continue" is not available: this server has no usable results directory to keep background consultations in (its log says why; start it with --results-dir DIR, a directory of yours that others cannot write). Call again without on_timeout.`)
 	}
 	if res, ok := h.consultTask(ctx, in, rep); ok {
 		return res
@@ -231,23 +226,12 @@ func (h *handler) tool(want string, use func(context.Context, map[string]any, co
 			rep.token = req.Params.Meta.ProgressToken
 		}
 		res := use(ctx, args, rep)
-		if h.bg != nil && res.Summary != nil {
-			res = withOrphans(res, h.bg.OrphanWarnings(background.OwnerFrom(ctx)))
+		if h.bg != nil {
+			res = h.bg.WithOrphans(ctx, res)
 		}
 		rep.settle()
 		return toMCP(res), nil
 	}
-}
-
-// withOrphans is res also warning of the consultations its caller's clients left running.
-func withOrphans(res consultation.Result, warnings []string) consultation.Result {
-	if len(warnings) == 0 {
-		return res
-	}
-	sum := *res.Summary
-	sum.Warnings = append(slices.Clip(sum.Warnings), warnings...)
-	res.Summary = &sum
-	return res
 }
 
 // settleLimit bounds how long a result waits for its call's progress notifications to go out
@@ -261,8 +245,7 @@ type reporter struct {
 	srv    *server.MCPServer
 	token  mcp.ProgressToken // nil: the client asked for no progress
 
-	mu   sync.Mutex
-	sent int // progress notifications sent
+	sent atomic.Int64 // progress notifications sent
 }
 
 // Progress sends notifications/progress with the client's token, unchanged; nothing
@@ -274,9 +257,7 @@ func (r *reporter) Progress(progress float64, message string) {
 	if r.srv.SendNotificationToClient(r.ctx, "notifications/progress", map[string]any{
 		"progressToken": r.token, "progress": progress, "message": message,
 	}) == nil {
-		r.mu.Lock()
-		r.sent++
-		r.mu.Unlock()
+		r.sent.Add(1)
 	}
 }
 
@@ -307,11 +288,8 @@ func (r *reporter) settle() {
 	if !ok || r.token == nil {
 		return
 	}
-	r.mu.Lock()
-	n := r.sent
-	r.mu.Unlock()
-	if n > 0 {
-		sc.c.awaitProgress(cancelKey{sc.session, canonicalID(r.token)}, n, settleLimit)
+	if n := r.sent.Load(); n > 0 {
+		sc.c.awaitProgress(cancelKey{sc.session, canonicalID(r.token)}, int(n), settleLimit)
 	}
 }
 

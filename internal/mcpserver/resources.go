@@ -12,9 +12,7 @@ package mcpserver
 // meanwhile) passes unchanged.
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -40,10 +38,10 @@ func resourceLookup(ctx context.Context) ResourceLookup {
 	return l
 }
 
-// resourceNotFound is the JSON-RPC error response to request id for a resource uri that
-// cannot be read, for protocol version (the request's _meta version, "" for none): -32602
-// from 2026-07-28 on, -32002 before, with data.uri either way.
-func resourceNotFound(id json.RawMessage, uri, why, version string) []byte {
+// resourceNotFound is the JSON-RPC error response to request id (canonical JSON) for a
+// resource uri that cannot be read, for protocol version (the request's _meta version, ""
+// for none): -32602 from 2026-07-28 on, -32002 before, with data.uri either way.
+func resourceNotFound(id, uri, why, version string) []byte {
 	code := mcp.RESOURCE_NOT_FOUND
 	if mcp.IsModernProtocol(version) {
 		code = mcp.INVALID_PARAMS
@@ -52,20 +50,7 @@ func resourceNotFound(id json.RawMessage, uri, why, version string) []byte {
 	if why != "" {
 		msg += ": " + why
 	}
-	resp, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   struct {
-			Code    int               `json:"code"`
-			Message string            `json:"message"`
-			Data    map[string]string `json:"data"`
-		} `json:"error"`
-	}{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Error: struct {
-		Code    int               `json:"code"`
-		Message string            `json:"message"`
-		Data    map[string]string `json:"data"`
-	}{code, msg, map[string]string{"uri": uri}}})
-	return resp
+	return rpcError(id, code, msg, map[string]string{"uri": uri})
 }
 
 // inPlaceOfError is the shim's replacement of mcp-go's response that writes resp in place
@@ -73,46 +58,9 @@ func resourceNotFound(id json.RawMessage, uri, why, version string) []byte {
 // meanwhile) passes unchanged.
 func inPlaceOfError(resp []byte) func([]byte) []byte {
 	return func(theirs []byte) []byte {
-		if errorResponseID(theirs) == "" {
+		if m, ok := peekOutgoing(theirs); !ok || m.Error == nil {
 			return theirs
 		}
 		return resp
 	}
-}
-
-// errorResponseID is the id (canonical JSON) of data when it is a JSON-RPC error response;
-// "" for anything else. Like peekOutgoing, it reads no further than the id and the "error"
-// member's name.
-func errorResponseID(data []byte) string {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return ""
-	}
-	var id json.RawMessage
-	isError := false
-	for dec.More() && (id == nil || !isError) {
-		tok, err := dec.Token()
-		if err != nil {
-			return ""
-		}
-		switch tok {
-		case "id":
-			if dec.Decode(&id) != nil {
-				return ""
-			}
-			continue
-		case "method", "result":
-			return "" // a request, a notification or a success
-		case "error":
-			isError = true
-		}
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return ""
-		}
-	}
-	if !isError {
-		return ""
-	}
-	return canonicalID(id)
 }

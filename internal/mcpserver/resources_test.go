@@ -168,6 +168,7 @@ func TestResourceResponseReplaces(t *testing.T) {
 		{"json body", theirs + "\n", string(ours) + "\n"},
 		{"sse event", "event: message\ndata: " + theirs + "\n\n", "event: message\ndata: " + string(ours) + "\n\n"},
 		{"sse event with id", "id: 3\nevent: message\ndata: " + theirs + "\n\n", "id: 3\nevent: message\ndata: " + string(ours) + "\n\n"},
+		{"sse event of two data lines", "event: message\r\ndata: " + theirs[:20] + "\r\ndata: " + theirs[20:] + "\r\n\r\n", "event: message\ndata: " + string(ours) + "\n\n"},
 		{"another request's error", `{"jsonrpc":"2.0","id":8,"error":{"code":-32603,"message":"m"}}` + "\n", `{"jsonrpc":"2.0","id":8,"error":{"code":-32603,"message":"m"}}` + "\n"},
 		{"a success", `{"jsonrpc":"2.0","id":7,"result":{"contents":[]}}` + "\n", `{"jsonrpc":"2.0","id":7,"result":{"contents":[]}}` + "\n"},
 		{"a notification", "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n", "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n"},

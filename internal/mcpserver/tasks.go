@@ -42,12 +42,6 @@ const (
 	taskPollInterval = time.Second
 )
 
-// JSON-RPC error codes the task methods answer with.
-const (
-	codeInvalidParams     = -32602
-	codeMissingCapability = -32021
-)
-
 // declaresTasks reports whether a request's _meta declares the tasks extension among its
 // client capabilities.
 func declaresTasks(meta *mcp.Meta) bool {
@@ -170,43 +164,34 @@ func (h *handler) beforeRequest(ctx context.Context, id any, message any) error 
 	case string(mcp.MethodResourcesRead):
 		if lookup := resourceLookup(ctx); lookup != nil {
 			if found, why := lookup(ctx, m.Params.URI); !found {
-				sc.c.replace(key, inPlaceOfError(resourceNotFound(json.RawMessage(key.id), m.Params.URI, why, m.Params.Meta.ProtocolVersion())))
+				sc.c.replace(key, inPlaceOfError(resourceNotFound(key.id, m.Params.URI, why, m.Params.Meta.ProtocolVersion())))
 			}
 		}
-		return nil
 	case string(mcp.MethodServerDiscover):
 		if h.bg != nil {
 			sc.c.replace(key, withTasksDeclared)
 		}
-		return nil
 	case string(mcp.MethodTasksGet), string(mcp.MethodTasksCancel), "tasks/update":
-		if h.bg == nil {
-			return nil
+		if h.bg != nil {
+			reply := h.taskMethod(ctx, key.id, m.Method, m.Params.Meta, m.Params.TaskID)
+			sc.c.replace(key, func([]byte) []byte { return reply })
 		}
-	default:
-		return nil
 	}
-	var reply []byte
-	var taskID string
-	switch {
-	case !declaresTasks(m.Params.Meta):
-		reply = rpcError(key.id, codeMissingCapability, "Missing required client capability: "+m.Method+" needs the "+tasksExtension+" extension declared in _meta",
-			map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{tasksExtension: map[string]any{}}}})
-	case json.Unmarshal(m.Params.TaskID, &taskID) != nil || taskID == "":
-		reply = rpcError(key.id, codeInvalidParams, m.Method+" needs params.taskId, the id of a task this server created", nil)
-	default:
-		reply = h.taskMethod(ctx, key.id, m.Method, taskID)
-	}
-	sc.c.replace(key, func([]byte) []byte { return reply })
 	return nil
 }
 
-// taskMethod answers tasks/get, tasks/cancel or tasks/update for taskID (the request's id
-// is id, canonical JSON).
-func (h *handler) taskMethod(ctx context.Context, id, method, taskID string) []byte {
+// taskMethod answers tasks/get, tasks/cancel or tasks/update (method), a request with id
+// (canonical JSON) whose params hold meta and taskId (rawTaskID).
+func (h *handler) taskMethod(ctx context.Context, id, method string, meta *mcp.Meta, rawTaskID json.RawMessage) []byte {
+	var taskID string
 	var err error
-	switch method {
-	case string(mcp.MethodTasksGet):
+	switch {
+	case !declaresTasks(meta):
+		return rpcError(id, mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, "Missing required client capability: "+method+" needs the "+tasksExtension+" extension declared in _meta",
+			map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{tasksExtension: map[string]any{}}}})
+	case json.Unmarshal(rawTaskID, &taskID) != nil || taskID == "":
+		return rpcError(id, mcp.INVALID_PARAMS, method+" needs params.taskId, the id of a task this server created", nil)
+	case method == string(mcp.MethodTasksGet):
 		var t background.Task
 		if t, err = h.bg.TaskState(ctx, taskID); err == nil {
 			j := newTaskJSON("complete", t)
@@ -217,18 +202,18 @@ func (h *handler) taskMethod(ctx context.Context, id, method, taskID string) []b
 			if merr == nil {
 				return rpcResult(id, b)
 			}
-			return rpcError(id, -32603, "cannot encode task "+taskID+": "+merr.Error(), nil)
+			return rpcError(id, mcp.INTERNAL_ERROR, "cannot encode task "+taskID+": "+merr.Error(), nil)
 		}
-	case string(mcp.MethodTasksCancel):
+	case method == string(mcp.MethodTasksCancel):
 		err = h.bg.CancelTask(ctx, taskID)
 	default: // tasks/update: consult's tasks ask for no input; the update is acknowledged
 		_, err = h.bg.TaskState(ctx, taskID)
 	}
 	switch {
 	case errors.Is(err, background.ErrNoTask):
-		return rpcError(id, codeInvalidParams, err.Error(), nil)
+		return rpcError(id, mcp.INVALID_PARAMS, err.Error(), nil)
 	case err != nil:
-		return rpcError(id, -32603, err.Error(), nil)
+		return rpcError(id, mcp.INTERNAL_ERROR, err.Error(), nil)
 	}
 	return rpcResult(id, []byte(`{"resultType":"complete"}`))
 }
@@ -236,28 +221,10 @@ func (h *handler) taskMethod(ctx context.Context, id, method, taskID string) []b
 // withTasksDeclared is mcp-go's server/discover response with the tasks extension among the
 // server's capabilities; the response as it is if it is not a result.
 func withTasksDeclared(resp []byte) []byte {
-	var msg map[string]json.RawMessage
-	if json.Unmarshal(resp, &msg) != nil || msg["result"] == nil {
+	if m, ok := peekOutgoing(resp); !ok || m.Result == nil {
 		return resp
 	}
-	var result map[string]json.RawMessage
-	if json.Unmarshal(msg["result"], &result) != nil {
-		return resp
-	}
-	caps := map[string]json.RawMessage{}
-	if raw, ok := result["capabilities"]; ok && json.Unmarshal(raw, &caps) != nil {
-		return resp
-	}
-	ext := map[string]json.RawMessage{}
-	if raw, ok := caps["extensions"]; ok && json.Unmarshal(raw, &ext) != nil {
-		return resp
-	}
-	ext[tasksExtension] = json.RawMessage(`{}`)
-	// Values decoded from JSON encode again without error.
-	caps["extensions"], _ = json.Marshal(ext)
-	result["capabilities"], _ = json.Marshal(caps)
-	msg["result"], _ = json.Marshal(result)
-	out, _ := json.Marshal(msg)
+	out, _ := withMember(resp, json.RawMessage(`{}`), "result", "capabilities", "extensions", tasksExtension)
 	return out
 }
 
@@ -268,11 +235,7 @@ func rpcResult(id string, result []byte) []byte {
 
 // rpcError is the JSON-RPC error response with id (canonical JSON).
 func rpcError(id string, code int, message string, data any) []byte {
-	e := map[string]any{"code": code, "message": message}
-	if data != nil {
-		e["data"] = data
-	}
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "error": e})
+	b, _ := json.Marshal(mcp.NewJSONRPCError(mcp.NewRequestId(json.RawMessage(id)), code, message, data))
 	return b
 }
 
