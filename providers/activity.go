@@ -19,11 +19,6 @@ func WithActivity(ctx context.Context, fn func(n int)) context.Context {
 	return context.WithValue(ctx, activityKey{}, fn)
 }
 
-func activityFunc(ctx context.Context) func(int) {
-	fn, _ := ctx.Value(activityKey{}).(func(int))
-	return fn
-}
-
 // ActivityTransport wraps base (nil means http.DefaultTransport) so that each request whose
 // context carries a callback from [WithActivity] reports every byte the upstream sends:
 // response headers, data, and the SSE keep-alive comments that the stream readers skip. Requests
@@ -38,7 +33,7 @@ func ActivityTransport(base http.RoundTripper) http.RoundTripper {
 type activityTransport struct{ base http.RoundTripper }
 
 func (t *activityTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	fn := activityFunc(req.Context())
+	fn, _ := req.Context().Value(activityKey{}).(func(int))
 	resp, err := t.base.RoundTrip(req)
 	if fn == nil || resp == nil {
 		return resp, err

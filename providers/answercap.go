@@ -28,13 +28,8 @@ func (a *answerText) add(delta string) (kept string, full bool) {
 	if a.full {
 		return "", true
 	}
-	room := MaxAnswerBytes - a.b.Len()
-	if len(delta) > room {
-		n := room
-		for n > 0 && !utf8.RuneStart(delta[n]) {
-			n--
-		}
-		delta = delta[:n]
+	if room := MaxAnswerBytes - a.b.Len(); len(delta) > room {
+		delta = runePrefix(delta, room)
 		a.full = true
 	}
 	a.b.WriteString(delta)
@@ -49,6 +44,14 @@ func (a *answerText) Len() int { return a.b.Len() }
 
 // String returns the text kept.
 func (a *answerText) String() string { return a.b.String() }
+
+// runePrefix is s cut to at most n bytes on a UTF-8 boundary; n < len(s).
+func runePrefix(s string, n int) string {
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
 
 // truncated reports whether a finish reason means the answer is incomplete: the model's
 // output limit ("length") or the answer cap.

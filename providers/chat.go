@@ -34,7 +34,7 @@ type chatClient struct {
 
 // newChatClient returns the client of provider name; header adds the provider's own headers.
 func newChatClient(name string, cfg Config, params func(Request) chatRequest, header map[string]string) (chatClient, error) {
-	if err := cfg.checkKey(name); err != nil {
+	if err := cfg.check(name); err != nil {
 		return chatClient{}, err
 	}
 	// The endpoint as openai-go resolved it: relative to the base URL, its path ending in "/".
@@ -55,28 +55,8 @@ func newChatClient(name string, cfg Config, params func(Request) chatRequest, he
 	for k, v := range header {
 		h.Set(k, v)
 	}
-	hc := cfg.httpClient()
-	hc.CheckRedirect = sameOrigin(hc.CheckRedirect)
-	return chatClient{name: name, url: endpoint.String(), header: h, hc: hc, params: params,
+	return chatClient{name: name, url: endpoint.String(), header: h, hc: cfg.httpClient(), params: params,
 		redact: redactor{key: cfg.APIKey}, log: cfg.logger()}, nil
-}
-
-// sameOrigin is a redirect policy that follows a redirect only to the origin (scheme and
-// host) of the first request, then applies next (Go's default when nil): the key goes to
-// the configured endpoint and nowhere else, as openai-go kept it.
-func sameOrigin(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
-	return func(req *http.Request, via []*http.Request) error {
-		if first := via[0].URL; req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
-			return fmt.Errorf("redirected to another origin (%s://%s): not followed, the key goes only to the configured endpoint", req.URL.Scheme, req.URL.Host)
-		}
-		if next != nil {
-			return next(req, via)
-		}
-		if len(via) >= 10 {
-			return errors.New("stopped after 10 redirects")
-		}
-		return nil
-	}
 }
 
 // chatRequest is the body of a chat-completions request
@@ -94,7 +74,7 @@ type chatRequest struct {
 	StreamOptions        struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
-	Provider  *routing    `json:"provider,omitempty"`  // OpenRouter's (see withZDR)
+	Provider  *routing    `json:"provider,omitempty"`  // OpenRouter's (Config.ZDR)
 	Reasoning *reasoning  `json:"reasoning,omitempty"` // OpenRouter's
 	Usage     *accounting `json:"usage,omitempty"`     // OpenRouter's
 	Stream    bool        `json:"stream"`
@@ -266,15 +246,6 @@ func decodeChunk(data []byte, chunk *chatChunk) error {
 	return err
 }
 
-// streamError is an error event of a 200 stream: {"error": {...}} in its data, or the event
-// type "error".
-type streamError struct {
-	data  []byte
-	usage *chatUsage // the usage the event carried
-}
-
-func (e *streamError) Error() string { return "received an error event while streaming" }
-
 // stream sends req's body (req.Body, else req encoded now) once and reads the stream to
 // its end.
 func (c *chatClient) stream(ctx context.Context, req Request, obs Observer) (*Response, error) {
@@ -284,26 +255,26 @@ func (c *chatClient) stream(ctx context.Context, req Request, obs Observer) (*Re
 	}
 	obs = observer(obs)
 	resp := &Response{}
-	run := startRun(c.name, body, c.log)
-	convert := func(err error) *Error { return c.convert(ctx, err, run.text.Len() > 0) }
+	run := startRun(c.name, body, c.redact, c.log)
 
 	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body.data))
 	if err != nil {
-		return run.end(ctx, resp, err, false, nil, convert)
+		return run.end(ctx, resp, err, nil)
 	}
 	httpReq.Header = c.header.Clone()
 	httpResp, err := c.hc.Do(httpReq)
 	if err != nil {
-		return run.end(ctx, resp, err, false, nil, convert)
+		return run.end(ctx, resp, err, nil)
 	}
 	defer httpResp.Body.Close()
 	if httpResp.StatusCode >= 400 {
-		return run.end(ctx, resp, c.statusError(httpResp), false, nil, convert)
+		return run.end(ctx, resp, c.statusError(httpResp), nil)
 	}
 
 	var (
 		refusal answerText
 		usage   *chatUsage
+		inBand  bool // err is an error event of the stream
 	)
 	refusals, _ := obs.(RefusalObserver)
 	events := newSSEReader(httpResp.Body)
@@ -324,7 +295,12 @@ func (c *chatClient) stream(ctx context.Context, req Request, obs Observer) (*Re
 		var chunk chatChunk
 		derr := decodeChunk(ev.Data, &chunk)
 		if ev.Type == "error" || derr == nil && len(chunk.Error) > 0 && string(chunk.Error) != "null" {
-			err = &streamError{data: bytes.Clone(ev.Data), usage: chunk.Usage}
+			err, inBand = c.inBandError(ev.Data, &chunk, run.text.Len() > 0), true
+			if usage == nil {
+				// An error event may carry the usage so far (OpenRouter sends it when a
+				// reasoning model hits its limit mid-stream): the tokens were spent, so keep them.
+				usage = chunk.Usage
+			}
 			break
 		}
 		if derr != nil {
@@ -342,13 +318,7 @@ func (c *chatClient) stream(ctx context.Context, req Request, obs Observer) (*Re
 				obs.Reasoning(run.meter.add(r), r)
 			}
 			if d := ch.Delta.Content; d != "" {
-				kept, full := run.text.add(d)
-				if kept != "" {
-					obs.Answer(kept)
-				}
-				// A string of this event was cut: if it was answer text, the answer is at
-				// the cap.
-				run.capped = full || ev.Cut
+				run.answer(obs, d, ev.Cut)
 			}
 			if r := ch.Delta.Refusal; r != "" {
 				// A refusal is not an answer: kept apart, bounded like one.
@@ -367,20 +337,14 @@ func (c *chatClient) stream(ctx context.Context, req Request, obs Observer) (*Re
 			run.reasoningSoFar(obs, consult.Tokens(usage.CompletionTokensDetails.ReasoningTokens))
 		}
 	}
-	var se *streamError
-	if errors.As(err, &se) && usage == nil {
-		// An error event may carry the usage so far (OpenRouter sends it when a reasoning
-		// model hits its limit mid-stream): the tokens were spent, so keep them.
-		usage = se.usage
-	}
-	partial := run.settle(resp, usage.usage())
+	run.settle(resp, usage.usage())
 	resp.Refusal = refusal.String()
-	if err != nil && se == nil && run.finished && ctx.Err() == nil {
+	if err != nil && !inBand && run.finished && ctx.Err() == nil {
 		// The answer was complete; only the tail (usage, [DONE]) was lost.
 		c.log.Debug("stream failed after the finish", "provider", c.name, "error", c.redact.clean(err.Error()))
 		err = nil
 	}
-	return run.end(ctx, resp, err, partial, nil, convert)
+	return run.end(ctx, resp, err, nil)
 }
 
 // stopReason names a stop as the provider did: its reason, and the native one behind it
@@ -420,15 +384,7 @@ func (b chatErrorBody) quota() *Quota {
 	if m == nil {
 		return nil
 	}
-	q := &Quota{ID: m[1]}
-	switch id := strings.ToLower(q.ID); {
-	case strings.Contains(id, "per-day"):
-		q.Period = PerDay
-	case strings.Contains(id, "per-hour"):
-		q.Period = PerHour
-	case strings.Contains(id, "per-min"):
-		q.Period = PerMinute
-	}
+	q := &Quota{ID: m[1], Period: quotaPeriod(m[1])}
 	header := func(name string) (float64, bool) {
 		for k, v := range b.Metadata.Headers {
 			if strings.EqualFold(k, name) {
@@ -505,17 +461,10 @@ func (c *chatClient) statusError(res *http.Response) *Error {
 	return finished(e, msg)
 }
 
-// convert turns the error that ended a stream into an *Error.
-func (c *chatClient) convert(ctx context.Context, err error, partial bool) *Error {
-	if e := known(ctx, c.name, err, partial); e != nil {
-		return e
-	}
-	se, ok := errors.AsType[*streamError](err)
-	if !ok {
-		return &Error{Provider: c.name, Kind: Transport, Message: c.redact.clean(err.Error()), Partial: partial, Err: err}
-	}
-	// An error event inside a 200 stream: {"error": {"code": 502, "message": "..."}}.
-	body := errorBody(se.data, true)
+// inBandError is the error of an error event inside a 200 stream, its data
+// {"error": {"code": 502, "message": "..."}} and chunk as decoded from it.
+func (c *chatClient) inBandError(data []byte, chunk *chatChunk, partial bool) *Error {
+	body := errorBody(data, true)
 	code := codeString(body.Code)
 	kind := Server
 	n, convErr := strconv.Atoi(code)
@@ -530,15 +479,9 @@ func (c *chatClient) convert(ctx context.Context, err error, partial bool) *Erro
 		kind = BadRequest
 	}
 	// The choice's native reason says what the generic error hides ("MAX_TOKENS").
-	var choices struct {
-		Choices []struct {
-			Native string `json:"native_finish_reason"`
-		} `json:"choices"`
-	}
-	_ = json.Unmarshal(se.data, &choices)
 	detail := body.text()
-	if len(choices.Choices) > 0 && choices.Choices[0].Native != "" {
-		detail += " (" + choices.Choices[0].Native + ")"
+	if len(chunk.Choices) > 0 && chunk.Choices[0].NativeFinishReason != "" {
+		detail += " (" + chunk.Choices[0].NativeFinishReason + ")"
 	}
 	return finished(&Error{Provider: c.name, Kind: refine(kind, code, detail), Code: code,
 		Message: c.redact.clean(body.text()), InBand: true, Partial: partial,

@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/consultmcp/consult"
 )
@@ -262,19 +262,6 @@ func finished(e *Error, message string) *Error {
 	return e
 }
 
-// known is err when it is an [*Error] already, or the [Canceled] error when ctx has ended
-// (whatever err says); nil otherwise, for the provider to convert err itself.
-func known(ctx context.Context, provider string, err error, partial bool) *Error {
-	var e *Error
-	if errors.As(err, &e) {
-		return e
-	}
-	if ctx.Err() != nil {
-		return canceledError(provider, ctx, partial)
-	}
-	return nil
-}
-
 // canceledError reports that ctx ended during a call.
 func canceledError(provider string, ctx context.Context, partial bool) *Error {
 	e := &Error{Provider: provider, Kind: Canceled, Partial: partial, Err: ctx.Err()}
@@ -289,9 +276,6 @@ func canceledError(provider string, ctx context.Context, partial bool) *Error {
 
 // parseRetryAfter reads retry-after-ms, then Retry-After (seconds or an HTTP date).
 func parseRetryAfter(h http.Header, now time.Time) time.Duration {
-	if h == nil {
-		return 0
-	}
 	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
 		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 && ms < 1e9 {
 			return time.Duration(ms * float64(time.Millisecond))
@@ -320,21 +304,12 @@ func parseRetryAfter(h http.Header, now time.Time) time.Duration {
 // and x-ratelimit-reset-tokens headers ("1s", "6m0s", "20ms") of the limit that is
 // exhausted; else a "try again in 1.5s" in the message. 0 when it said nothing.
 func retryHint(h http.Header, message string, now time.Time) time.Duration {
-	if d := parseRetryAfter(h, now); d > 0 {
-		return d
-	}
-	if d := rateLimitReset(h); d > 0 {
-		return d
-	}
-	return retryInText(message)
+	return cmp.Or(parseRetryAfter(h, now), rateLimitReset(h), retryInText(message))
 }
 
 // rateLimitReset reads OpenAI's x-ratelimit-reset-* headers: the reset of the limits whose
 // remaining count is 0, the longest of them; when none says 0, the earliest reset.
 func rateLimitReset(h http.Header) time.Duration {
-	if h == nil {
-		return 0
-	}
 	var exhausted, earliest time.Duration
 	for _, which := range []string{"requests", "tokens"} {
 		d, err := time.ParseDuration(strings.TrimSpace(h.Get("x-ratelimit-reset-" + which)))
@@ -447,8 +422,17 @@ func (q *Quota) resetNote(provider string) string {
 	return "it resets once a day"
 }
 
-// quotaPeriodRE finds the period in a quota id: "GenerateRequestsPerDayPerProjectPerModel-FreeTier".
-var quotaPeriodRE = regexp.MustCompile(`Per(Day|Hour|Minute)`)
+// quotaPeriodRE finds the period in a quota id: Gemini's
+// "GenerateRequestsPerDayPerProjectPerModel-FreeTier", OpenRouter's "free-models-per-min".
+var quotaPeriodRE = regexp.MustCompile(`(?i)per-?(day|hour|min)`)
+
+// quotaPeriod is the period a quota id names, "" when it names none.
+func quotaPeriod(id string) QuotaPeriod {
+	if m := quotaPeriodRE.FindStringSubmatch(id); m != nil {
+		return map[string]QuotaPeriod{"day": PerDay, "hour": PerHour, "min": PerMinute}[strings.ToLower(m[1])]
+	}
+	return ""
+}
 
 // periodRank orders periods by how long they take to reset.
 var periodRank = map[QuotaPeriod]int{PerMinute: 1, PerHour: 2, PerDay: 3}
@@ -475,9 +459,7 @@ func parseQuota(details []map[string]any) *Quota {
 			if f, ok := toFloat(v["quotaValue"]); ok && f > 0 && f < 1e15 {
 				q.Limit = int64(f)
 			}
-			if m := quotaPeriodRE.FindStringSubmatch(q.ID); m != nil {
-				q.Period = QuotaPeriod(strings.ToLower(m[1]))
-			}
+			q.Period = quotaPeriod(q.ID)
 			if best == nil || periodRank[q.Period] > periodRank[best.Period] {
 				best = q
 			}
@@ -598,9 +580,6 @@ func toFloat(v any) (float64, bool) {
 	case string:
 		f, err := strconv.ParseFloat(n, 64)
 		return f, err == nil
-	case json.Number:
-		f, err := n.Float64()
-		return f, err == nil
 	}
 	return 0, false
 }
@@ -636,11 +615,7 @@ func (r redactor) clean(s string) string {
 	}
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > maxMessage {
-		cut := maxMessage
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
+		s = runePrefix(s, maxMessage) + "…"
 	}
 	return consult.Printable(s)
 }
@@ -691,18 +666,12 @@ func redactPieces(s, key string) string {
 	return b.String()
 }
 
-// codeString renders a JSON error code that may be a string or a number.
+// codeString renders a JSON error code that may be a string, a number (as written) or
+// null.
 func codeString(raw json.RawMessage) string {
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
 	var s string
-	if json.Unmarshal(raw, &s) == nil {
+	if json.Unmarshal(raw, &s) == nil { // null leaves s empty
 		return s
-	}
-	var n json.Number
-	if json.Unmarshal(raw, &n) == nil {
-		return n.String()
 	}
 	return string(raw)
 }

@@ -2,6 +2,7 @@ package providers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -462,5 +463,40 @@ func TestRefineOutputLimit(t *testing.T) {
 	}
 	if Retryable(&Error{Kind: OutputLimit}) {
 		t.Error("an output-limit error is retryable")
+	}
+}
+
+// TestQuotaPeriod: the period is read from Gemini's quota ids and OpenRouter's alike.
+func TestQuotaPeriod(t *testing.T) {
+	t.Parallel()
+	for id, want := range map[string]QuotaPeriod{
+		"GenerateRequestsPerDayPerProjectPerModel-FreeTier":    PerDay,
+		"GenerateRequestsPerMinutePerProjectPerModel-FreeTier": PerMinute,
+		"GenerateContentInputTokensPerModelPerHour":            PerHour,
+		"free-models-per-day":                                  PerDay,
+		"free-models-per-min":                                  PerMinute,
+		"free-models-per-hour":                                 PerHour,
+		"GenerateContentPaidTierInputTokens":                   "",
+	} {
+		if got := quotaPeriod(id); got != want {
+			t.Errorf("quotaPeriod(%q) = %q, want %q", id, got, want)
+		}
+	}
+}
+
+// TestCodeString: an error's code as OpenAI (a string or null) and OpenRouter (a number)
+// send it.
+func TestCodeString(t *testing.T) {
+	t.Parallel()
+	for raw, want := range map[string]string{
+		``:                          "",
+		`null`:                      "",
+		`"context_length_exceeded"`: "context_length_exceeded",
+		`502`:                       "502",
+		`{"odd":1}`:                 `{"odd":1}`,
+	} {
+		if got := codeString(json.RawMessage(raw)); got != want {
+			t.Errorf("codeString(%s) = %q, want %q", raw, got, want)
+		}
 	}
 }

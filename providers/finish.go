@@ -2,6 +2,7 @@ package providers
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 type streamRun struct {
 	provider string
 	model    string // as asked for, for the log
+	redact   redactor
 	log      *slog.Logger
 	start    time.Time
 
@@ -24,20 +26,19 @@ type streamRun struct {
 }
 
 // startRun logs the request about to be sent and starts its clock.
-func startRun(provider string, body *Body, log *slog.Logger) *streamRun {
+func startRun(provider string, body *Body, redact redactor, log *slog.Logger) *streamRun {
 	req := body.req
 	log.Debug("sending request", "provider", provider, "model", req.Model,
 		"thinking", req.Thinking.On, "budget", int64(req.Thinking.Budget), "prompt_bytes", body.prompt,
 		"body_bytes", len(body.data))
-	return &streamRun{provider: provider, model: req.Model, log: log, start: time.Now()}
+	return &streamRun{provider: provider, model: req.Model, redact: redact, log: log, start: time.Now()}
 }
 
 // settle fills resp from what the stream gave: the answer (a capped one finishes with
 // [FinishAnswerCap]), truncation, and usage, nil when the provider reported none (then
 // resp.Usage is not Reported and holds only the reasoning estimate); a reported reasoning
-// count of zero gives way to the estimate from the streamed text. It returns whether any
-// answer text arrived.
-func (r *streamRun) settle(resp *Response, usage *Usage) (partial bool) {
+// count of zero gives way to the estimate from the streamed text.
+func (r *streamRun) settle(resp *Response, usage *Usage) {
 	if r.capped {
 		resp.Finish, r.finished = FinishAnswerCap, true
 	}
@@ -50,15 +51,24 @@ func (r *streamRun) settle(resp *Response, usage *Usage) (partial bool) {
 			resp.Usage.Reasoning = r.meter.tokens() // reasoning streamed but not counted: keep the estimate
 		}
 	}
-	return r.text.Len() > 0
+}
+
+// answer keeps what fits of an answer delta under the cap and passes it to obs. cut says
+// a string of the delta's event was cut: if it was answer text, the answer is at the cap.
+func (r *streamRun) answer(obs Observer, delta string, cut bool) {
+	kept, full := r.text.add(delta)
+	if kept != "" {
+		obs.Answer(kept)
+	}
+	r.capped = full || cut
 }
 
 // end returns the call's outcome. err is the stream's own error, nil when it ended
 // cleanly. A stream that did not finish fails: with ctx's error when ctx ended, else with
-// what unfinished (may be nil) says, else as a [Transport] error. convert turns the error
-// into an [*Error].
-func (r *streamRun) end(ctx context.Context, resp *Response, err error, partial bool,
-	unfinished func() error, convert func(error) *Error) (*Response, error) {
+// what unfinished (may be nil) says, else as a [Transport] error. An error that is not an
+// [*Error] already becomes a [Canceled] one when ctx has ended, else a [Transport] one.
+func (r *streamRun) end(ctx context.Context, resp *Response, err error, unfinished func() error) (*Response, error) {
+	partial := r.text.Len() > 0
 	if err == nil && !r.finished && ctx.Err() != nil {
 		err = ctx.Err()
 	}
@@ -70,7 +80,14 @@ func (r *streamRun) end(ctx context.Context, resp *Response, err error, partial 
 			Message: "the stream ended before the model finished"}
 	}
 	if err != nil {
-		e := convert(err)
+		e, ok := errors.AsType[*Error](err)
+		switch {
+		case ok:
+		case ctx.Err() != nil:
+			e = canceledError(r.provider, ctx, partial)
+		default:
+			e = &Error{Provider: r.provider, Kind: Transport, Message: r.redact.clean(err.Error()), Partial: partial, Err: err}
+		}
 		if e.InBand && resp.Finish == "length" && e.Kind != Canceled {
 			// The stream had said the output limit stopped the model; the error event after
 			// it (OpenRouter's "Token limit reached", code 400) is the same end, whatever
@@ -91,6 +108,7 @@ func (r *streamRun) end(ctx context.Context, resp *Response, err error, partial 
 // estimate.
 func (r *streamRun) reasoningSoFar(obs Observer, n consult.Tokens) {
 	if n > r.meter.tokens() {
-		obs.Reasoning(r.meter.report(n), "")
+		r.meter.reported = n
+		obs.Reasoning(n, "")
 	}
 }

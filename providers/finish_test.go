@@ -9,7 +9,8 @@ import (
 
 // TestStreamRunEnd checks the finishing code both stream loops share: which error an
 // unfinished stream gets, in order (the context's end, the provider's own reason, a
-// transport error), and that a finished one succeeds.
+// transport error), that a finished one succeeds, and that a stream's own error becomes
+// an *Error (Canceled once the context ended, else Transport) unless it is one already.
 func TestStreamRunEnd(t *testing.T) {
 	t.Parallel()
 	blockedErr := &Error{Provider: "p", Kind: ContentFiltered, Message: "the prompt was blocked"}
@@ -32,24 +33,20 @@ func TestStreamRunEnd(t *testing.T) {
 		{"provider has no reason", context.Background(), false, nil, func() error { return nil }, false, Transport, false},
 		{"context ended first", ended, false, nil, func() error { return blockedErr }, true, Canceled, true},
 		{"stream error", context.Background(), false, errors.New("boom"), func() error { return blockedErr }, false, Transport, false},
+		{"stream error after part of the answer", context.Background(), true, errors.New("boom"), nil, true, Transport, true},
+		{"stream error, context ended", ended, true, errors.New("boom"), nil, true, Canceled, true},
+		{"provider's error", ended, false, blockedErr, nil, false, ContentFiltered, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r := startRun("p", &Body{req: Request{Model: "m"}}, slog.New(slog.DiscardHandler))
+			r := startRun("p", &Body{req: Request{Model: "m"}}, redactor{}, slog.New(slog.DiscardHandler))
 			r.finished = tt.finished
-			convert := func(err error) *Error {
-				var e *Error
-				switch {
-				case errors.As(err, &e):
-					return e
-				case tt.ctx.Err() != nil:
-					return canceledError("p", tt.ctx, tt.partial)
-				}
-				return &Error{Provider: "p", Kind: Transport, Err: err}
+			if tt.partial {
+				r.text.add("part")
 			}
 			resp := &Response{}
-			got, err := r.end(tt.ctx, resp, tt.streamErr, tt.partial, tt.unfinished, convert)
+			got, err := r.end(tt.ctx, resp, tt.streamErr, tt.unfinished)
 			if got != resp {
 				t.Error("end returned another response")
 			}
@@ -74,14 +71,14 @@ func TestStreamRunEnd(t *testing.T) {
 // count of zero gives way to the estimate from the streamed text.
 func TestStreamRunSettle(t *testing.T) {
 	t.Parallel()
-	r := startRun("p", &Body{req: Request{Model: "m"}}, slog.New(slog.DiscardHandler))
+	r := startRun("p", &Body{req: Request{Model: "m"}}, redactor{}, slog.New(slog.DiscardHandler))
 	r.meter.add("twelve chars") // 12 characters: 3 tokens estimated
 	r.text.add("answer")
 	r.capped = true
 	resp := &Response{}
-	partial := r.settle(resp, &Usage{Input: 10, Output: 2})
-	if !partial || resp.Text != "answer" {
-		t.Errorf("partial, Text = %v, %q; want true, %q", partial, resp.Text, "answer")
+	r.settle(resp, &Usage{Input: 10, Output: 2})
+	if resp.Text != "answer" {
+		t.Errorf("Text = %q, want %q", resp.Text, "answer")
 	}
 	if !r.finished || resp.Finish != FinishAnswerCap || !resp.Truncated {
 		t.Errorf("finished %v, Finish %q, Truncated %v; want true, %q, true", r.finished, resp.Finish, resp.Truncated, FinishAnswerCap)

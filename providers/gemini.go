@@ -2,9 +2,9 @@ package providers
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -35,10 +35,7 @@ var _ Provider = (*Gemini)(nil)
 // the Gemini API's public endpoint ([Spec.DefaultBaseURL]), to which the API version
 // (v1beta) is added.
 func NewGemini(cfg Config) (*Gemini, error) {
-	if err := cfg.checkKey(NameGemini); err != nil {
-		return nil, err
-	}
-	if err := cfg.checkZDR(NameGemini); err != nil {
+	if err := cfg.check(NameGemini); err != nil {
 		return nil, err
 	}
 	redact := redactor{key: cfg.APIKey}
@@ -46,9 +43,7 @@ func NewGemini(cfg Config) (*Gemini, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: the base URL: %s", NameGemini, redact.clean(err.Error()))
 	}
-	hc := cfg.httpClient()
-	hc.CheckRedirect = sameOrigin(hc.CheckRedirect) // Go would send X-Goog-Api-Key to any host
-	return &Gemini{client: hc, base: base, key: cfg.APIKey, redact: redact, log: cfg.logger()}, nil
+	return &Gemini{client: cfg.httpClient(), base: base, key: cfg.APIKey, redact: redact, log: cfg.logger()}, nil
 }
 
 // Name returns "gemini".
@@ -65,7 +60,7 @@ func (p *Gemini) Stream(ctx context.Context, req Request, obs Observer) (*Respon
 		return resp, err
 	}
 	req = body.req
-	run := startRun(NameGemini, body, p.log)
+	run := startRun(NameGemini, body, p.redact, p.log)
 
 	var (
 		usage     *geminiUsage
@@ -93,7 +88,7 @@ func (p *Gemini) Stream(ctx context.Context, req Request, obs Observer) (*Respon
 			break
 		}
 		if chunk.Error != nil {
-			err = &geminiFailure{geminiError: *chunk.Error, status: hresp.StatusCode, header: hresp.Header}
+			err = p.failure(*chunk.Error, hresp.StatusCode, hresp.Header, run.text.Len() > 0)
 			break
 		}
 		if chunk.ModelVersion != "" {
@@ -116,11 +111,7 @@ func (p *Gemini) Stream(ctx context.Context, req Request, obs Observer) (*Respon
 					obs.Reasoning(run.meter.add(part.Text), part.Text)
 					continue
 				}
-				kept, full := run.text.add(part.Text)
-				if kept != "" {
-					obs.Answer(kept)
-				}
-				if run.capped = full || ev.Cut; run.capped {
+				if run.answer(obs, part.Text, ev.Cut); run.capped {
 					break
 				}
 			}
@@ -147,7 +138,7 @@ func (p *Gemini) Stream(ctx context.Context, req Request, obs Observer) (*Respon
 		reported = &Usage{Reported: true, Input: usage.Prompt, Output: usage.Candidates,
 			Reasoning: usage.Thoughts, Cached: usage.Cached}
 	}
-	partial := run.settle(resp, reported)
+	run.settle(resp, reported)
 
 	// A prompt the API blocked ends the stream without a finish reason.
 	promptBlocked := func() error {
@@ -166,13 +157,11 @@ func (p *Gemini) Stream(ctx context.Context, req Request, obs Observer) (*Respon
 		}
 		return &Error{Provider: NameGemini, Kind: ContentFiltered, Code: blockCode, Message: msg}
 	}
-	return run.end(ctx, resp, err, partial, promptBlocked, func(err error) *Error {
-		return p.convert(ctx, err, partial)
-	})
+	return run.end(ctx, resp, err, promptBlocked)
 }
 
-// post sends body for model and returns the successful response, or the error: a
-// [*geminiFailure] for an error response.
+// post sends body for model and returns the successful response, or the error: an
+// [*Error] for an error response.
 func (p *Gemini) post(ctx context.Context, model string, body *Body) (*http.Response, error) {
 	path, err := geminiModelPath(model)
 	if err != nil {
@@ -196,7 +185,7 @@ func (p *Gemini) post(ctx context.Context, model string, body *Body) (*http.Resp
 	}
 	if hresp.StatusCode < 200 || hresp.StatusCode > 299 {
 		defer hresp.Body.Close()
-		return nil, readGeminiFailure(hresp)
+		return nil, p.readFailure(hresp)
 	}
 	return hresp, nil
 }
@@ -235,23 +224,20 @@ func serverTimeout(ctx context.Context, clientTimeout time.Duration) string {
 // proxy's page is cut (the message kept is far shorter still, [maxMessage]).
 const maxErrorBody = 1 << 20
 
-// readGeminiFailure reads an error response: Google's error JSON ({"error": {...}}), else
-// the body as the message and the HTTP status as the code.
-func readGeminiFailure(resp *http.Response) error {
+// readFailure reads an error response: Google's error JSON ({"error": {...}}), else the
+// body as the message and the HTTP status as the code.
+func (p *Gemini) readFailure(resp *http.Response) error {
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	if err != nil {
 		return fmt.Errorf("reading the error response (HTTP %d): %w", resp.StatusCode, err)
 	}
-	f := &geminiFailure{status: resp.StatusCode, header: resp.Header}
 	var env struct {
 		Error *geminiError `json:"error"`
 	}
-	if json.Unmarshal(data, &env) == nil && env.Error != nil {
-		f.geminiError = *env.Error
-	} else {
-		f.Code, f.Message = resp.StatusCode, string(data)
+	if json.Unmarshal(data, &env) != nil || env.Error == nil {
+		env.Error = &geminiError{Code: resp.StatusCode, Message: string(data)}
 	}
-	return f
+	return p.failure(*env.Error, resp.StatusCode, resp.Header, false)
 }
 
 // geminiError is a Google API error (google.rpc.Status as JSON: code, message, status and
@@ -264,34 +250,18 @@ type geminiError struct {
 	Details []map[string]any `json:"details"`
 }
 
-// geminiFailure is a geminiError as the call got it: the HTTP status (200 for an error
-// event in the stream) and the response's headers.
-type geminiFailure struct {
-	geminiError
-	status int
-	header http.Header
-}
-
-func (f *geminiFailure) Error() string { return fmt.Sprintf("HTTP %d: %s", f.status, f.Message) }
-
-// convert turns the error a stream ended with into an *Error.
-func (p *Gemini) convert(ctx context.Context, err error, partial bool) *Error {
-	if e := known(ctx, NameGemini, err, partial); e != nil {
-		return e
-	}
-	var f *geminiFailure
-	if !errors.As(err, &f) {
-		return &Error{Provider: NameGemini, Kind: Transport, Message: p.redact.clean(err.Error()), Partial: partial, Err: err}
-	}
+// failure is the *Error of a Google API error that came with status: an error response's
+// HTTP status, or 2xx for an error event in the stream.
+func (p *Gemini) failure(f geminiError, status int, header http.Header, partial bool) *Error {
 	// No Err: the failure holds the raw upstream message.
 	out := &Error{Provider: NameGemini, Code: f.Status, Message: p.redact.clean(f.Message), Partial: partial}
 	code := f.Code
-	if f.status >= 200 && f.status < 300 {
+	if status >= 200 && status < 300 {
 		out.InBand = true // an error event inside the stream
 	} else {
-		out.Status = f.status
+		out.Status = status
 		if code == 0 {
-			code = f.status
+			code = status
 		}
 	}
 	kind := Server
@@ -305,10 +275,7 @@ func (p *Gemini) convert(ctx context.Context, err error, partial bool) *Error {
 	if out.Code == "" && out.InBand && code != 0 {
 		out.Code = fmt.Sprint(code)
 	}
-	out.RetryAfter = parseRetryDelay(f.Details)
-	if out.RetryAfter == 0 {
-		out.RetryAfter = retryHint(f.header, f.Message, time.Now())
-	}
+	out.RetryAfter = cmp.Or(parseRetryDelay(f.Details), retryHint(header, f.Message, time.Now()))
 	if out.Kind == RateLimited {
 		out.Quota = parseQuota(f.Details)
 	}
@@ -432,10 +399,7 @@ func (p *Gemini) Encode(req Request) (*Body, error) {
 	if req.System != "" {
 		env.SystemInstruction = &geminiContent{Parts: []geminiPart{{Text: req.System}}, Role: "user"}
 	}
-	envelope, err := json.Marshal(env)
-	if err != nil {
-		return nil, &Error{Provider: NameGemini, Kind: BadRequest, Message: fmt.Sprintf("cannot encode the request: %v", err), Err: err}
-	}
+	envelope, _ := json.Marshal(env) // strings, numbers and booleans: it cannot fail
 	return spliceMessage(NameGemini, envelope, req)
 }
 

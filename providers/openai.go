@@ -18,9 +18,6 @@ var _ Provider = (*OpenAI)(nil)
 
 // NewOpenAI returns an OpenAI provider. cfg.APIKey is required.
 func NewOpenAI(cfg Config) (*OpenAI, error) {
-	if err := cfg.checkZDR(NameOpenAI); err != nil {
-		return nil, err
-	}
 	c, err := newChatClient(NameOpenAI, cfg, openAIParams, nil)
 	if err != nil {
 		return nil, err

@@ -18,10 +18,7 @@ var _ Provider = (*OpenRouter)(nil)
 // NewOpenRouter returns an OpenRouter provider. cfg.APIKey is required; cfg.BaseURL
 // defaults to OpenRouter's public endpoint ([Spec.DefaultBaseURL]).
 func NewOpenRouter(cfg Config) (*OpenRouter, error) {
-	params := openRouterParams
-	if cfg.ZDR {
-		params = func(req Request) chatRequest { return withZDR(openRouterParams(req)) }
-	}
+	params := func(req Request) chatRequest { return openRouterParams(req, cfg.ZDR) }
 	// OpenRouter's app attribution (openrouter.ai/docs/app-attribution; X-Title is still read).
 	c, err := newChatClient(NameOpenRouter, cfg, params, map[string]string{
 		"HTTP-Referer": "https://github.com/consultmcp/consult",
@@ -51,9 +48,17 @@ func (p *OpenRouter) Stream(ctx context.Context, req Request, obs Observer) (*Re
 // Encode builds req's body once; see [Encoder].
 func (p *OpenRouter) Encode(req Request) (*Body, error) { return p.chat.encode(req) }
 
-func openRouterParams(req Request) chatRequest {
+func openRouterParams(req Request, zdr bool) chatRequest {
 	params := baseParams(NameOpenRouter, req)
 	params.Usage = &accounting{Include: true}
+	if zdr {
+		// Zero data retention: provider routing preferences
+		// (https://openrouter.ai/docs/guides/routing/provider-selection) with "zdr": true (only
+		// endpoints that keep no prompt) and "data_collection": "deny" (only providers that do
+		// not store or train on it). A model without such an endpoint is refused by OpenRouter
+		// (404, "No endpoints found matching your data policy"), never served elsewhere.
+		params.Provider = &routing{DataCollection: "deny", ZDR: true}
+	}
 	if t := req.Thinking; t.On && t.Budget > 0 {
 		params.Reasoning = &reasoning{MaxTokens: int64(budgetWithin(t.Budget, req.OutputLimit))}
 	} else if t.On {
@@ -62,15 +67,5 @@ func openRouterParams(req Request) chatRequest {
 	if n := outputLimit(req, true); n > 0 {
 		params.MaxTokens = int64(n)
 	}
-	return params
-}
-
-// withZDR is params asking OpenRouter for zero data retention: its provider routing
-// preferences (https://openrouter.ai/docs/guides/routing/provider-selection) with "zdr":
-// true (only endpoints that keep no prompt) and "data_collection": "deny" (only providers
-// that do not store or train on it). A model without such an endpoint is refused by
-// OpenRouter (404, "No endpoints found matching your data policy"), never served elsewhere.
-func withZDR(params chatRequest) chatRequest {
-	params.Provider = &routing{DataCollection: "deny", ZDR: true}
 	return params
 }

@@ -139,12 +139,7 @@ func perToken(perMillion float64, n consult.Tokens) float64 {
 // (cached of them at the cache-read price, written of them at the cache-write price) plus
 // answer tokens at the completion price.
 func (p Price) Estimate(prompt, cached, written, answer consult.Tokens) float64 {
-	t := p.At(prompt)
-	cached = min(max(cached, 0), prompt)
-	written = min(max(written, 0), prompt-cached)
-	fresh := prompt - cached - written
-	return perToken(t.Input, fresh) + perToken(t.cacheRead(), cached) + perToken(t.cacheWrite(), written) +
-		perToken(t.Output, answer)
+	return p.Cost(Usage{Input: prompt, Cached: max(cached, 0), CacheWrite: max(written, 0), Output: answer})
 }
 
 // Cost is what u costs at these prices: the prompt (its cached and cache-written tokens at

@@ -24,6 +24,13 @@ func TestEstimate(t *testing.T) {
 	if got, want := w.Estimate(10_000, 0, 8_000, 0), 2_000*3e-6+8_000*3.75e-6; !near(got, want) {
 		t.Errorf("Estimate with a cache write = %v, want %v", got, want)
 	}
+	// Cached and written tokens are bounded by the prompt, and never negative.
+	if got, want := w.Estimate(10_000, 6_000, 8_000, 0), 6_000*0.3e-6+4_000*3.75e-6; !near(got, want) {
+		t.Errorf("Estimate with more cached and written than the prompt = %v, want %v", got, want)
+	}
+	if got, want := w.Estimate(10_000, -5, -5, 0), 10_000*3e-6; !near(got, want) {
+		t.Errorf("Estimate with negative cached and written = %v, want %v", got, want)
+	}
 	// Gemini 2.5 Pro: over 200k prompt tokens the whole request is billed at the long rates.
 	g := Price{Input: 1.25, CacheRead: 0.125, Output: 10, LongOver: 200_000, Long: &Price{Input: 2.5, CacheRead: 0.25, Output: 15}}
 	if got, want := g.Estimate(300_000, 0, 0, 1_000), 300_000*2.5e-6+1_000*15e-6; !near(got, want) {

@@ -2,6 +2,7 @@ package providers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"log/slog"
@@ -203,20 +204,15 @@ type Config struct {
 	ZDR bool
 }
 
-// checkZDR refuses cfg.ZDR for provider name, which cannot be asked per request to keep
-// no data.
-func (c Config) checkZDR(name string) error {
-	if c.ZDR {
-		return fmt.Errorf("%s: zero data retention cannot be asked for per request: what %s keeps is set by the account's agreement with it, not by a request; OpenRouter can route each request to endpoints that keep no data", name, name)
-	}
-	return nil
-}
-
-// checkKey refuses a config without an API key, saying where provider name's key comes
-// from.
-func (c Config) checkKey(name string) error {
+// check refuses a config for provider name without an API key, saying where the key comes
+// from, or asking for zero data retention of a provider that cannot be asked per request
+// ([Spec.ZDR]).
+func (c Config) check(name string) error {
 	if strings.TrimSpace(c.APIKey) == "" {
 		return fmt.Errorf("%s: no API key: pass it as an argument or set %s", name, keyEnv(name))
+	}
+	if s, _ := Lookup(name); c.ZDR && !s.ZDR {
+		return fmt.Errorf("%s: zero data retention cannot be asked for per request: what %s keeps is set by the account's agreement with it, not by a request; OpenRouter can route each request to endpoints that keep no data", name, name)
 	}
 	return nil
 }
@@ -229,7 +225,8 @@ func (c Config) logger() *slog.Logger {
 }
 
 // httpClient returns a copy of the client to send with, its transport reporting upstream
-// activity (see [WithActivity]).
+// activity (see [WithActivity]), following redirects only within the first request's
+// origin ([sameOrigin]).
 func (c Config) httpClient() *http.Client {
 	hc := &http.Client{}
 	if c.HTTPClient != nil {
@@ -239,7 +236,27 @@ func (c Config) httpClient() *http.Client {
 	if _, ok := hc.Transport.(*activityTransport); !ok {
 		hc.Transport = ActivityTransport(hc.Transport)
 	}
+	hc.CheckRedirect = sameOrigin(hc.CheckRedirect)
 	return hc
+}
+
+// sameOrigin is a redirect policy that follows a redirect only to the origin (scheme and
+// host) of the first request, then applies next (Go's default when nil): the key goes to
+// the configured endpoint and nowhere else, as openai-go kept it (Go would forward a
+// header such as Gemini's X-Goog-Api-Key to any host).
+func sameOrigin(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if first := via[0].URL; req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
+			return fmt.Errorf("redirected to another origin (%s://%s): not followed, the key goes only to the configured endpoint", req.URL.Scheme, req.URL.Host)
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
 }
 
 // nopObserver is used when Stream gets a nil Observer.
@@ -265,12 +282,6 @@ type reasoningMeter struct {
 // add counts delta and returns the tokens so far.
 func (m *reasoningMeter) add(delta string) consult.Tokens {
 	m.chars += utf8.RuneCountInString(delta)
-	return m.tokens()
-}
-
-// report records a provider-reported running count and returns the tokens so far.
-func (m *reasoningMeter) report(n consult.Tokens) consult.Tokens {
-	m.reported = max(m.reported, n)
 	return m.tokens()
 }
 

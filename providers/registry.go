@@ -1,6 +1,9 @@
 package providers
 
-import "strings"
+import (
+	"cmp"
+	"strings"
+)
 
 // Provider names, as used on the command line and in [Provider.Name].
 const (
@@ -85,9 +88,6 @@ func keyEnv(provider string) string {
 
 // baseURL is cfg.BaseURL, or the provider's public endpoint when it is empty.
 func baseURL(provider string, cfg Config) string {
-	if cfg.BaseURL != "" {
-		return cfg.BaseURL
-	}
 	s, _ := Lookup(provider)
-	return s.DefaultBaseURL
+	return cmp.Or(cfg.BaseURL, s.DefaultBaseURL)
 }

@@ -8,6 +8,7 @@
 package catalog
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,7 +17,7 @@ import (
 	"log/slog"
 	"net/http"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -340,10 +341,7 @@ func (c *Catalog) readCache() *modelList {
 	if json.Unmarshal(data, &doc) != nil || doc.URL != c.cfg.ListURL {
 		return nil
 	}
-	l, err := parseList(doc.List, at)
-	if err != nil {
-		return nil
-	}
+	l, _ := parseList(doc.List, at)
 	return l
 }
 
@@ -390,12 +388,9 @@ func (c *Catalog) candidates(model string) []string {
 	id = strings.TrimPrefix(id, "models/")
 	var out []string
 	add := func(s string) {
-		for _, o := range out {
-			if o == s {
-				return
-			}
+		if !slices.Contains(out, s) {
+			out = append(out, s)
 		}
-		out = append(out, s)
 	}
 	bases := []string{id}
 	if base, _, ok := strings.Cut(id, ":"); ok {
@@ -528,12 +523,7 @@ func (c *Catalog) closest(model string, models map[string]Model) []string {
 			consider(id)
 		}
 	}
-	sort.Slice(cands, func(i, j int) bool {
-		if cands[i].d != cands[j].d {
-			return cands[i].d < cands[j].d
-		}
-		return cands[i].id < cands[j].id
-	})
+	slices.SortFunc(cands, func(a, b cand) int { return cmp.Or(cmp.Compare(a.d, b.d), strings.Compare(a.id, b.id)) })
 	var out []string
 	for _, cd := range cands[:min(3, len(cands))] {
 		out = append(out, cd.id)

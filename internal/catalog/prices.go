@@ -2,12 +2,14 @@ package catalog
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -89,12 +91,7 @@ func parsePrices(path string, data []byte) (*PricesFile, error) {
 	}
 	pf := &PricesFile{Path: path, models: map[string]Model{}}
 	source := "the prices file " + path
-	ids := make([]string, 0, len(doc.Models))
-	for id := range doc.Models {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(doc.Models)) { // in order: a file with several mistakes always names the same one
 		m, err := doc.Models[id].model(strings.TrimSpace(id), source)
 		if err != nil {
 			return nil, fmt.Errorf("prices file %s, model %q: %w", path, id, err)
@@ -126,18 +123,11 @@ func (e filePrice) price() (p providers.Price, ok bool, err error) {
 		}
 		long, ok, err := e.Long.price()
 		if err != nil || !ok {
-			return p, false, fmt.Errorf("long: %w", cmpErr(err, errors.New("a price needs \"prompt\" and \"completion\"")))
+			return p, false, fmt.Errorf("long: %w", cmp.Or(err, errors.New("a price needs \"prompt\" and \"completion\"")))
 		}
 		p.LongOver, p.Long = consult.Tokens(e.LongOver), &long
 	}
 	return p, true, p.Check()
-}
-
-func cmpErr(err, otherwise error) error {
-	if err != nil {
-		return err
-	}
-	return otherwise
 }
 
 // model is the entry as a Model.

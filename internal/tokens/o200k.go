@@ -93,23 +93,17 @@ func parseVocab(data []byte, size int) (*bpe, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tokens: vocabulary: line %q: %w", line, err)
 		}
-		rank, ok := parseRank(num)
-		if !ok {
+		rank, err := strconv.ParseUint(string(num), 10, 32)
+		if err != nil || rank >= noRank {
 			return nil, fmt.Errorf("tokens: vocabulary: line %q: bad rank", line)
 		}
 		arena = arena[:start+n]
-		ranks[unsafe.String(&arena[start], n)] = rank
+		ranks[unsafe.String(&arena[start], n)] = uint32(rank)
 	}
 	if len(ranks) != size {
 		return nil, fmt.Errorf("tokens: vocabulary has %d tokens, want %d", len(ranks), size)
 	}
 	return &bpe{ranks: ranks}, nil
-}
-
-// parseRank parses a rank: decimal digits, below noRank.
-func parseRank(num []byte) (uint32, bool) {
-	r, err := strconv.ParseUint(string(num), 10, 32)
-	return uint32(r), err == nil && r < noRank
 }
 
 // count returns the number of tokens in s, which must be valid UTF-8.

@@ -14,6 +14,7 @@ import (
 	"context"
 	"hash/maphash"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -138,16 +139,9 @@ func newCounter(generation int) *Counter {
 // no tokenization. Count does not keep text or modify it; the caller must not modify
 // text while Count runs.
 func (c *Counter) Count(text []byte) consult.Tokens {
-	if len(text) == 0 {
-		return 0
-	}
-	k := cacheKey{sum: maphash.Bytes(c.seed, text), n: len(text)}
-	if n, ok := c.cache.get(k); ok {
-		return n
-	}
 	// The tokenizer only reads the string and keeps no part of it, so it can share
 	// text's memory instead of copying up to a MiB per file.
-	return c.tokenize(k, unsafe.String(unsafe.SliceData(text), len(text)))
+	return c.CountString(unsafe.String(unsafe.SliceData(text), len(text)))
 }
 
 // CountString is [Counter.Count] for a string, for queries and headers. It shares the
@@ -160,15 +154,10 @@ func (c *Counter) CountString(s string) consult.Tokens {
 	if n, ok := c.cache.get(k); ok {
 		return n
 	}
-	return c.tokenize(k, s)
-}
-
-// tokenize counts s, which has the cache key k, and caches the count.
-func (c *Counter) tokenize(k cacheKey, s string) consult.Tokens {
 	c.tokenized.Add(1)
-	n := c.encode(jsonText(s))
-	c.cache.put(k, consult.Tokens(n))
-	return consult.Tokens(n)
+	n := consult.Tokens(c.encode(jsonText(s)))
+	c.cache.put(k, n)
+	return n
 }
 
 // jsonText returns s with every byte that is not part of valid UTF-8 replaced by U+FFFD,
@@ -196,10 +185,7 @@ func jsonText(s string) string {
 // [NotCounted]. When every text was counted the error is nil, even if ctx ended meanwhile.
 // No goroutine outlives the call.
 func (c *Counter) CountAll(ctx context.Context, texts [][]byte) ([]consult.Tokens, error) {
-	out := make([]consult.Tokens, len(texts))
-	for i := range out {
-		out[i] = NotCounted
-	}
+	out := slices.Repeat([]consult.Tokens{NotCounted}, len(texts))
 	if err := ctx.Err(); err != nil {
 		return out, err
 	}
