@@ -95,11 +95,11 @@
 // checks may look at (HeldUnchecked: a quarter of the file's size plus 256 KiB of windows
 // and decodings), so a file made of token prefixes costs seconds, not minutes.
 //
-// The scan looks for anchor bytes with one bytes.IndexByte pass each ('$' '-' 'k' 'A' '_'
-// 'w' 'W' '@' '~' 'G' 'z'), and runs a rule's expression only where the bytes around an
-// anchor spell that rule's fixed prefix or name; the base64 pass does the same with the
-// first characters of the encodings ('Z' 'Q' '2' 'J'), "LS0t" (the encoding of "---") and
-// the 'M' that starts a DER body. On $GOROOT/src (TestGOROOTFindings, BenchmarkScanGOROOT)
+// The scan makes one pass over the content for the anchor bytes ('$' '-' 'k' 'A' '_' 'w'
+// 'W' '@' '~' 'G' 'z') beside a byte that may stand there in a candidate, and runs a rule's
+// expression only where the bytes around an anchor spell that rule's fixed prefix or
+// name; the same pass finds the base64 ones: the first characters of the encodings ('Z'
+// 'Q' '2' 'J'), "LS0t" (the encoding of "---") and the 'M' that starts a DER body. On $GOROOT/src (TestGOROOTFindings, BenchmarkScanGOROOT)
 // Scan holds back two files, for the EC key of crypto/tls/example_test.go and the bare RSA
 // key in base64 of crypto/x509/x509_test.go, and redacts one,
 // cmd/go/internal/auth/gitauth_test.go, for the "password=secr3t" of its git credential

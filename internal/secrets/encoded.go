@@ -31,23 +31,34 @@ var (
 	jsonD    = []byte(`"d"`)
 )
 
-// An encodedAnchor is a byte that stands at offset off of the first four characters of
-// the base64 of a token's start ("ghp" is "Z2hw") or a JSON document's ("{\"" is "eyJ").
+// An encodedAnchor is a probe that stands at offset off of the first four characters of
+// the base64 of a token's start ("ghp" is "Z2hw") or a JSON document's ("{\"" is "eyJ"); its
+// near bytes are those beside it in the same encodings (TestEncodedAnchors): encodedAt
+// decodes four characters into three bytes one to one, and with a line break among them
+// (which the decoder passes over), only `{"`, from "eyJ".
 type encodedAnchor struct {
-	b   byte
+	probe
 	off int
 }
 
 // encodedAnchors: 'Z' starts the encodings of gh?, git(hub_pat_) and glp(at-), 'Q' those of
 // AKI ASI ABI ACC A3T and AIz, '2' is the second of c2s and c2t (sk- sk_), 'J' the third of
-// eyJ ({"). Each is rare in source code; the encodings of the Slack, npm, Stripe restricted
-// and webhook prefixes, whose bytes are not, are not looked for.
-var encodedAnchors = [...]encodedAnchor{{'Z', 0}, {'Q', 0}, {'2', 1}, {'J', 2}}
+// eyJ ({") and QUJJ (ABI). Each is rare in source code; the encodings of the Slack, npm,
+// Stripe restricted and webhook prefixes, whose bytes are not, are not looked for.
+var encodedAnchors = [...]encodedAnchor{{probe{'Z', +1, byteSet("2")}, 0}, {probe{'Q', +1, byteSet("TUV")}, 0},
+	{probe{'2', -1, byteSet("Zc")}, 1}, {probe{'J', -1, byteSet("Uy")}, 2}}
 
 // tokenStarts are the first three bytes of the tokens encodedAnchors find.
 var tokenStarts = map[string]bool{"ghp": true, "gho": true, "ghu": true, "ghs": true, "ghr": true,
 	"git": true, "glp": true, "sk-": true, "sk_": true, "AKI": true, "ASI": true, "ABI": true,
 	"ACC": true, "A3T": true, "AIz": true}
+
+var (
+	// pemProbe finds "LS0t", the base64 of "---" (pemAt).
+	pemProbe = probe{'L', +1, byteSet("S")}
+	// derProbe finds the base64 of a DER SEQUENCE of 48 bytes or more (derAt).
+	derProbe = probe{'M', +1, byteSet("CDEFGHI")}
+)
 
 // encoded finds base64 that holds what the rules look for, decodes it (at most maxEncoded
 // characters of a value) and looks again, at most maxDepth levels deep:
@@ -64,25 +75,25 @@ var tokenStarts = map[string]bool{"ghp": true, "gho": true, "ghu": true, "ghs": 
 //     "registry credentials", and a private JSON Web Key ("d" beside "kty", HeldJWK).
 //
 // A value is looked at only where it starts: after a byte outside base64's alphabets.
-func (s *scan) encoded() Held {
+func (s *scan) encoded(hits *hitList) Held {
 	if s.depth >= maxDepth {
 		return 0
 	}
 	c := s.content
 	if s.keys {
-		for i := range indexes(c, dashes64...) {
+		for i := range hits.of(c, pemProbe.b) {
 			if h := s.pemAt(i); h != 0 {
 				return h
 			}
 		}
-		for i := range indexes(c, 'M') {
+		for i := range hits.of(c, derProbe.b) {
 			if h := s.derAt(i); h != 0 {
 				return h
 			}
 		}
 	}
 	for _, a := range encodedAnchors {
-		for i := range indexes(c, a.b) {
+		for i := range hits.of(c, a.b) {
 			if h := s.encodedAt(i - a.off); h != 0 {
 				return h
 			}
@@ -172,6 +183,9 @@ func (s *scan) json() Held {
 // PrivateKey), decoded across the line breaks of wrapped base64.
 func (s *scan) pemAt(i int) Held {
 	c := s.content
+	if !bytes.HasPrefix(c[i:], dashes64) {
+		return 0
+	}
 	var buf [20]byte
 	head := wrapped(buf[:0], c, i, len(buf))
 	if len(head) < len(buf) {

@@ -2,7 +2,9 @@ package secrets
 
 import (
 	"bytes"
+	"encoding/binary"
 	"iter"
+	"math"
 	"slices"
 )
 
@@ -51,10 +53,12 @@ const maxDepth = 2
 
 func scanContent(content []byte, keys bool, depth int) ([]byte, []string, Held) {
 	s := scan{content: content, keys: keys, depth: depth}
-	if h := s.find(); h != 0 {
+	var found, byProbe [1024]int32 // enough for most files
+	hits := collect(content, found[:0], byProbe[:0])
+	if h := s.find(&hits); h != 0 {
 		return nil, nil, h
 	}
-	if h := s.encoded(); h != 0 {
+	if h := s.encoded(&hits); h != 0 {
 		return nil, nil, h
 	}
 	if s.spans == nil {
@@ -64,11 +68,11 @@ func scanContent(content []byte, keys bool, depth int) ([]byte, []string, Held) 
 	return out, kinds, 0
 }
 
-// find calls s.at for each anchor byte of s.content, one bytes.IndexByte pass per anchor,
-// and reports why a hit holds the file back, or 0.
-func (s *scan) find() Held {
+// find calls s.at for each candidate of each anchor, anchor by anchor, and reports why a
+// hit holds the file back, or 0.
+func (s *scan) find(hits *hitList) Held {
 	for k := range anchors {
-		for i := range indexes(s.content, anchors[k].b) {
+		for i := range hits.of(s.content, anchors[k].b) {
 			if h := s.at(k, i); h != 0 {
 				return h
 			}
@@ -84,16 +88,146 @@ func (s *scan) find() Held {
 func indexes(c []byte, sep ...byte) iter.Seq[int] {
 	return func(yield func(int) bool) {
 		for off := 0; off < len(c); {
-			var i int
-			if len(sep) == 1 { // the anchor passes: IndexByte, without Index's call
-				i = bytes.IndexByte(c[off:], sep[0])
-			} else {
-				i = bytes.Index(c[off:], sep)
-			}
+			i := bytes.Index(c[off:], sep)
 			if i < 0 || !yield(off+i) {
 				return
 			}
 			off += i + len(sep)
+		}
+	}
+}
+
+// A probe is a byte the scan looks for, and near the bytes that may stand at rel (-1 or
+// +1) from it where its check has anything to look at: a candidate. One pass over the
+// content finds the candidates of every probe by the pairs of bytes they make.
+type probe struct {
+	b    byte
+	rel  int
+	near *[256]bool
+}
+
+// pairs marks by c[j] | c[j+1]<<8 the candidates a pair of bytes makes: 1 for c[j] (a
+// probe with a near byte after it, or the dash of "--": at looks for a private key's
+// marker at every dash), 2 for c[j+1] (one with a near byte before it). 64 KiB: a bitmap
+// would cost a shift and a mask more a pair, and text uses a quarter of the table.
+// rankOf numbers the probes, by their byte, for hitList.
+var pairs, rankOf = func() (t *[1 << 16]uint8, rank [256]int) {
+	t = new([1 << 16]uint8)
+	t['-'|'-'<<8] = 1
+	for r, p := range allProbes() {
+		rank[p.b] = r
+		for y := range 256 {
+			if p.near[y] && p.rel > 0 {
+				t[int(p.b)|y<<8] |= 1
+			} else if p.near[y] {
+				t[y|int(p.b)<<8] |= 2
+			}
+		}
+	}
+	return t, rank
+}()
+
+// allProbes returns the anchors' probes and encoded.go's, numProbes in all.
+func allProbes() (all []*probe) {
+	for k := range anchors {
+		all = append(all, &anchors[k].probe)
+	}
+	for k := range encodedAnchors {
+		all = append(all, &encodedAnchors[k].probe)
+	}
+	return append(all, &pemProbe, &derProbe)
+}
+
+const numProbes = len(anchors) + len(encodedAnchors) + 2
+
+// candidates yields, in increasing order, the index of every candidate in c (those of the
+// probe only, when only is not 0). It looks up seven pairs at a time, and each of the seven
+// only where one of them is marked.
+func candidates(c []byte, only byte, yield func(int) bool) {
+	t, j := pairs, 0
+	for rest := c; len(rest) >= 8; rest = rest[7:] {
+		le := binary.LittleEndian
+		if t[le.Uint16(rest)]|t[le.Uint16(rest[1:])]|t[le.Uint16(rest[2:])]|t[le.Uint16(rest[3:])]|
+			t[le.Uint16(rest[4:])]|t[le.Uint16(rest[5:])]|t[le.Uint16(rest[6:])] != 0 {
+			for m := range 7 {
+				if t[le.Uint16(rest[m:])] != 0 && !pairAt(c, j+m, only, yield) {
+					return
+				}
+			}
+		}
+		j += 7
+	}
+	for ; j+1 < len(c); j++ {
+		if !pairAt(c, j, only, yield) {
+			return
+		}
+	}
+}
+
+// pairAt yields the candidates the pair c[j], c[j+1] makes, c[j] first, but for a c[j] the
+// pair before made (a dash after a near byte and before a dash).
+func pairAt(c []byte, j int, only byte, yield func(int) bool) bool {
+	le := binary.LittleEndian
+	v := pairs[le.Uint16(c[j:])]
+	if v&1 != 0 && (only == 0 || only == c[j]) && (j == 0 || pairs[le.Uint16(c[j-1:])]&2 == 0) && !yield(j) {
+		return false
+	}
+	return v&2 == 0 || only != 0 && only != c[j+1] || yield(j+1)
+}
+
+// maxHits bounds the candidates a hitList keeps: past it (tens of megabytes of code, or a
+// file made of candidates), each probe makes a pass of its own.
+const maxHits = 1 << 16
+
+// A hitList holds the candidates of a content by probe, so that each probe's checks run in
+// the order of the content and the probes' in the order of the scan: those of the probe of
+// rank r (rankOf) are at[from[r]:from[r+1]]. at is nil past maxHits.
+type hitList struct {
+	at   []int32
+	from [numProbes + 1]int32
+}
+
+// collect makes the hitList of c with one pass, keeping the candidates in found in the
+// order of c, then in byProbe by probe.
+func collect(c []byte, found, byProbe []int32) (h hitList) {
+	if len(c) > math.MaxInt32 {
+		return h
+	}
+	candidates(c, 0, func(i int) bool {
+		found = append(found, int32(i))
+		return len(found) < maxHits
+	})
+	if len(found) >= maxHits {
+		return h
+	}
+	for _, i := range found {
+		h.from[rankOf[c[i]]+1]++
+	}
+	for r := range numProbes {
+		h.from[r+1] += h.from[r]
+	}
+	next := h.from
+	h.at = slices.Grow(byProbe[:0], len(found))[:len(found)]
+	for _, i := range found {
+		r := rankOf[c[i]]
+		h.at[next[r]] = i
+		next[r]++
+	}
+	return h
+}
+
+// of yields the candidates of probe b in c, in increasing order.
+func (h *hitList) of(c []byte, b byte) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		if h.at == nil {
+			candidates(c, b, yield)
+			return
+		}
+		r := rankOf[b]
+		for _, i := range h.at[h.from[r]:h.from[r+1]] {
+			if !yield(int(i)) {
+				return
+			}
 		}
 	}
 }
@@ -167,9 +301,9 @@ type scan struct {
 	over bool
 }
 
-// budget is how many bytes a scan's checks may look at beyond the anchor passes: each run
-// of a rule's expression over its window, each private key's data window, each decoding.
-// The files of $GOROOT/src need at most 1.2 times their size, all under the 256 KiB
+// budget is how many bytes a scan's checks may look at beyond the pass over the content:
+// each run of a rule's expression over its window, each private key's data window, each
+// decoding. The files of $GOROOT/src need at most 1.2 times their size, all under the 256 KiB
 // floor; a file of nothing but real tokens, one a line, 1.15 times. A file made of
 // candidates ("sk-ant-api03-sk-ant-api03-…", "password=password=…") would cost minutes of
 // CPU at the 16 MiB cap without it, and costs a few seconds at most with it.
@@ -289,39 +423,35 @@ func genericKind(kind string) int {
 	return 0
 }
 
-// An anchor is a byte the scan looks for; near, the bytes that may stand at offset rel from
-// it in a candidate; the check that, given the content and the anchor's index, returns
-// where a candidate token starts and the rules to try, or nil; and the table of the
-// vendors (vendors.go) whose prefix holds the byte, by the byte at rel.
+// An anchor is a probe for redact.go's checks: the check that, given the content and the
+// anchor's index, returns where a candidate token starts and the rules to try, or nil; and
+// the table of the vendors (vendors.go) whose prefix holds the byte, by the byte at rel.
 type anchor struct {
-	b       byte
-	rel     int
-	near    *[256]bool
+	probe
 	check   func(c []byte, i int) (start int, rules []*rule)
 	vendors *vendorTable
 }
 
-// anchors. Each costs a pass over the content (about 3 ms on $GOROOT/src's 90 MB) and a
-// call for each hit the byte beside it does not rule out. Frequencies in $GOROOT/src: '$'
-// one byte in 17,600, '-' one in 540, 'k' one in 250, 'A' one in 150, '_' one in 130, 'w'
-// one in 270, 'W' one in 870, '@' one in 23,600, '~' one in 24,000, 'G' one in 540, 'z'
-// one in 1,000. A prefix whose every byte is common ('.' is one byte in 78) is left out.
+// anchors. The pass over the content is shared; each anchor costs a call of at for each
+// of its candidates, which code makes where a near byte is common beside it ("ok" is one
+// pair in 980 in net/http, the "iz" of size one in 2,300). A prefix whose every pair is
+// common is left out ("s." of Vault's hvs. is one pair in 430).
 var anchors = [...]anchor{
-	{'$', -1, byteSet(":"), nil, nil}, // name:$6$ (shadowAt)
+	{probe{'$', -1, byteSet(":")}, nil, nil}, // name:$6$ (shadowAt)
 	// sk- glpat- xox?- xapp- PuTTY-, curl's options after a blank, and the vendors'
-	{'-', -1, vendorNear('-', "kKtbBpPeEaArRoOsSY \t"), checkDash, vendorTables['-']},
-	{'k', -1, byteSet("o"), checkWebhook, nil}, // hooks
+	{probe{'-', -1, vendorNear('-', "kKtbBpPeEaArRoOsSY \t")}, checkDash, vendorTables['-']},
+	{probe{'k', -1, byteSet("o")}, checkWebhook, nil}, // hooks
 	// AKIA ASIA ABIA ACCA A3T AIza SecretAccessKey AccountKey SharedAccessKey AUTHORIZATION,
 	// and the vendors'
-	{'A', +1, vendorNear('A', "KSBC3IcU"), checkA, vendorTables['A']},
+	{probe{'A', +1, vendorNear('A', "KSBC3IcU")}, checkA, vendorTables['A']},
 	// gh?_ npm_ sk_ rk_ github_ secret_, and the vendors'
-	{'_', -1, vendorNear('_', "pousrmMkKbBtT"), checkUnderscore, vendorTables['_']},
-	{'w', -1, byteSet("sSpP"), checkPassword, nil}, // password passwd pwd
-	{'W', -1, byteSet("sSpP"), checkPassword, nil}, // PASSWORD PASSWD PWD
-	{'@', -1, userinfoSet, checkAt, nil},           // scheme://user:password@ and Teams' webhook
-	{'~', -1, vendorNear('~', ""), nil, vendorTables['~']},
-	{'G', -1, vendorNear('G', ""), nil, vendorTables['G']},
-	{'z', -1, byteSet("i"), checkAuthorization, nil}, // Authorization authorization
+	{probe{'_', -1, vendorNear('_', "pousrmMkKbBtT")}, checkUnderscore, vendorTables['_']},
+	{probe{'w', -1, byteSet("sSpP")}, checkPassword, nil}, // password passwd pwd
+	{probe{'W', -1, byteSet("sSpP")}, checkPassword, nil}, // PASSWORD PASSWD PWD
+	{probe{'@', -1, userinfoSet}, checkAt, nil},           // scheme://user:password@ and Teams' webhook
+	{probe{'~', -1, vendorNear('~', "")}, nil, vendorTables['~']},
+	{probe{'G', -1, vendorNear('G', "")}, nil, vendorTables['G']},
+	{probe{'z', -1, byteSet("i")}, checkAuthorization, nil}, // Authorization authorization
 }
 
 // dollarAnchor and dashAnchor are the indexes in anchors of '$', which the password hash

@@ -4,8 +4,8 @@ import "bytes"
 
 // Vendor tokens found by a fixed prefix: gitleaks' high-confidence prefix rules that the
 // hand-written checks of redact.go do not cover. Each is found from an anchor byte of its
-// prefix and the byte beside it (see vendorTables), so adding one costs no pass over the
-// content unless its anchor is new.
+// prefix and the byte beside it (see vendorTables), so adding one costs a call of at only
+// where its pair of bytes stands.
 
 // tokenEnd is what must follow a token: any byte that cannot continue it, or the end.
 // gitleaks' rules accept only a quote, a backquote, white space, ';' or a written \n or
@@ -35,10 +35,10 @@ func vr(id, kind string, entropy float64, expr string) []*rule {
 // rules that need a keyword beside the value (generic-api-key and the like); a few
 // prefixes that are common words or hex (clickhouse's 4b1d, sourcegraph's bare hex,
 // authress's sc_, maxmind's _mmk suffix, airtable's pat…, artifactory's cmVmd, twilio's
-// SK); and the prefixes none of whose bytes is rare enough to look for in every file
-// without slowing the scan by a tenth each (databricks' dapi, and the ones made of
-// letters and dots: Vault's hvs. and hvb., Doppler's dp.pt., Dynatrace's dt0c01.,
-// Terraform Cloud's .atlasv1., Harness's pat. and sat.).
+// SK); and the prefixes none of whose pairs of bytes is rare in code, which would call
+// the checks several times a line (databricks' dapi, and the ones made of letters and
+// dots: Vault's hvs. and hvb., Doppler's dp.pt., Dynatrace's dt0c01., Terraform Cloud's
+// .atlasv1., Harness's pat. and sat.).
 var vendors = []vendor{
 	// gitlab.go: the other GitLab tokens (glpat- is in redact.go).
 	{prefix: "glcbt-", anchor: '-', rules: vr("gitlab-cicd-job-token", kindGitLab, 3, `glcbt-[0-9a-zA-Z]{1,5}_[0-9a-zA-Z_-]{20}`)},
