@@ -466,17 +466,23 @@ func TestRefineOutputLimit(t *testing.T) {
 	}
 }
 
-// TestQuotaPeriod: the period is read from Gemini's quota ids and OpenRouter's alike.
+// TestQuotaPeriod: the period is read from Gemini's quota ids and OpenRouter's alike. The
+// per-day and per-minute ids are ones the providers sent (Gemini's in the published
+// recordings replayed against the binary, OpenRouter's per-day id in the body
+// TestOpenRouterDailyQuota cites, its per-minute id in the same message as public clients of
+// OpenRouter match it: "Rate limit exceeded: free-models-per-min");
+// the per-hour ids and the id without a period are
+// made up, to reach the parser's other branches, not to stand for anything sent.
 func TestQuotaPeriod(t *testing.T) {
 	t.Parallel()
 	for id, want := range map[string]QuotaPeriod{
 		"GenerateRequestsPerDayPerProjectPerModel-FreeTier":    PerDay,
 		"GenerateRequestsPerMinutePerProjectPerModel-FreeTier": PerMinute,
-		"GenerateContentInputTokensPerModelPerHour":            PerHour,
+		"GenerateContentInputTokensPerModelPerHour":            PerHour, // made up
 		"free-models-per-day":                                  PerDay,
 		"free-models-per-min":                                  PerMinute,
-		"free-models-per-hour":                                 PerHour,
-		"GenerateContentPaidTierInputTokens":                   "",
+		"free-models-per-hour":                                 PerHour, // made up
+		"GenerateContentPaidTierInputTokens":                   "",      // made up
 	} {
 		if got := quotaPeriod(id); got != want {
 			t.Errorf("quotaPeriod(%q) = %q, want %q", id, got, want)
@@ -485,7 +491,7 @@ func TestQuotaPeriod(t *testing.T) {
 }
 
 // TestCodeString: an error's code as OpenAI (a string or null) and OpenRouter (a number)
-// send it.
+// send it; the object is made up, a code of a shape neither sends, kept as written.
 func TestCodeString(t *testing.T) {
 	t.Parallel()
 	for raw, want := range map[string]string{
