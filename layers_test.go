@@ -10,8 +10,9 @@ import (
 
 // TestLayersPointDown: every package's imports of the module's packages point down the
 // layers docs/architecture.md's table names (edges, the background engine, the one-call
-// core, leaves), never up, and test support is imported by no package of the binary. The
-// layers are read from that table, so the table and the imports cannot drift apart.
+// core, leaves), never up, test support is imported by no package of the binary, and each
+// package under internal/ sits in its layer's folder. The layers are read from that table,
+// so the table, the folders and the imports cannot drift apart.
 func TestLayersPointDown(t *testing.T) {
 	t.Parallel()
 	doc, err := os.ReadFile("docs/architecture.md")
@@ -32,12 +33,16 @@ func TestLayersPointDown(t *testing.T) {
 			}
 		}
 	}
-	layer["."] = layer["internal/models"] // the root package, named in words in the table
+	layer["."] = layer["internal/leaf/models"] // the root package, named in words in the table
 	if len(layer) < 15 {
 		t.Fatalf("read %d packages from the layers table, want them all: %v", len(layer), layer)
 	}
 	testSupport := len(rows) - 3
+	folder := []string{"edge", "engine", "core", "leaf", "testkit"} // internal/'s folder for each row
 	for dir, own := range layer {
+		if rest, ok := strings.CutPrefix(dir, "internal/"); ok && !strings.HasPrefix(rest, folder[own]+"/") {
+			t.Errorf("%s belongs under internal/%s/, its layer being %q", dir, folder[own], strings.TrimSpace(rows[own+2][1]))
+		}
 		pkg, err := build.ImportDir(dir, 0)
 		if _, onlyTests := err.(*build.NoGoError); onlyTests {
 			continue

@@ -12,7 +12,7 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/files"
-	"github.com/consultmcp/consult/internal/models"
+	"github.com/consultmcp/consult/internal/leaf/models"
 )
 
 // MaxQueryBytes is the longest question accepted: 256 KiB of question is already a

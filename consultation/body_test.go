@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/consultmcp/consult/files"
-	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/testkit/fake"
 )
 
 // TestRetrySendsTheSameBody: after a transient failure the retry sends the very bytes of the

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/consultmcp/consult/files"
-	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/testkit/fake"
 )
 
 // sentBodies runs one consultation per query on dir through svc and returns the request

@@ -16,8 +16,8 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/files"
-	"github.com/consultmcp/consult/internal/models"
-	"github.com/consultmcp/consult/internal/tokens"
+	"github.com/consultmcp/consult/internal/leaf/models"
+	"github.com/consultmcp/consult/internal/leaf/tokens"
 	"github.com/consultmcp/consult/providers"
 )
 

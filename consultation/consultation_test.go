@@ -12,8 +12,8 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/files"
-	"github.com/consultmcp/consult/internal/catalog"
-	"github.com/consultmcp/consult/internal/tokens"
+	"github.com/consultmcp/consult/internal/core/catalog"
+	"github.com/consultmcp/consult/internal/leaf/tokens"
 	"github.com/consultmcp/consult/providers"
 )
 

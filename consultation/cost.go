@@ -13,8 +13,8 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/files"
-	"github.com/consultmcp/consult/internal/catalog"
-	"github.com/consultmcp/consult/internal/models"
+	"github.com/consultmcp/consult/internal/core/catalog"
+	"github.com/consultmcp/consult/internal/leaf/models"
 	"github.com/consultmcp/consult/providers"
 )
 

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	consult "github.com/consultmcp/consult"
-	"github.com/consultmcp/consult/internal/fake"
-	"github.com/consultmcp/consult/internal/results"
+	"github.com/consultmcp/consult/internal/engine/results"
+	"github.com/consultmcp/consult/internal/testkit/fake"
 	"github.com/consultmcp/consult/providers"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/files"
-	"github.com/consultmcp/consult/internal/models"
+	"github.com/consultmcp/consult/internal/leaf/models"
 )
 
 // fuzzDirToken in a fuzzed path or output_file stands for a real fixture directory, so that

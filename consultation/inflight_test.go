@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/consultmcp/consult/files"
-	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/testkit/fake"
 )
 
 // admitted reports whether ch (a reservation's result channel) has delivered.

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/consultmcp/consult/internal/testrun"
+	"github.com/consultmcp/consult/internal/testkit/testrun"
 )
 
 // TestMain runs the tests testrun.Parallel at a time: they wait on fakes and workers rather

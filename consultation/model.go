@@ -7,7 +7,7 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/files"
-	"github.com/consultmcp/consult/internal/catalog"
+	"github.com/consultmcp/consult/internal/core/catalog"
 	"github.com/consultmcp/consult/providers"
 )
 
@@ -24,7 +24,7 @@ var _ Model = providers.Provider(nil)
 // systemPrompt frames every consultation.
 const systemPrompt = "You are a senior software engineer answering a question about the files below, which are the only context you have. Answer from them, cite file paths when you refer to code, and say so when the files do not contain the answer."
 
-// Catalog knows what models cost and how large they are (internal/catalog).
+// Catalog knows what models cost and how large they are (internal/core/catalog).
 type Catalog interface {
 	// Lookup finds model, bounded by ctx; a model no source knows is a
 	// *catalog.UnknownModelError.

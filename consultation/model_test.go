@@ -10,8 +10,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/consultmcp/consult/internal/catalog"
-	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/core/catalog"
+	"github.com/consultmcp/consult/internal/testkit/fake"
 	"github.com/consultmcp/consult/providers"
 )
 

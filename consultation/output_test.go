@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/testkit/fake"
 )
 
 func TestWriteNewNeverOverwrites(t *testing.T) {

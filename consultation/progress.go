@@ -11,7 +11,7 @@ import (
 	"time"
 
 	consult "github.com/consultmcp/consult"
-	"github.com/consultmcp/consult/internal/tokens"
+	"github.com/consultmcp/consult/internal/leaf/tokens"
 	"github.com/consultmcp/consult/providers"
 )
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	consult "github.com/consultmcp/consult"
-	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/testkit/fake"
 	"github.com/consultmcp/consult/providers"
 )
 

@@ -21,10 +21,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/testkit/fake"
 	"github.com/consultmcp/consult/providers"
 
-	"github.com/consultmcp/consult/internal/testrun"
+	"github.com/consultmcp/consult/internal/testkit/testrun"
 )
 
 // Load-test targets (issue 14, point 1).

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/testkit/fake"
 )
 
 // cliNames are a command line's names for the arguments, as consult dry-run has them.

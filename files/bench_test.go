@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/consultmcp/consult/internal/testrun"
-	"github.com/consultmcp/consult/internal/tokens"
+	"github.com/consultmcp/consult/internal/leaf/tokens"
+	"github.com/consultmcp/consult/internal/testkit/testrun"
 )
 
 // noCaps raises every cap so that the whole tree is read.

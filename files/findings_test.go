@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/consultmcp/consult/internal/testrun"
+	"github.com/consultmcp/consult/internal/testkit/testrun"
 )
 
 // treeFindings gathers every file of root under the per-file cap (no total caps) and

@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/consultmcp/consult"
-	"github.com/consultmcp/consult/internal/testrun"
+	"github.com/consultmcp/consult/internal/testkit/testrun"
 )
 
 // writeTree writes files (slash paths -> contents) under a new temporary directory.

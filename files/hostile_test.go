@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/consultmcp/consult/internal/testrun"
+	"github.com/consultmcp/consult/internal/testkit/testrun"
 )
 
 // TestHostileIgnoreFiles: ignore files from a cloned tree cannot block the walk, make it read

@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/consultmcp/consult/internal/secrets"
+	"github.com/consultmcp/consult/internal/leaf/secrets"
 )
 
 // SniffBytes is how much of a file is inspected for a NUL byte (binary) or a private key

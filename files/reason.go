@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/consultmcp/consult/internal/secrets"
+	"github.com/consultmcp/consult/internal/leaf/secrets"
 )
 
 // SkipExamples is how many example paths the report lists for each reason a file was

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/consultmcp/consult/internal/secrets"
+	"github.com/consultmcp/consult/internal/leaf/secrets"
 )
 
 func TestIsDefaultExcludedDir(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/consultmcp/consult"
-	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/testkit/fake"
 )
 
 // activityLog records what an ActivityTransport reports.

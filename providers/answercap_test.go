@@ -9,9 +9,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/consultmcp/consult"
-	"github.com/consultmcp/consult/internal/testrun"
+	"github.com/consultmcp/consult/internal/testkit/testrun"
 
-	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/testkit/fake"
 )
 
 // TestAnswerCap: an answer past MaxAnswerBytes comes back cut at the cap, marked with its own

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/consultmcp/consult/files"
-	"github.com/consultmcp/consult/internal/fake"
-	"github.com/consultmcp/consult/internal/testrun"
+	"github.com/consultmcp/consult/internal/testkit/fake"
+	"github.com/consultmcp/consult/internal/testkit/testrun"
 )
 
 // gatherNetHTTP gathers the .go files of GOROOT/src/net/http, the tree the memory figures

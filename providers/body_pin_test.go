@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/testkit/fake"
 )
 
 // pinnedPrompt has a character of each kind the message's escaping treats apart.

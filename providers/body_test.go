@@ -6,7 +6,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/testkit/fake"
 )
 
 // awkwardText holds every kind of character a JSON string escapes or the SDKs treat

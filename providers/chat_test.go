@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/consultmcp/consult"
-	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/testkit/fake"
 )
 
 // chatFlavors are the providers that share the OpenAI-style chat client.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/testkit/fake"
 )
 
 func TestStreamHTTPErrors(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/consultmcp/consult/files"
-	"github.com/consultmcp/consult/internal/testrun"
+	"github.com/consultmcp/consult/internal/testkit/testrun"
 )
 
 // jsonContent is s as encoding/json writes it in a string (HTML escaping off), without

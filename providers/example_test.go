@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/testkit/fake"
 	"github.com/consultmcp/consult/providers"
 )
 

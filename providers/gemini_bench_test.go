@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/testkit/fake"
 )
 
 // geminiLongStream is a Gemini stream of n events in the layout the Gemini API sends

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/testkit/fake"
 )
 
 // geminiErrorBody is a Google API error as the Gemini API sends it (google.rpc.Status in

@@ -15,7 +15,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/consultmcp/consult"
-	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/testkit/fake"
 )
 
 var updateRequests = flag.Bool("update-requests", false, "rewrite testdata/gemini_requests.txtar from what Stream sends")

@@ -1,6 +1,6 @@
 package providers
 
-import "github.com/consultmcp/consult/internal/fake"
+import "github.com/consultmcp/consult/internal/testkit/fake"
 
 func flavorFor(f fake.Flavor) flavorCase {
 	for _, fc := range flavors {

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/consultmcp/consult"
-	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/testkit/fake"
 )
 
 // testKey deliberately does not look like any provider's key, so only exact-key redaction

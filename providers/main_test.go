@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/consultmcp/consult/internal/testrun"
+	"github.com/consultmcp/consult/internal/testkit/testrun"
 )
 
 func TestMain(m *testing.M) { os.Exit(testrun.Run(m)) }

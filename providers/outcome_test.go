@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/testkit/fake"
 )
 
 // openRouterLengthThenError is an OpenRouter stream of a reasoning model that spent its output

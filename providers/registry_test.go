@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/testkit/fake"
 )
 
 // TestRegistryComplete checks each registry entry is whole and is what its constructor

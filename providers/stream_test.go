@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/consultmcp/consult"
-	"github.com/consultmcp/consult/internal/fake"
-	"github.com/consultmcp/consult/internal/goroutines"
+	"github.com/consultmcp/consult/internal/testkit/fake"
+	"github.com/consultmcp/consult/internal/testkit/goroutines"
 )
 
 func TestStreamPlainAnswer(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/consultmcp/consult"
-	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/testkit/fake"
 )
 
 // sendAndRecord streams req through fc's provider against a fake and returns the decoded

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/testkit/fake"
 )
 
 // TestZDRRequestBody: with Config.ZDR, every OpenRouter request body carries the provider

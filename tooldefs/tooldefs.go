@@ -10,7 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/consultmcp/consult/consultation"
-	"github.com/consultmcp/consult/internal/background"
+	"github.com/consultmcp/consult/internal/engine/background"
 )
 
 // Tool names.

@@ -17,7 +17,7 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/consultation"
-	"github.com/consultmcp/consult/internal/tokens"
+	"github.com/consultmcp/consult/internal/leaf/tokens"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/tooldefs")

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/consultmcp/consult/consultation"
-	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/testkit/fake"
 	"github.com/consultmcp/consult/providers"
 )
 

@@ -18,7 +18,7 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/consultation"
-	"github.com/consultmcp/consult/internal/background"
+	"github.com/consultmcp/consult/internal/engine/background"
 	"github.com/consultmcp/consult/providers"
 )
 

@@ -9,9 +9,9 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/consultation"
-	"github.com/consultmcp/consult/internal/catalog"
-	"github.com/consultmcp/consult/internal/results"
-	"github.com/consultmcp/consult/internal/tokens"
+	"github.com/consultmcp/consult/internal/core/catalog"
+	"github.com/consultmcp/consult/internal/engine/results"
+	"github.com/consultmcp/consult/internal/leaf/tokens"
 )
 
 // flagNames are the dry run's flags, in the words that tell its user what to change.

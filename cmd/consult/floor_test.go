@@ -13,8 +13,8 @@ import (
 	"time"
 
 	consult "github.com/consultmcp/consult"
-	"github.com/consultmcp/consult/internal/testrun"
-	"github.com/consultmcp/consult/internal/tokens"
+	"github.com/consultmcp/consult/internal/leaf/tokens"
+	"github.com/consultmcp/consult/internal/testkit/testrun"
 )
 
 // floorEnv, set to a directory, makes the test binary the floor program over it (see

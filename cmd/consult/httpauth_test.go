@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/consultmcp/consult/internal/results"
+	"github.com/consultmcp/consult/internal/engine/results"
 )
 
 // TestHTTPDuplicateAuthorization: a request with two Authorization headers is refused with

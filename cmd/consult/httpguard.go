@@ -21,8 +21,8 @@ import (
 	"time"
 
 	consult "github.com/consultmcp/consult"
-	"github.com/consultmcp/consult/internal/background"
-	"github.com/consultmcp/consult/internal/results"
+	"github.com/consultmcp/consult/internal/engine/background"
+	"github.com/consultmcp/consult/internal/engine/results"
 	"github.com/mark3labs/mcp-go/server"
 )
 

@@ -23,8 +23,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	consult "github.com/consultmcp/consult"
-	"github.com/consultmcp/consult/internal/background"
-	"github.com/consultmcp/consult/internal/mcpserver"
+	"github.com/consultmcp/consult/internal/edge/mcpserver"
+	"github.com/consultmcp/consult/internal/engine/background"
 )
 
 const (

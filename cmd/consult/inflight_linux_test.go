@@ -21,9 +21,9 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/consultation"
-	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/testkit/fake"
 
-	"github.com/consultmcp/consult/internal/testrun"
+	"github.com/consultmcp/consult/internal/testkit/testrun"
 )
 
 // sixteenMiBTree writes a tree of Go files larger than the default total cap (16 MiB): copies

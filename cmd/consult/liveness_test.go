@@ -13,7 +13,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/testkit/fake"
 )
 
 func consultReq(dir string, extra map[string]any) mcp.CallToolRequest {

@@ -19,9 +19,9 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/testkit/fake"
 
-	"github.com/consultmcp/consult/internal/testrun"
+	"github.com/consultmcp/consult/internal/testkit/testrun"
 )
 
 // binary is the consult command built once for the tests that drive it over stdio.

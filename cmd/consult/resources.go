@@ -8,9 +8,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/consultmcp/consult/internal/background"
-	"github.com/consultmcp/consult/internal/mcpserver"
-	"github.com/consultmcp/consult/internal/results"
+	"github.com/consultmcp/consult/internal/edge/mcpserver"
+	"github.com/consultmcp/consult/internal/engine/background"
+	"github.com/consultmcp/consult/internal/engine/results"
 )
 
 // resultsURI prefixes the resource of each background consultation's result:

@@ -14,8 +14,8 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/consultation"
-	"github.com/consultmcp/consult/internal/background"
-	"github.com/consultmcp/consult/internal/results"
+	"github.com/consultmcp/consult/internal/engine/background"
+	"github.com/consultmcp/consult/internal/engine/results"
 )
 
 // runResults is `consult results [ID] [--json] [--cancel ID] [--results-dir DIR]`: the

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/consultmcp/consult/consultation"
-	"github.com/consultmcp/consult/internal/results"
-	"github.com/consultmcp/consult/internal/testrun"
+	"github.com/consultmcp/consult/internal/engine/results"
+	"github.com/consultmcp/consult/internal/testkit/testrun"
 )
 
 // resultsCLI runs `consult results` in this process with args after --results-dir dir.

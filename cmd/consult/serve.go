@@ -16,11 +16,11 @@ import (
 
 	consult "github.com/consultmcp/consult"
 	"github.com/consultmcp/consult/consultation"
-	"github.com/consultmcp/consult/internal/background"
-	"github.com/consultmcp/consult/internal/catalog"
-	"github.com/consultmcp/consult/internal/mcpserver"
-	"github.com/consultmcp/consult/internal/results"
-	"github.com/consultmcp/consult/internal/tokens"
+	"github.com/consultmcp/consult/internal/core/catalog"
+	"github.com/consultmcp/consult/internal/edge/mcpserver"
+	"github.com/consultmcp/consult/internal/engine/background"
+	"github.com/consultmcp/consult/internal/engine/results"
+	"github.com/consultmcp/consult/internal/leaf/tokens"
 	"github.com/consultmcp/consult/providers"
 	"github.com/mark3labs/mcp-go/server"
 )

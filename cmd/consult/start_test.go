@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/consultmcp/consult/internal/testrun"
+	"github.com/consultmcp/consult/internal/testkit/testrun"
 )
 
 // startTarget is the time from process start to the tools/list answer that issue 14 asks

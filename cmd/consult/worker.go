@@ -9,8 +9,8 @@ import (
 	"os"
 	"os/exec"
 
-	"github.com/consultmcp/consult/internal/background"
-	"github.com/consultmcp/consult/internal/results"
+	"github.com/consultmcp/consult/internal/engine/background"
+	"github.com/consultmcp/consult/internal/engine/results"
 	"github.com/consultmcp/consult/providers"
 )
 

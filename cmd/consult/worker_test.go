@@ -18,8 +18,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/consultmcp/consult/consultation"
-	"github.com/consultmcp/consult/internal/fake"
-	"github.com/consultmcp/consult/internal/results"
+	"github.com/consultmcp/consult/internal/engine/results"
+	"github.com/consultmcp/consult/internal/testkit/fake"
 )
 
 // heldAnswer is the upstream of the background tests. A query with "hang" gets a first part

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/consultmcp/consult/internal/fake"
+	"github.com/consultmcp/consult/internal/testkit/fake"
 )
 
 // TestZDRThroughBinary: `consult openrouter --zdr` sends every model request, the call's and
