@@ -127,6 +127,14 @@ func FuzzCheckPattern(f *testing.F) {
 			}
 		}
 
+		// The walk's shortcuts for "**/<name>" match what doublestar matches.
+		glob := compileGlob(normalize(pattern))
+		for _, rel := range []string{pattern, "a.go", "x/a.go", "x/y/.go", "go", "a.go/b", "x/" + pattern, "a/b.c/d"} {
+			if got, want := glob.match(rel), doublestar.MatchUnvalidated(glob.raw, rel); got != want {
+				t.Fatalf("pattern %q on %q: match says %v, doublestar %v", pattern, rel, got, want)
+			}
+		}
+
 		// End to end: whatever was accepted, Gather stays in the root.
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

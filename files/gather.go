@@ -622,8 +622,13 @@ func osRel(rel string) string {
 }
 
 // emit hands the file name in dir (nil for Root) to the readers, waiting while the window
-// is full.
+// is full. Once a cap is reached every file after it is over the cap, read or not, so the
+// walk counts it so itself and only lists on.
 func (g *gatherer) emit(rel string, dir *dirHandle, name string) error {
+	if g.capped.Load() {
+		g.walkSkips.add(OverTotal, rel)
+		return nil
+	}
 	out := make(chan result, 1)
 	select {
 	case g.order <- out:

@@ -132,10 +132,20 @@ type glob struct {
 	// matching one of them has its whole subtree matched. all is set for a bare "**".
 	subtrees []string
 	all      bool
+	// name is set for "**/" and one segment ("**/*.go", the usual pattern): a path matches
+	// when its last segment does. suffix is set when that segment is "*" and a literal: a
+	// path matches when it ends in the literal. Both give what matching the whole would.
+	name, suffix string
 }
 
 func compileGlob(p string) *glob {
 	g := &glob{raw: p, literals: map[string]bool{}}
+	if name, ok := strings.CutPrefix(p, "**/"); ok && !strings.Contains(name, "/") && !strings.Contains(name, "**") {
+		g.name = name
+		if lit, ok := strings.CutPrefix(name, "*"); ok && !hasMeta(lit) && !strings.Contains(lit, `\`) {
+			g.suffix = lit
+		}
+	}
 	alts, ok := expandBraces(p, maxAlternatives)
 	if !ok {
 		return g
@@ -159,7 +169,15 @@ func compileGlob(p string) *glob {
 }
 
 // match reports whether the slash-separated relative path rel matches the whole pattern.
-func (g *glob) match(rel string) bool { return doublestar.MatchUnvalidated(g.raw, rel) }
+func (g *glob) match(rel string) bool {
+	switch {
+	case g.suffix != "":
+		return strings.HasSuffix(rel, g.suffix)
+	case g.name != "":
+		return doublestar.MatchUnvalidated(g.name, rel[strings.LastIndexByte(rel, '/')+1:])
+	}
+	return doublestar.MatchUnvalidated(g.raw, rel)
+}
 
 // couldContain reports whether a file somewhere below the directory whose path segments are
 // dir could match the pattern. It errs on the side of true.

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 func TestCheckPattern(t *testing.T) {
@@ -149,6 +151,35 @@ func TestGlobNames(t *testing.T) {
 	for name, want := range map[string]bool{"node_modules": true, "vendor": true, "x": true, "[lit]": true, "*.go": false, "src": false} {
 		if got := g.literals[name]; got != want {
 			t.Errorf("literals[%q] = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// TestGlobMatchShortcuts: "**/" and one segment is matched on the last segment, and
+// "**/*<literal>" by the ending, with the result of matching the whole pattern.
+func TestGlobMatchShortcuts(t *testing.T) {
+	t.Parallel()
+	paths := []string{"a.go", "x/a.go", "x/y/b.md", ".go", "x/.go", "a.go/b", "go", "x/ago", "Makefile",
+		"x/Makefile", "a", "x/a*.go", "x/b.go.txt", "x.go/y.md"}
+	for _, tc := range []struct{ pattern, name, suffix string }{
+		{"**/*.go", "*.go", ".go"},
+		{"**/*", "*", ""},
+		{"**/*.{go,md}", "*.{go,md}", ""},
+		{"**/Makefile", "Makefile", ""},
+		{"**/[ab].go", "[ab].go", ""},
+		{`**/*\*.go`, `*\*.go`, ""},
+		{"**/x/*.go", "", ""},
+		{"**/**/*.go", "", ""},
+		{"src/**/*.go", "", ""},
+	} {
+		g := compileGlob(tc.pattern)
+		if g.name != tc.name || g.suffix != tc.suffix {
+			t.Errorf("%q: name %q, suffix %q; want %q, %q", tc.pattern, g.name, g.suffix, tc.name, tc.suffix)
+		}
+		for _, rel := range paths {
+			if got, want := g.match(rel), doublestar.MatchUnvalidated(tc.pattern, rel); got != want {
+				t.Errorf("%q on %q: %v, doublestar says %v", tc.pattern, rel, got, want)
+			}
 		}
 	}
 }
