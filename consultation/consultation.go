@@ -74,6 +74,10 @@ type Service struct {
 	jitter func(d time.Duration) time.Duration
 }
 
+// prefetchQueue is how many kept files may wait to be counted while gathering goes on (a
+// slice header each); a file past it is counted after gathering, with the rest.
+const prefetchQueue = 4096
+
 // Limits bound what one call may gather.
 type Limits struct {
 	MaxFileBytes  consult.Bytes
@@ -270,10 +274,15 @@ func (c *call) run(ctx context.Context) Result {
 	if gather == nil {
 		gather = files.Gather
 	}
+	// The files kept are counted while the rest are gathered: the count below finds them
+	// in the counter's cache.
+	prefetch, stopPrefetch := c.svc.Counter.Prefetch(prefetchQueue)
 	g, err := gather(ctx, files.Options{
 		Root: c.req.Path, Opened: c.req.tree, Pattern: c.req.Pattern, Exclude: c.req.Exclude,
 		MaxFileBytes: c.svc.Limits.MaxFileBytes, MaxTotalBytes: c.svc.Limits.MaxTotalBytes, MaxFiles: c.svc.Limits.MaxFiles,
+		Kept: prefetch,
 	})
+	stopPrefetch()
 	c.gathered = g
 	if g != nil && !c.req.DryRun { // a dry run sends nothing and keeps no record (see cacheHitExpected)
 		c.digests = Digests(g.Files)

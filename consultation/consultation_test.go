@@ -60,6 +60,30 @@ func countingGather(n *atomic.Int32) func(context.Context, files.Options) (*file
 	}
 }
 
+// TestGatheredCountedMeanwhile: the call hands each file gathering keeps to the counter as
+// it is kept (Counter.Prefetch counts them while the rest are gathered).
+func TestGatheredCountedMeanwhile(t *testing.T) {
+	t.Parallel()
+	var handed int
+	var g *files.Gathered
+	svc := &Service{Counter: counter, gather: func(ctx context.Context, o files.Options) (*files.Gathered, error) {
+		if o.Kept == nil {
+			t.Fatal("gathering was given no Kept: the count waits for the whole gathering")
+		}
+		kept := o.Kept
+		o.Kept = func(b []byte) { handed++; kept(b) }
+		var err error
+		g, err = files.Gather(ctx, o)
+		return g, err
+	}}
+	if res := svc.Consult(t.Context(), Request{Path: sampleTree(t), Pattern: "**/*.go", Query: "q", DryRun: true}, nil); res.IsError {
+		t.Fatal(res.Text())
+	}
+	if handed == 0 || handed != len(g.Files) {
+		t.Errorf("%d files handed to the counter as they were kept, of %d gathered", handed, len(g.Files))
+	}
+}
+
 func TestDryRunReport(t *testing.T) {
 	t.Parallel()
 	dir := sampleTree(t)

@@ -34,6 +34,10 @@ type Options struct {
 	MaxTotalBytes consult.Bytes
 	// MaxFiles is the cap on the number of gathered files; 0 means consult.MaxFiles.
 	MaxFiles int
+	// Kept, when set, is called with the content of each file kept, in path order, as it
+	// is kept: a consultation counts its tokens while the rest are gathered. It must not
+	// block, nor modify the content.
+	Kept func(content []byte)
 	// Opened is Root already opened, e.g. beneath the directory the server is allowed to
 	// read; when nil, Gather opens Root itself with os.OpenRoot and closes it on return.
 	// Every directory and file inside Root is read through it, so that the kernel keeps
@@ -107,6 +111,7 @@ func Gather(ctx context.Context, opt Options) (*Gathered, error) {
 		maxFile:  int64(cmp.Or(max(opt.MaxFileBytes, 0), consult.MaxFileBytes)),
 		maxTotal: int64(cmp.Or(max(opt.MaxTotalBytes, 0), consult.MaxTotalBytes)),
 		maxFiles: cmp.Or(max(opt.MaxFiles, 0), consult.MaxFiles),
+		kept:     opt.Kept,
 	}
 	if opt.Exclude != "" {
 		if err := CheckExclude(opt.Exclude); err != nil {
@@ -157,6 +162,7 @@ type gatherer struct {
 	maxFile          int64
 	maxTotal         int64
 	maxFiles         int
+	kept             func([]byte) // Options.Kept, or nil
 
 	// Owned by the walk.
 	prefix    string // Root relative to the top of its work tree, "" if it is the top or in none
@@ -264,6 +270,9 @@ func (g *gatherer) run() (*Gathered, error) {
 		default:
 			out.Files = append(out.Files, File{Path: r.rel, Size: consult.Bytes(len(r.content)), Content: r.content, Redacted: r.redacted})
 			out.Bytes += consult.Bytes(len(r.content))
+			if g.kept != nil {
+				g.kept(r.content)
+			}
 		}
 	}
 	wg.Wait()

@@ -170,7 +170,8 @@ func TestPrivateKeyContent(t *testing.T) {
 }
 
 // TestTokensRedacted: a useful file with a hard-coded token is sent with the token replaced
-// and the kind recorded; the file's other content is kept.
+// and the kind recorded; the file's other content is kept. Options.Kept sees what is kept,
+// as it is kept: redacted, in path order, and nothing left out (the binary file).
 func TestTokensRedacted(t *testing.T) {
 	t.Parallel()
 	const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
@@ -181,10 +182,15 @@ func TestTokensRedacted(t *testing.T) {
 	root := writeTree(t, map[string]string{
 		"client.go": "package client\n\nconst token = \"" + token + "\"\n\nfunc Use() {}\n",
 		"clean.go":  "package clean\n",
+		"data.go":   "\x00binary",
 	})
-	got := gather(t, Options{Root: root, Pattern: "**/*.go"})
+	var kept [][]byte
+	got := gather(t, Options{Root: root, Pattern: "**/*.go", Kept: func(b []byte) { kept = append(kept, b) }})
 	if len(got.Files) != 2 {
 		t.Fatalf("files = %v", paths(got))
+	}
+	if len(kept) != 2 || &kept[0][0] != &got.Files[0].Content[0] || &kept[1][0] != &got.Files[1].Content[0] {
+		t.Errorf("Kept saw %q; want the kept contents, in order: %q, %q", kept, got.Files[0].Content, got.Files[1].Content)
 	}
 	f := got.Files[1]
 	if f.Path != "client.go" || strings.Contains(string(f.Content), token) || !strings.Contains(string(f.Content), "[REDACTED GitHub token]") ||

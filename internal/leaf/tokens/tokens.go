@@ -213,6 +213,44 @@ func (c *Counter) CountAll(ctx context.Context, texts [][]byte) ([]consult.Token
 	return out, nil
 }
 
+// Prefetch counts the texts handed to add in the background, on runtime.GOMAXPROCS(0)
+// goroutines once the vocabulary is loaded, so that a later count of the same bytes finds
+// them in the cache: a caller that collects texts over time (gathering files) hands each
+// over as it comes, and counting overlaps collecting. add never blocks: a text it cannot
+// queue (queue texts already wait) is left to the later count. stop ends it: queued texts
+// are left, those being counted are finished, and no goroutine outlives it. add must not be
+// called after stop, nor a text modified before stop returns.
+func (c *Counter) Prefetch(queue int) (add func(text []byte), stop func()) {
+	texts := make(chan []byte, queue)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			if awaitVocabulary(ctx) != nil {
+				return
+			}
+			for text := range texts {
+				if ctx.Err() != nil {
+					return
+				}
+				c.Count(text)
+			}
+		})
+	}
+	add = func(text []byte) {
+		select {
+		case texts <- text:
+		default:
+		}
+	}
+	stop = func() {
+		cancel()
+		close(texts)
+		wg.Wait()
+	}
+	return add, stop
+}
+
 // cacheKey identifies a text by a 64-bit maphash of its bytes and its length.
 //
 // Two different texts share a key only if they have the same length and their hashes

@@ -17,6 +17,7 @@ import (
 
 	"github.com/consultmcp/consult"
 
+	"github.com/consultmcp/consult/internal/testkit/goroutines"
 	"github.com/consultmcp/consult/internal/testkit/testrun"
 )
 
@@ -195,6 +196,50 @@ func countingCounter(generation int, hook func(string)) *Counter {
 		return encode(s)
 	}
 	return c
+}
+
+// TestPrefetch: the texts handed to add are counted in the background before stop, into
+// the cache a later CountAll reads, so each is tokenized once; stop leaves no goroutine
+// running; and add does not block when the queue is full.
+func TestPrefetch(t *testing.T) {
+	group := goroutines.Check(t, nil)
+	if err := awaitVocabulary(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	c := NewCounter()
+	texts := [][]byte{[]byte("package a\n"), []byte("package b\n\nfunc f() {}\n"), []byte("// c\n")}
+	add, stop := c.Prefetch(len(texts))
+	for _, text := range texts {
+		add(text)
+	}
+	for wait := time.Millisecond; c.tokenized.Load() < int64(len(texts)); wait *= 2 {
+		if wait > 10*time.Second {
+			t.Fatalf("%d of %d texts counted in the background", c.tokenized.Load(), len(texts))
+		}
+		time.Sleep(wait)
+	}
+	stop()
+	if n, stacks := group.Running(); n != 1 { // the test's own goroutine
+		t.Fatalf("%d goroutines of the test run after stop:\n%s", n, stacks)
+	}
+	counts, err := c.CountAll(t.Context(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := c.tokenized.Load(); n != int64(len(texts)) {
+		t.Errorf("tokenized %d times for %d texts: CountAll counted prefetched texts again", n, len(texts))
+	}
+	for i, text := range texts {
+		if want := NewCounter().Count(text); counts[i] != want {
+			t.Errorf("text %d: prefetched count %d, want %d", i, counts[i], want)
+		}
+	}
+
+	add, stop = c.Prefetch(0)
+	for i := range 1000 { // with no room, each add either hands the text over or drops it
+		add(fmt.Appendf(nil, "text %d", i))
+	}
+	stop()
 }
 
 func TestCacheHit(t *testing.T) {
