@@ -2,22 +2,52 @@ package providers
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
+	"iter"
 	"math/bits"
-	"slices"
+	"net/http"
+	"runtime"
+	"sync"
 	"unicode/utf8"
 	"unsafe"
+	"weak"
 )
 
 // Body is a request encoded for one provider: the JSON the provider receives, built once
 // by [Encoder.Encode] with the user message escaped straight into it, and sent as the same
-// bytes by every attempt. The prompt's one copy is here; nothing else holds it.
+// bytes by every attempt. It is three parts: the envelope up to the message, the message's
+// files (Text) escaped, and the rest (the question and the envelope's end). The files' one
+// copy is the escaped text; bodies encoded while another body of the same text is alive
+// share it (see [sharedText]).
 type Body struct {
 	provider string
 	req      Request // the request without its user message (Prompt, Text cleared)
-	data     []byte
+	head     []byte
+	text     *escapedText
+	tail     []byte
 	prompt   int // the user message's length in bytes, before escaping
+}
+
+// size is the body's length in bytes.
+func (b *Body) size() int { return len(b.head) + len(b.text.b) + len(b.tail) }
+
+// newRequest is an HTTP POST of the body to url, with its length, and a GetBody that
+// sends the same bytes again.
+func (b *Body) newRequest(ctx context.Context, url string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, b.reader())
+	if err != nil {
+		return nil, err
+	}
+	req.ContentLength = int64(b.size())
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(b.reader()), nil }
+	return req, nil
+}
+
+func (b *Body) reader() io.Reader {
+	return io.MultiReader(bytes.NewReader(b.head), bytes.NewReader(b.text.b), bytes.NewReader(b.tail))
 }
 
 // Encoder is implemented by the providers of this package: Encode builds req's body once,
@@ -48,9 +78,10 @@ func prepare(name string, req Request, encode func(Request) (*Body, error)) (*Bo
 
 // spliceMessage builds a body from envelope, a request encoded with [promptMark] as its
 // user message, by writing req's message (Text, else Prompt, then Question) JSON-escaped in
-// the mark's place, in one pass into one buffer: sized for source code (an eighth over the
-// message, where source code needs about a tenth), and grown once, to the exact size of
-// the rest, by a message that needs more.
+// the mark's place: the text in one buffer, sized for source code (an eighth over the
+// message, where source code needs about a tenth) and grown once, to the exact size of the
+// rest, by a message that needs more. Text named by a CacheKey is escaped once for all the
+// bodies alive at the same time ([sharedText]).
 func spliceMessage(name string, envelope []byte, req Request) (*Body, error) {
 	quoted := []byte(`"` + promptMark + `"`)
 	i := bytes.Index(envelope, quoted)
@@ -58,29 +89,99 @@ func spliceMessage(name string, envelope []byte, req Request) (*Body, error) {
 		return nil, &Error{Provider: name, Kind: BadRequest,
 			Message: "cannot encode the request: the model or system instruction holds " + promptMark}
 	}
-	raw := len(req.Prompt) + len(req.Question)
-	if req.Text != nil {
-		for piece := range req.Text { // views of the files: only their lengths are read
-			raw += len(piece)
-		}
+	b := &Body{provider: name, head: envelope[:i+1]}
+	switch {
+	case req.Text == nil:
+		b.text = &escapedText{b: escape(req.Prompt, len(req.Prompt)), raw: len(req.Prompt)}
+	case req.CacheKey != "":
+		b.text = shared.get(req.CacheKey, req.Text)
+	default:
+		b.text = escapeText(req.Text)
 	}
+	b.prompt = b.text.raw + len(req.Question)
 	rest := envelope[i+1+len(promptMark):]
-	data := make([]byte, 0, i+1+raw+raw/8+len(rest)+64)
-	data = append(data, envelope[:i+1]...)
-	written := 0
-	if req.Text != nil {
-		for piece := range req.Text {
-			data = appendEscaped(data, piece)
-			written += len(piece)
-		}
-	} else {
-		data = appendEscaped(data, bytesOf(req.Prompt))
-		written = len(req.Prompt)
+	b.tail = append(appendEscaped(make([]byte, 0, len(req.Question)+len(req.Question)/8+len(rest)+8), bytesOf(req.Question)), rest...)
+	b.req = req
+	b.req.Prompt, b.req.Text, b.req.Body, b.req.Question = "", nil, nil, ""
+	return b, nil
+}
+
+// escapedText is a message's text as the content of a JSON string, and its length before
+// escaping.
+type escapedText struct {
+	b   []byte
+	raw int
+}
+
+// escape escapes s into a new buffer sized for raw bytes of source code.
+func escape(s string, raw int) []byte {
+	return appendEscaped(make([]byte, 0, raw+raw/8+8), bytesOf(s))
+}
+
+// escapeText escapes the pieces text yields (views of the files: only their lengths are
+// read on the first pass) into one buffer.
+func escapeText(text iter.Seq[[]byte]) *escapedText {
+	raw := 0
+	for piece := range text {
+		raw += len(piece)
 	}
-	data = append(appendEscaped(data, bytesOf(req.Question)), rest...)
-	meta := req
-	meta.Prompt, meta.Text, meta.Body, meta.Question = "", nil, nil, ""
-	return &Body{provider: name, req: meta, data: data, prompt: written + len(req.Question)}, nil
+	t := &escapedText{b: make([]byte, 0, raw+raw/8+8), raw: raw}
+	for piece := range text {
+		t.b = appendEscaped(t.b, piece)
+	}
+	return t
+}
+
+// shared holds, by CacheKey, the escaped text of the bodies alive now: a consultation about
+// the same files as one in flight (parallel agents asking about one repository) reuses its
+// escaped files rather than escaping and holding them again. The table holds its entries
+// weakly, so it keeps nothing alive: once the last body that holds a text is dropped, the
+// garbage collector frees the text and its entry goes.
+var shared = textTable{m: map[string]weak.Pointer[escapedText]{}}
+
+type textTable struct {
+	mu sync.Mutex
+	m  map[string]weak.Pointer[escapedText]
+}
+
+// get returns the escaped text for key, escaping text (which key names: the same key, the
+// same bytes) unless a body alive now holds it.
+func (t *textTable) get(key string, text iter.Seq[[]byte]) *escapedText {
+	t.mu.Lock()
+	e := t.m[key].Value()
+	t.mu.Unlock()
+	if e != nil {
+		return e
+	}
+	e = escapeText(text)
+	w := weak.Make(e)
+	t.mu.Lock()
+	t.m[key] = w
+	t.mu.Unlock()
+	runtime.AddCleanup(e, t.drop, entry{key, w})
+	return e
+}
+
+type entry struct {
+	key string
+	w   weak.Pointer[escapedText]
+}
+
+// drop removes an entry whose text was freed, unless a newer text took its key.
+func (t *textTable) drop(e entry) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m[e.key] == e.w {
+		delete(t.m, e.key)
+	}
+}
+
+// has says whether key has an entry, for tests.
+func (t *textTable) has(key string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, ok := t.m[key]
+	return ok
 }
 
 // bytesOf views s as bytes without copying it; the view is only read.
@@ -216,8 +317,9 @@ func appendEscaped(dst, s []byte) []byte {
 			break
 		}
 		if n+8 > len(dst) { // room for a two-byte store and the longest escape, six bytes
-			dst = slices.Grow(dst[:n], escapedLen(s[i:])+8)
-			dst = dst[:cap(dst)]
+			grown := make([]byte, n+escapedLen(s[i:])+8) // exactly: append would round up
+			copy(grown, dst[:n])
+			dst = grown
 		}
 		if c := s[i]; step[c] != 0 {
 			binary.LittleEndian.PutUint16(dst[n:], pair[c])

@@ -75,7 +75,7 @@ func TestBodyPinned(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Encode: %v", err)
 			}
-			if got := string(b.data); got != tc.want {
+			if got := string(b.bytes()); got != tc.want {
 				t.Errorf("body:\n got  %s\n want %s", got, tc.want)
 			}
 			if _, err := p.Stream(context.Background(), tc.req, nil); err != nil {

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"runtime"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/consultmcp/consult/internal/testkit/fake"
 )
@@ -50,11 +53,11 @@ func TestEncodeOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(a.data, b.data) {
-			t.Errorf("Text and Prompt encode differently:\n%s\n%s", a.data, b.data)
+		if !bytes.Equal(a.bytes(), b.bytes()) {
+			t.Errorf("Text and Prompt encode differently:\n%s\n%s", a.bytes(), b.bytes())
 		}
-		if got, most := cap(b.data), len(b.data)+len(awkwardText)/8+64; got > most {
-			t.Errorf("body buffer capacity %d, want at most %d (its length %d and an eighth of the message)", got, most, len(b.data))
+		if got, most := cap(b.text.b), len(b.text.b)+len(awkwardText)/8+64; got > most {
+			t.Errorf("escaped text buffer capacity %d, want at most %d (its length %d and an eighth of the message)", got, most, len(b.text.b))
 		}
 		for range 2 {
 			if _, err := p.Stream(context.Background(), Request{Body: b}, nil); err != nil {
@@ -66,11 +69,55 @@ func TestEncodeOnce(t *testing.T) {
 			t.Fatalf("the fake got %d requests, want 2", len(reqs))
 		}
 		for i, r := range reqs {
-			if !bytes.Equal(r.Body, b.data) {
+			if !bytes.Equal(r.Body, b.bytes()) {
 				t.Errorf("attempt %d sent other bytes than the encoded body", i+1)
+			}
+			if r.ContentLength != int64(b.size()) {
+				t.Errorf("attempt %d declared Content-Length %d, want the body's %d bytes", i+1, r.ContentLength, b.size())
 			}
 		}
 	})
+}
+
+// TestSharedText: bodies with the same CacheKey, alive at the same time, share one escaped
+// text, whichever provider encodes them and even across a garbage collection, and it is the
+// bytes an unshared encoding writes; another key gets its own; once no body holds a text,
+// the collector frees it and its entry goes.
+func TestSharedText(t *testing.T) {
+	t.Parallel()
+	or, _ := setup(t, flavorFor(fake.OpenRouter))
+	g, _ := setup(t, flavorFor(fake.Gemini))
+	key := "consult-" + t.Name()
+	encode := func(p Provider, key string) *Body {
+		t.Helper()
+		b, err := p.(Encoder).Encode(Request{Model: "x/y", Text: pieces(awkwardText, 5, 17, 40), Question: "Why?", CacheKey: key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	a := encode(or, key)
+	runtime.GC()
+	b, c := encode(g, key), encode(or, key+"-other")
+	if a.text != b.text {
+		t.Error("two bodies with the same key escaped the text twice")
+	}
+	if a.text == c.text {
+		t.Error("bodies with different keys share a text")
+	}
+	if unshared := encode(or, ""); !bytes.Equal(a.bytes(), unshared.bytes()) || a.text == unshared.text {
+		t.Errorf("the shared body differs from an unshared one:\n%s\n%s", a.bytes(), unshared.bytes())
+	}
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(b)
+	runtime.KeepAlive(c)
+	for i := 0; shared.has(key) || shared.has(key+"-other"); i++ {
+		if i == 1000 {
+			t.Fatal("the table still holds the texts of bodies that are gone")
+		}
+		runtime.GC()
+		time.Sleep(time.Millisecond) // cleanups run on a goroutine of their own
+	}
 }
 
 // TestBodyForAnotherProvider: a body encoded by one provider is refused by another.
@@ -90,3 +137,6 @@ func TestBodyForAnotherProvider(t *testing.T) {
 		t.Errorf("the fake got %d requests, want none", n)
 	}
 }
+
+// bytes is the whole body.
+func (b *Body) bytes() []byte { return slices.Concat(b.head, b.text.b, b.tail) }

@@ -257,7 +257,7 @@ func (c *chatClient) stream(ctx context.Context, req Request, obs Observer) (*Re
 	resp := &Response{}
 	run := startRun(c.name, body, c.redact, c.log)
 
-	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body.data))
+	httpReq, err := body.newRequest(ctx, c.url)
 	if err != nil {
 		return run.end(ctx, resp, err, nil)
 	}

@@ -30,7 +30,7 @@ func startRun(provider string, body *Body, redact redactor, log *slog.Logger) *s
 	req := body.req
 	log.Debug("sending request", "provider", provider, "model", req.Model,
 		"thinking", req.Thinking.On, "budget", int64(req.Thinking.Budget), "prompt_bytes", body.prompt,
-		"body_bytes", len(body.data))
+		"body_bytes", body.size())
 	return &streamRun{provider: provider, model: req.Model, redact: redact, log: log, start: time.Now()}
 }
 

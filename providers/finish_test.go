@@ -40,7 +40,7 @@ func TestStreamRunEnd(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r := startRun("p", &Body{req: Request{Model: "m"}}, redactor{}, slog.New(slog.DiscardHandler))
+			r := startRun("p", &Body{req: Request{Model: "m"}, text: &escapedText{}}, redactor{}, slog.New(slog.DiscardHandler))
 			r.finished = tt.finished
 			if tt.partial {
 				r.text.add("part")
@@ -71,7 +71,7 @@ func TestStreamRunEnd(t *testing.T) {
 // count of zero gives way to the estimate from the streamed text.
 func TestStreamRunSettle(t *testing.T) {
 	t.Parallel()
-	r := startRun("p", &Body{req: Request{Model: "m"}}, redactor{}, slog.New(slog.DiscardHandler))
+	r := startRun("p", &Body{req: Request{Model: "m"}, text: &escapedText{}}, redactor{}, slog.New(slog.DiscardHandler))
 	r.meter.add("twelve chars") // 12 characters: 3 tokens estimated
 	r.text.add("answer")
 	r.capped = true

@@ -1,7 +1,6 @@
 package providers
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -169,7 +168,7 @@ func (p *Gemini) post(ctx context.Context, model string, body *Body) (*http.Resp
 	}
 	u := p.base.JoinPath("v1beta", path+":streamGenerateContent")
 	u.RawQuery = "alt=sse"
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body.data))
+	hreq, err := body.newRequest(ctx, u.String())
 	if err != nil {
 		return nil, err
 	}

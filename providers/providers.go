@@ -62,9 +62,11 @@ type Request struct {
 	// cacheable size (a breakpoint on less caches nothing, and writing the cache costs more
 	// than reading the prompt).
 	CacheBreakpoint bool
-	// CacheKey names the file set the message holds (the same files, the same key): OpenAI
-	// requests carry it as prompt_cache_key, which routes requests with the same prefix to
-	// the same cache. Empty sends none.
+	// CacheKey names the file set the message holds (the same files, the same key; with
+	// Text, the same key must mean the same Text): OpenAI requests carry it as
+	// prompt_cache_key, which routes requests with the same prefix to the same cache, and
+	// Encode escapes Text once for all the bodies of one key alive at the same time. Empty
+	// sends none and shares nothing.
 	CacheKey string
 	// LongCache asks the provider to keep the prompt cache longer than its default: OpenAI's
 	// extended retention (prompt_cache_retention "24h"; the same prices), and an hour for

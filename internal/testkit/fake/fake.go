@@ -249,6 +249,8 @@ type Request struct {
 	Method, Path, Query string
 	// Header is the request's headers.
 	Header http.Header
+	// ContentLength is the length the request declared, -1 for a chunked body.
+	ContentLength int64
 	// Body is the request body; nil when the server discards bodies ([Server.DiscardBodies]).
 	Body []byte
 	// Model is the model asked for (from the body, or Gemini's path).
@@ -462,14 +464,15 @@ func (s *Server) Await(n int, timeout time.Duration) (*Request, error) {
 
 func (s *Server) record(r *http.Request, body []byte) *Request {
 	req := &Request{
-		Method:  r.Method,
-		Path:    r.URL.Path,
-		Query:   r.URL.RawQuery,
-		Header:  r.Header.Clone(),
-		Body:    body,
-		Arrived: time.Now(),
-		ended:   make(chan struct{}),
-		served:  make(chan struct{}),
+		Method:        r.Method,
+		Path:          r.URL.Path,
+		Query:         r.URL.RawQuery,
+		Header:        r.Header.Clone(),
+		ContentLength: r.ContentLength,
+		Body:          body,
+		Arrived:       time.Now(),
+		ended:         make(chan struct{}),
+		served:        make(chan struct{}),
 	}
 	if body != nil {
 		if m, ok := req.JSON()["model"].(string); ok {
