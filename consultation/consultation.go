@@ -280,11 +280,11 @@ func (c *call) run(ctx context.Context) Result {
 	g, err := gather(ctx, files.Options{
 		Root: c.req.Path, Opened: c.req.tree, Pattern: c.req.Pattern, Exclude: c.req.Exclude,
 		MaxFileBytes: c.svc.Limits.MaxFileBytes, MaxTotalBytes: c.svc.Limits.MaxTotalBytes, MaxFiles: c.svc.Limits.MaxFiles,
-		Kept: prefetch,
+		Kept: prefetch, Digests: !c.req.DryRun, // a dry run sends nothing and keeps no record
 	})
 	stopPrefetch()
 	c.gathered = g
-	if g != nil && !c.req.DryRun { // a dry run sends nothing and keeps no record (see cacheHitExpected)
+	if g != nil && !c.req.DryRun { // see cacheHitExpected for a dry run's
 		c.digests = Digests(g.Files)
 	}
 	if ctx.Err() != nil {

@@ -335,11 +335,15 @@ func (s *sentPrefixes) note(key string, now time.Time) {
 // file set.
 func prefixKey(model, fileSet string) string { return model + "\x00" + fileSet }
 
-// Digests are the SHA-256 digests (hex) of files' contents, by path.
+// Digests are the SHA-256 digests (hex) of files' contents, by path: each file's Digest
+// when it has one (files.Options.Digests), else computed here.
 func Digests(fs []files.File) map[string]string {
 	d := make(map[string]string, len(fs))
 	for _, f := range fs {
-		sum := sha256.Sum256(f.Content)
+		sum := f.Digest
+		if sum == ([sha256.Size]byte{}) {
+			sum = sha256.Sum256(f.Content)
+		}
 		d[f.Path] = hex.EncodeToString(sum[:])
 	}
 	return d

@@ -3,6 +3,7 @@ package files
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -38,6 +39,10 @@ type Options struct {
 	// is kept: a consultation counts its tokens while the rest are gathered. It must not
 	// block, nor modify the content.
 	Kept func(content []byte)
+	// Digests asks for each file's SHA-256 (File.Digest). With it, a content this process
+	// has scanned for secrets before and found clean is not scanned again: the digest
+	// names it.
+	Digests bool
 	// Opened is Root already opened, e.g. beneath the directory the server is allowed to
 	// read; when nil, Gather opens Root itself with os.OpenRoot and closes it on return.
 	// Every directory and file inside Root is read through it, so that the kernel keeps
@@ -56,6 +61,8 @@ type File struct {
 	Content []byte
 	// Redacted names the kinds of secret replaced in Content, sorted; nil when none.
 	Redacted []string
+	// Digest is the SHA-256 of Content, with Options.Digests; zero without.
+	Digest [sha256.Size]byte
 }
 
 // Redacted is one file sent with secrets replaced.
@@ -112,6 +119,7 @@ func Gather(ctx context.Context, opt Options) (*Gathered, error) {
 		maxTotal: int64(cmp.Or(max(opt.MaxTotalBytes, 0), consult.MaxTotalBytes)),
 		maxFiles: cmp.Or(max(opt.MaxFiles, 0), consult.MaxFiles),
 		kept:     opt.Kept,
+		digests:  opt.Digests,
 	}
 	if opt.Exclude != "" {
 		if err := CheckExclude(opt.Exclude); err != nil {
@@ -163,6 +171,7 @@ type gatherer struct {
 	maxTotal         int64
 	maxFiles         int
 	kept             func([]byte) // Options.Kept, or nil
+	digests          bool         // Options.Digests
 
 	// Owned by the walk.
 	prefix    string // Root relative to the top of its work tree, "" if it is the top or in none
@@ -216,6 +225,7 @@ type result struct {
 	content  []byte
 	redacted []string
 	reason   Reason
+	digest   [sha256.Size]byte
 	why      string // for a Secret: what gave it away
 	dropped  bool   // not read: cancelled or over a cap
 }
@@ -268,7 +278,7 @@ func (g *gatherer) run() (*Gathered, error) {
 			g.capped.Store(true)
 			skips.add(OverTotal, r.rel)
 		default:
-			out.Files = append(out.Files, File{Path: r.rel, Size: consult.Bytes(len(r.content)), Content: r.content, Redacted: r.redacted})
+			out.Files = append(out.Files, File{Path: r.rel, Size: consult.Bytes(len(r.content)), Content: r.content, Redacted: r.redacted, Digest: r.digest})
 			out.Bytes += consult.Bytes(len(r.content))
 			if g.kept != nil {
 				g.kept(r.content)
@@ -327,7 +337,11 @@ func (g *gatherer) read() {
 		if g.ctx.Err() != nil || g.capped.Load() {
 			r.dropped = true
 		} else {
-			r.content, r.redacted, r.reason = readFile(dir, j.name, g.maxFile, scratch)
+			var sum *[sha256.Size]byte
+			if g.digests {
+				sum = &r.digest
+			}
+			r.content, r.redacted, r.reason = readFile(dir, j.name, g.maxFile, scratch, sum)
 			if r.reason == Secret { // why it is held back comes in place of the kinds
 				r.why, r.redacted = r.redacted[0], nil
 			}

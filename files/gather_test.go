@@ -6,6 +6,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
@@ -174,11 +175,7 @@ func TestPrivateKeyContent(t *testing.T) {
 // as it is kept: redacted, in path order, and nothing left out (the binary file).
 func TestTokensRedacted(t *testing.T) {
 	t.Parallel()
-	const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-	token := "ghp_" // 36 random characters after the prefix, as GitHub's
-	for range 36 {
-		token += string(alnum[mathrand.IntN(len(alnum))])
-	}
+	token := githubToken()
 	root := writeTree(t, map[string]string{
 		"client.go": "package client\n\nconst token = \"" + token + "\"\n\nfunc Use() {}\n",
 		"clean.go":  "package clean\n",
@@ -202,6 +199,60 @@ func TestTokensRedacted(t *testing.T) {
 	}
 	if got.Files[0].Redacted != nil {
 		t.Errorf("clean.go redacted %v", got.Files[0].Redacted)
+	}
+}
+
+// githubToken is a made-up GitHub token: the prefix and 36 random characters.
+func githubToken() string {
+	const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	token := "ghp_"
+	for range 36 {
+		token += string(alnum[mathrand.IntN(len(alnum))])
+	}
+	return token
+}
+
+// TestDigests: with Options.Digests each file carries the SHA-256 of its content as
+// gathered (a redacted file's of its redacted content), and a content found clean is
+// remembered by it and not scanned again: a content marked clean here beforehand goes out
+// as it is, token and all, while a gathering without digests scans it. Without, no digest.
+func TestDigests(t *testing.T) {
+	t.Parallel()
+	token := githubToken()
+	trusted := "package trusted // " + t.Name() + "\nconst token = \"" + token + "\"\n"
+	root := writeTree(t, map[string]string{
+		"client.go":  "package client // " + t.Name() + "\nconst token = \"" + token + "\"\n",
+		"clean.go":   "package clean // " + t.Name() + "\n",
+		"trusted.go": trusted,
+	})
+	scannedClean.add(sha256.Sum256([]byte(trusted)))
+	got := gather(t, Options{Root: root, Pattern: "**/*.go", Digests: true})
+	if len(got.Files) != 3 {
+		t.Fatalf("files = %v", paths(got))
+	}
+	for _, f := range got.Files {
+		if f.Digest != sha256.Sum256(f.Content) {
+			t.Errorf("%s: digest %x, want the SHA-256 of its content", f.Path, f.Digest)
+		}
+		if want := f.Path == "clean.go" || f.Path == "trusted.go"; scannedClean.has(f.Digest) != want {
+			t.Errorf("%s: remembered as clean %v, want %v", f.Path, !want, want)
+		}
+	}
+	clean, client, marked := got.Files[0], got.Files[1], got.Files[2] // in path order
+	if client.Redacted == nil || strings.Contains(string(client.Content), token) {
+		t.Errorf("client.go sent as:\n%s", client.Content)
+	}
+	if string(marked.Content) != trusted || marked.Redacted != nil {
+		t.Errorf("trusted.go, marked clean, was scanned: sent as\n%s", marked.Content)
+	}
+	again := gather(t, Options{Root: root, Pattern: "**/*.go"})
+	for _, f := range again.Files {
+		if f.Digest != ([sha256.Size]byte{}) {
+			t.Errorf("%s: a digest without Options.Digests", f.Path)
+		}
+	}
+	if string(again.Files[0].Content) != string(clean.Content) || strings.Contains(string(again.Files[2].Content), token) {
+		t.Errorf("without digests, trusted.go was not scanned: sent as\n%s", again.Files[2].Content)
 	}
 }
 

@@ -2,11 +2,13 @@ package files
 
 import (
 	"cmp"
+	"crypto/sha256"
 	"errors"
 	"io"
 	"io/fs"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/consultmcp/consult/internal/leaf/secrets"
 )
@@ -27,7 +29,9 @@ const SniffBytes = 8 << 10
 // so reading goes on to EOF, stopping at limit+1 bytes. A read that asks for one byte more
 // than the stat size and gets exactly the stat size is taken as reaching EOF (regular files
 // return short reads only at their end), so most files cost a single read.
-func readAll(f io.Reader, size, limit int64, scratch []byte) (content []byte, redacted []string, reason Reason) {
+//
+// With sum set, readAll writes there the SHA-256 of the content as returned (see scan).
+func readAll(f io.Reader, size, limit int64, scratch []byte, sum *[sha256.Size]byte) (content []byte, redacted []string, reason Reason) {
 	if size > limit {
 		return nil, nil, TooLarge
 	}
@@ -45,7 +49,7 @@ func readAll(f io.Reader, size, limit int64, scratch []byte) (content []byte, re
 		if n < SniffBytes { // it shrank
 			b := make([]byte, n)
 			copy(b, scratch)
-			return scan(b)
+			return scan(b, sum)
 		}
 		buf = make([]byte, n, size+1)
 		copy(buf, scratch)
@@ -65,17 +69,60 @@ func readAll(f io.Reader, size, limit int64, scratch []byte) (content []byte, re
 	if !sniffed && isBinary(buf[:min(len(buf), SniffBytes)]) {
 		return nil, nil, Binary
 	}
-	return scan(buf[:len(buf):len(buf)])
+	return scan(buf[:len(buf):len(buf)], sum)
 }
 
 // scan holds back content that holds key material anywhere (Secret, with why as the one
 // string of the second result), and replaces the high-confidence secrets in the rest.
-func scan(content []byte) ([]byte, []string, Reason) {
+func scan(content []byte, sum *[sha256.Size]byte) ([]byte, []string, Reason) {
+	if sum != nil {
+		*sum = sha256.Sum256(content)
+		if scannedClean.has(*sum) {
+			return content, nil, 0
+		}
+	}
 	out, kinds, held := secrets.Scan(content)
 	if held != 0 {
 		return nil, []string{cmp.Or(heldWhy[held], "holds a secret")}, Secret
 	}
+	if sum != nil {
+		if kinds == nil {
+			scannedClean.add(*sum)
+		} else {
+			*sum = sha256.Sum256(out)
+		}
+	}
 	return out, kinds, 0
+}
+
+// scannedClean holds the digests of the contents this process has scanned for secrets and
+// found none in: the same bytes gathered again (a question after another about the same
+// files, or calls about one repository at the same time) are not scanned again. The
+// SHA-256 names the bytes, so no other content can pass for one scanned. It holds at most
+// cleanMax digests (2 MiB of them) and starts over when full.
+var scannedClean = digestSet{m: map[[sha256.Size]byte]struct{}{}}
+
+const cleanMax = 1 << 16
+
+type digestSet struct {
+	mu sync.Mutex
+	m  map[[sha256.Size]byte]struct{}
+}
+
+func (s *digestSet) has(d [sha256.Size]byte) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.m[d]
+	return ok
+}
+
+func (s *digestSet) add(d [sha256.Size]byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.m) >= cleanMax {
+		clear(s.m)
+	}
+	s.m[d] = struct{}{}
 }
 
 // Errors of tree.readSmall.
@@ -138,13 +185,13 @@ func checkRegular(f *os.File) (*os.File, int64, error) {
 }
 
 // readFile reads the regular file at name in dir and classifies it, as readAll.
-func readFile(dir *os.Root, name string, limit int64, scratch []byte) ([]byte, []string, Reason) {
+func readFile(dir *os.Root, name string, limit int64, scratch []byte, sum *[sha256.Size]byte) ([]byte, []string, Reason) {
 	f, size, err := open(dir, name)
 	if err != nil {
 		return nil, nil, Unreadable
 	}
 	defer f.Close()
-	return readAll(f, size, limit, scratch)
+	return readAll(f, size, limit, scratch, sum)
 }
 
 // readSmall reads the whole regular file at the absolute path abs, at most limit bytes:

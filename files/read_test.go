@@ -68,7 +68,7 @@ func TestReadAll(t *testing.T) {
 		{"large, error after the window", &chunkReader{data: big, chunk: 5000, err: errors.New("EIO"), failAfter: 10000}, 20000, 1 << 20, "", Unreadable, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, _, reason := readAll(tc.r, tc.size, tc.limit, make([]byte, SniffBytes))
+			got, _, reason := readAll(tc.r, tc.size, tc.limit, make([]byte, SniffBytes), nil)
 			if string(got) != tc.want || reason != tc.reason || len(got) != cap(got) {
 				t.Errorf("got %d bytes, %v; want %d bytes, %v", len(got), reason, len(tc.want), tc.reason)
 			}
