@@ -225,7 +225,9 @@ func TestDigests(t *testing.T) {
 		"clean.go":   "package clean // " + t.Name() + "\n",
 		"trusted.go": trusted,
 	})
-	scannedClean.add(sha256.Sum256([]byte(trusted)))
+	scannedClean.Lock()
+	scannedClean.m[sha256.Sum256([]byte(trusted))] = true
+	scannedClean.Unlock()
 	got := gather(t, Options{Root: root, Pattern: "**/*.go", Digests: true})
 	if len(got.Files) != 3 {
 		t.Fatalf("files = %v", paths(got))
@@ -234,7 +236,7 @@ func TestDigests(t *testing.T) {
 		if f.Digest != sha256.Sum256(f.Content) {
 			t.Errorf("%s: digest %x, want the SHA-256 of its content", f.Path, f.Digest)
 		}
-		if want := f.Path == "clean.go" || f.Path == "trusted.go"; scannedClean.has(f.Digest) != want {
+		if want := f.Path == "clean.go" || f.Path == "trusted.go"; scannedCleanHas(f.Digest) != want {
 			t.Errorf("%s: remembered as clean %v, want %v", f.Path, !want, want)
 		}
 	}
@@ -507,4 +509,10 @@ func TestCompareEntries(t *testing.T) {
 			t.Fatalf("entry order %q is not path order", got)
 		}
 	}
+}
+
+func scannedCleanHas(d [sha256.Size]byte) bool {
+	scannedClean.Lock()
+	defer scannedClean.Unlock()
+	return scannedClean.m[d]
 }

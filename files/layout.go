@@ -46,7 +46,7 @@ func Layout(files []File, query string) string {
 }
 
 // Prompt is a laid-out prompt that is not built: the files in Path order and the query,
-// written piece by piece where they are needed ([Prompt.Pieces]), so that a request body
+// written piece by piece where they are needed ([Prompt.Prefix]), so that a request body
 // can be the only copy of the files' contents. It shares the files' Content; a caller that
 // drops the files once the prompt has been written frees them. [Layout] says what the
 // pieces make up.
@@ -74,26 +74,15 @@ func NewPrompt(files []File, query string) *Prompt {
 	return p
 }
 
-// Pieces yields the prompt's bytes in order, in pieces: the introduction, each file's
-// header line and opening fence, its content (the caller's own slice), its closing fence,
-// and the question. A piece must not be modified or kept after yield returns.
-func (p *Prompt) Pieces(yield func([]byte) bool) {
-	for piece := range p.Prefix {
-		if !yield(piece) {
-			return
-		}
-	}
-	yield([]byte(p.Question()))
-}
-
 // Question is the end of the prompt, after [Prompt.Prefix]: the line that introduces the
 // query, and the query.
 func (p *Prompt) Question() string { return "\n" + layoutQuestion + p.query }
 
-// Prefix yields the part of the prompt that depends only on the files (the introduction and
-// every file, as [Prompt.Pieces] yields them): the same files give the same bytes, whatever
-// the question, so a provider's prompt cache can hold it. Prefix then [Prompt.Question] is
-// the whole prompt.
+// Prefix yields the part of the prompt that depends only on the files, in pieces: the
+// introduction, each file's header line and opening fence, its content (the caller's own
+// slice) and its closing fence. A piece must not be modified or kept after yield returns.
+// The same files give the same bytes, whatever the question, so a provider's prompt cache
+// can hold it. Prefix then [Prompt.Question] is the whole prompt.
 func (p *Prompt) Prefix(yield func([]byte) bool) {
 	var scratch []byte
 	if !yield([]byte(layoutIntro)) {
@@ -119,9 +108,10 @@ func (p *Prompt) Prefix(yield func([]byte) bool) {
 func (p *Prompt) String() string {
 	var b strings.Builder
 	b.Grow(p.size)
-	for piece := range p.Pieces {
+	for piece := range p.Prefix {
 		b.Write(piece)
 	}
+	b.WriteString(p.Question())
 	return b.String()
 }
 

@@ -75,8 +75,9 @@ func TestLongestBacktickRun(t *testing.T) {
 	}
 }
 
-// TestPromptPieces: the pieces of a Prompt make up Layout's text, size is its length, and
-// the files' contents are yielded as the caller's own slices (no copy of them is made).
+// TestPromptPieces: the pieces of a Prompt's Prefix and its Question make up Layout's text,
+// size is its length, and the files' contents are yielded as the caller's own slices (no
+// copy of them is made).
 func TestPromptPieces(t *testing.T) {
 	t.Parallel()
 	files := []File{
@@ -88,7 +89,7 @@ func TestPromptPieces(t *testing.T) {
 	p := NewPrompt(files, "Why?")
 	var b strings.Builder
 	shared := 0
-	for piece := range p.Pieces {
+	for piece := range p.Prefix {
 		b.Write(piece)
 		for _, f := range files {
 			if len(f.Content) > 0 && len(piece) > 0 && &piece[0] == &f.Content[0] {
@@ -96,6 +97,7 @@ func TestPromptPieces(t *testing.T) {
 			}
 		}
 	}
+	b.WriteString(p.Question())
 	want := Layout(files, "Why?")
 	if got := b.String(); got != want {
 		t.Errorf("pieces:\n got  %q\n want %q", got, want)

@@ -29,8 +29,7 @@ const SniffBytes = 8 << 10
 // so reading goes on to EOF, stopping at limit+1 bytes. A read that asks for one byte more
 // than the stat size and gets exactly the stat size is taken as reaching EOF (regular files
 // return short reads only at their end), so most files cost a single read.
-//
-// With sum set, readAll writes there the SHA-256 of the content as returned (see scan).
+// sum is scan's.
 func readAll(f io.Reader, size, limit int64, scratch []byte, sum *[sha256.Size]byte) (content []byte, redacted []string, reason Reason) {
 	if size > limit {
 		return nil, nil, TooLarge
@@ -73,24 +72,33 @@ func readAll(f io.Reader, size, limit int64, scratch []byte, sum *[sha256.Size]b
 }
 
 // scan holds back content that holds key material anywhere (Secret, with why as the one
-// string of the second result), and replaces the high-confidence secrets in the rest.
+// string of the second result), and replaces the high-confidence secrets in the rest. With
+// sum set, it writes there the SHA-256 of what it returns, and skips a content scanned
+// clean before (scannedClean).
 func scan(content []byte, sum *[sha256.Size]byte) ([]byte, []string, Reason) {
 	if sum != nil {
 		*sum = sha256.Sum256(content)
-		if scannedClean.has(*sum) {
+		scannedClean.Lock()
+		clean := scannedClean.m[*sum]
+		scannedClean.Unlock()
+		if clean {
 			return content, nil, 0
 		}
 	}
 	out, kinds, held := secrets.Scan(content)
-	if held != 0 {
+	switch {
+	case held != 0:
 		return nil, []string{cmp.Or(heldWhy[held], "holds a secret")}, Secret
-	}
-	if sum != nil {
-		if kinds == nil {
-			scannedClean.add(*sum)
-		} else {
-			*sum = sha256.Sum256(out)
+	case sum == nil:
+	case kinds != nil:
+		*sum = sha256.Sum256(out) // of what is sent
+	default:
+		scannedClean.Lock()
+		if len(scannedClean.m) >= 1<<16 {
+			clear(scannedClean.m)
 		}
+		scannedClean.m[*sum] = true
+		scannedClean.Unlock()
 	}
 	return out, kinds, 0
 }
@@ -99,31 +107,11 @@ func scan(content []byte, sum *[sha256.Size]byte) ([]byte, []string, Reason) {
 // found none in: the same bytes gathered again (a question after another about the same
 // files, or calls about one repository at the same time) are not scanned again. The
 // SHA-256 names the bytes, so no other content can pass for one scanned. It holds at most
-// cleanMax digests (2 MiB of them) and starts over when full.
-var scannedClean = digestSet{m: map[[sha256.Size]byte]struct{}{}}
-
-const cleanMax = 1 << 16
-
-type digestSet struct {
-	mu sync.Mutex
-	m  map[[sha256.Size]byte]struct{}
-}
-
-func (s *digestSet) has(d [sha256.Size]byte) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, ok := s.m[d]
-	return ok
-}
-
-func (s *digestSet) add(d [sha256.Size]byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.m) >= cleanMax {
-		clear(s.m)
-	}
-	s.m[d] = struct{}{}
-}
+// 65,536 digests and starts over when full.
+var scannedClean = struct {
+	sync.Mutex
+	m map[[sha256.Size]byte]bool
+}{m: map[[sha256.Size]byte]bool{}}
 
 // Errors of tree.readSmall.
 var (

@@ -21,7 +21,7 @@ import (
 // bytes by every attempt. It is three parts: the envelope up to the message, the message's
 // files (Text) escaped, and the rest (the question and the envelope's end). The files' one
 // copy is the escaped text; bodies encoded while another body of the same text is alive
-// share it (see [sharedText]).
+// share it (see [shared]).
 type Body struct {
 	provider string
 	req      Request // the request without its user message (Prompt, Text cleared)
@@ -37,17 +37,15 @@ func (b *Body) size() int { return len(b.head) + len(b.text.b) + len(b.tail) }
 // newRequest is an HTTP POST of the body to url, with its length, and a GetBody that
 // sends the same bytes again.
 func (b *Body) newRequest(ctx context.Context, url string) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, b.reader())
-	if err != nil {
-		return nil, err
+	body := func() (io.ReadCloser, error) {
+		return io.NopCloser(io.MultiReader(bytes.NewReader(b.head), bytes.NewReader(b.text.b), bytes.NewReader(b.tail))), nil
 	}
-	req.ContentLength = int64(b.size())
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(b.reader()), nil }
-	return req, nil
-}
-
-func (b *Body) reader() io.Reader {
-	return io.MultiReader(bytes.NewReader(b.head), bytes.NewReader(b.text.b), bytes.NewReader(b.tail))
+	r, _ := body()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, r)
+	if err == nil {
+		req.ContentLength, req.GetBody = int64(b.size()), body
+	}
+	return req, err
 }
 
 // Encoder is implemented by the providers of this package: Encode builds req's body once,
@@ -81,7 +79,7 @@ func prepare(name string, req Request, encode func(Request) (*Body, error)) (*Bo
 // the mark's place: the text in one buffer, sized for source code (an eighth over the
 // message, where source code needs about a tenth) and grown once, to the exact size of the
 // rest, by a message that needs more. Text named by a CacheKey is escaped once for all the
-// bodies alive at the same time ([sharedText]).
+// bodies alive at the same time ([shared]).
 func spliceMessage(name string, envelope []byte, req Request) (*Body, error) {
 	quoted := []byte(`"` + promptMark + `"`)
 	i := bytes.Index(envelope, quoted)
@@ -90,13 +88,13 @@ func spliceMessage(name string, envelope []byte, req Request) (*Body, error) {
 			Message: "cannot encode the request: the model or system instruction holds " + promptMark}
 	}
 	b := &Body{provider: name, head: envelope[:i+1]}
-	switch {
-	case req.Text == nil:
-		b.text = &escapedText{b: escape(req.Prompt, len(req.Prompt)), raw: len(req.Prompt)}
+	switch text := req.Text; {
+	case text == nil:
+		b.text = escapeText(func(yield func([]byte) bool) { yield(bytesOf(req.Prompt)) })
 	case req.CacheKey != "":
-		b.text = shared.get(req.CacheKey, req.Text)
+		b.text = sharedText(req.CacheKey, text)
 	default:
-		b.text = escapeText(req.Text)
+		b.text = escapeText(text)
 	}
 	b.prompt = b.text.raw + len(req.Question)
 	rest := envelope[i+1+len(promptMark):]
@@ -111,11 +109,6 @@ func spliceMessage(name string, envelope []byte, req Request) (*Body, error) {
 type escapedText struct {
 	b   []byte
 	raw int
-}
-
-// escape escapes s into a new buffer sized for raw bytes of source code.
-func escape(s string, raw int) []byte {
-	return appendEscaped(make([]byte, 0, raw+raw/8+8), bytesOf(s))
 }
 
 // escapeText escapes the pieces text yields (views of the files: only their lengths are
@@ -134,54 +127,36 @@ func escapeText(text iter.Seq[[]byte]) *escapedText {
 
 // shared holds, by CacheKey, the escaped text of the bodies alive now: a consultation about
 // the same files as one in flight (parallel agents asking about one repository) reuses its
-// escaped files rather than escaping and holding them again. The table holds its entries
-// weakly, so it keeps nothing alive: once the last body that holds a text is dropped, the
-// garbage collector frees the text and its entry goes.
-var shared = textTable{m: map[string]weak.Pointer[escapedText]{}}
+// escaped files rather than escaping and holding them again. It holds them weakly, so it
+// keeps nothing alive: once the last body that holds a text is dropped, the garbage
+// collector frees the text and its entry goes.
+var shared = struct {
+	sync.Mutex
+	m map[string]weak.Pointer[escapedText]
+}{m: map[string]weak.Pointer[escapedText]{}}
 
-type textTable struct {
-	mu sync.Mutex
-	m  map[string]weak.Pointer[escapedText]
-}
-
-// get returns the escaped text for key, escaping text (which key names: the same key, the
-// same bytes) unless a body alive now holds it.
-func (t *textTable) get(key string, text iter.Seq[[]byte]) *escapedText {
-	t.mu.Lock()
-	e := t.m[key].Value()
-	t.mu.Unlock()
+// sharedText returns the escaped text for key, escaping text (which key names: the same
+// key, the same bytes) unless a body alive now holds it.
+func sharedText(key string, text iter.Seq[[]byte]) *escapedText {
+	shared.Lock()
+	e := shared.m[key].Value()
+	shared.Unlock()
 	if e != nil {
 		return e
 	}
 	e = escapeText(text)
 	w := weak.Make(e)
-	t.mu.Lock()
-	t.m[key] = w
-	t.mu.Unlock()
-	runtime.AddCleanup(e, t.drop, entry{key, w})
+	shared.Lock()
+	shared.m[key] = w
+	shared.Unlock()
+	runtime.AddCleanup(e, func(key string) { // once e is freed, unless a newer text took its key
+		shared.Lock()
+		defer shared.Unlock()
+		if shared.m[key] == w {
+			delete(shared.m, key)
+		}
+	}, key)
 	return e
-}
-
-type entry struct {
-	key string
-	w   weak.Pointer[escapedText]
-}
-
-// drop removes an entry whose text was freed, unless a newer text took its key.
-func (t *textTable) drop(e entry) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.m[e.key] == e.w {
-		delete(t.m, e.key)
-	}
-}
-
-// has says whether key has an entry, for tests.
-func (t *textTable) has(key string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	_, ok := t.m[key]
-	return ok
 }
 
 // bytesOf views s as bytes without copying it; the view is only read.
@@ -206,11 +181,9 @@ var asciiLen = func() (t [utf8.RuneSelf]byte) {
 // shortEscape is the letter of the two-byte escapes ("\n"); 0 for the others.
 var shortEscape = [utf8.RuneSelf]byte{'"': '"', '\\': '\\', '\n': 'n', '\r': 'r', '\t': 't', '\b': 'b', '\f': 'f'}
 
-// escapedLen reads s eight bytes at a time as one uint64 (SWAR, portable Go): the bytes to
-// escape in a word are found from masks and counted at once. Each byte's test fits in its
-// own byte, with no carry into the next, as long as the bytes below it are below 0x80.
-// (appendEscaped stays a byte loop: with a byte to escape every ten bytes or so in source
-// code, the word-at-a-time versions tried were no faster.)
+// The tests below read eight bytes at a time as one uint64 (SWAR, portable Go). Each byte's
+// test fits in its own byte, with no carry into the next, as long as the bytes below it are
+// below 0x80.
 const (
 	ones  = 0x0101010101010101 // 0x01 in each byte
 	highs = 0x8080808080808080 // 0x80 in each byte
@@ -242,7 +215,8 @@ func plain(w uint64) bool {
 	return (w|below(w, '\t')|below(w, 0x20)&^below(w, '\n'+1))&highs == 0
 }
 
-// escapedLen is the length of s as a JSON string's content: what appendEscaped writes.
+// escapedLen is the length of s as a JSON string's content, what appendEscaped writes: the
+// bytes to escape in a word are found from masks and counted at once.
 func escapedLen(s []byte) int {
 	n, i := 0, 0
 	for i+8 <= len(s) {

@@ -42,8 +42,9 @@ func BenchmarkSendNetHTTP(b *testing.B) {
 				b.Fatal(err)
 			}
 			send := func() {
+				prompt := files.NewPrompt(g.Files, "What does the server do?")
 				body, err := p.(Encoder).Encode(Request{Model: fc.model, Thinking: Thinking{On: true}, System: "Be brief.",
-					Text: files.NewPrompt(g.Files, "What does the server do?").Pieces})
+					Text: prompt.Prefix, Question: prompt.Question()})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -72,7 +73,8 @@ func BenchmarkEncodeNetHTTP(b *testing.B) {
 	b.SetBytes(int64(g.Bytes))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := p.Encode(Request{Model: "o3", Text: files.NewPrompt(g.Files, "Why?").Pieces}); err != nil {
+		prompt := files.NewPrompt(g.Files, "Why?")
+		if _, err := p.Encode(Request{Model: "o3", Text: prompt.Prefix, Question: prompt.Question()}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -11,10 +11,7 @@ import (
 // of new memory.
 func BenchmarkEscapeNetHTTP(b *testing.B) {
 	g := gatherNetHTTP(b)
-	var prompt []byte
-	for piece := range files.NewPrompt(g.Files, "Why?").Pieces {
-		prompt = append(prompt, piece...)
-	}
+	prompt := []byte(files.NewPrompt(g.Files, "Why?").String())
 	dst := make([]byte, escapedLen(prompt)+8)
 	b.SetBytes(int64(len(prompt)))
 	b.Run("len", func(b *testing.B) {

@@ -103,10 +103,7 @@ func TestEscapeEveryOffset(t *testing.T) {
 // escape every ten or so, is escaped as encoding/json escapes it.
 func TestEscapeNetHTTP(t *testing.T) {
 	t.Parallel()
-	var prompt []byte
-	for piece := range files.NewPrompt(gatherNetHTTP(t).Files, "Why?").Pieces {
-		prompt = append(prompt, piece...)
-	}
+	prompt := []byte(files.NewPrompt(gatherNetHTTP(t).Files, "Why?").String())
 	checkEscape(t, prompt, jsonContent(t, prompt))
 }
 

@@ -45,10 +45,10 @@ type Request struct {
 	// Prompt is the whole user message: gathered files and the question, already laid out.
 	// Text, when set, is used instead.
 	Prompt string
-	// Text is the user message in pieces (files.Prompt.Pieces), escaped straight into the
-	// request body so that the body is the message's only copy; each piece is read only
-	// while it is yielded. Text is called twice (to size the body, then to fill it) and must
-	// yield the same bytes both times.
+	// Text is the user message in pieces (files.Prompt.Prefix), escaped straight into the
+	// request body so that the body is the message's only copy (or shares another's, see
+	// CacheKey); each piece is read only while it is yielded. Text is called twice (to size
+	// the body, then to fill it) and must yield the same bytes both times.
 	Text iter.Seq[[]byte]
 	// Question, when set, is the end of the user message, after Text (or Prompt): the part
 	// that changes from one question to the next about the same files (files.Prompt.Question).

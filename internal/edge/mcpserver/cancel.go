@@ -458,50 +458,31 @@ func (m *message) isResponse() bool { return m.Method == "" && (m.Result != nil 
 func (c *cancels) observeIncoming(session string, m *message, now time.Time) {
 	switch {
 	case m.isRequest():
-		c.begin(cancelKey{session, canonicalID(m.ID)}, progressToken(m.Params), now)
+		c.begin(cancelKey{session, canonicalID(m.ID)}, paramsOf(m.Params).meta, now)
 	case m.Method == string(mcp.MethodNotificationCancelled):
-		if id, reason := cancelled(m.Params); id != "" {
-			c.cancel(cancelKey{session, id}, reason)
+		if p := paramsOf(m.Params); p.requestID != "" {
+			c.cancel(cancelKey{session, p.requestID}, p.reason)
 		}
 	}
 }
 
-// cancelled is the request id (canonical JSON; "" for none) and the reason of the params of
-// a notifications/cancelled.
-func cancelled(params json.RawMessage) (id, reason string) {
-	var p struct {
-		RequestID json.RawMessage `json:"requestId"`
-		Reason    string          `json:"reason"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return "", ""
-	}
-	return canonicalID(p.RequestID), p.Reason
-}
-
-// progressToken is the canonical JSON of params._meta.progressToken; "" for none.
-func progressToken(params json.RawMessage) string {
-	var p struct {
-		Meta struct {
+// paramsOf reads the members of a message's params the shim needs: a request's
+// _meta.progressToken (meta), a notifications/cancelled's requestId and reason, a progress
+// notification's progressToken (token). Ids and tokens are canonical JSON, "" for none.
+func paramsOf(params json.RawMessage) (p struct{ meta, requestID, reason, token string }) {
+	var m struct {
+		RequestID     json.RawMessage `json:"requestId"`
+		Reason        json.RawMessage `json:"reason"`
+		ProgressToken json.RawMessage `json:"progressToken"`
+		Meta          struct {
 			ProgressToken json.RawMessage `json:"progressToken"`
 		} `json:"_meta"`
 	}
-	if json.Unmarshal(params, &p) != nil {
-		return ""
+	if json.Unmarshal(params, &m) == nil {
+		p.meta, p.requestID, p.token = canonicalID(m.Meta.ProgressToken), canonicalID(m.RequestID), canonicalID(m.ProgressToken)
+		_ = json.Unmarshal(m.Reason, &p.reason) // a reason that is not a string is none
 	}
-	return canonicalID(p.Meta.ProgressToken)
-}
-
-// notificationToken is the canonical JSON of a progress notification's params.progressToken;
-// "" for none.
-func notificationToken(params json.RawMessage) string {
-	var p struct {
-		ProgressToken json.RawMessage `json:"progressToken"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return ""
-	}
-	return canonicalID(p.ProgressToken)
+	return p
 }
 
 // outgoing is what becomes of m, a message to the client of session whose JSON is data:
@@ -511,7 +492,7 @@ func notificationToken(params json.RawMessage) string {
 func (c *cancels) outgoing(session string, m *message, data []byte) (out []byte, drop bool) {
 	switch {
 	case m.Method == "notifications/progress":
-		tok := notificationToken(m.Params)
+		tok := paramsOf(m.Params).token
 		return nil, tok != "" && c.progressCancelled(session, tok)
 	case m.isResponse():
 		k := cancelKey{session, canonicalID(m.ID)}
@@ -674,7 +655,7 @@ func (s *stdioOut) Write(p []byte) (int, error) {
 		return s.w.Write(p)
 	}
 	if m.Method == "notifications/progress" {
-		defer s.c.noteProgress("", notificationToken(m.Params))
+		defer s.c.noteProgress("", paramsOf(m.Params).token)
 	}
 	switch out, drop := s.c.outgoing("", &m, bytes.TrimRight(p, "\n")); {
 	case drop:
@@ -724,8 +705,8 @@ func (h *httpShim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if json.Unmarshal(body, &m) == nil {
 		if modern && m.Method == string(mcp.MethodNotificationCancelled) && canonicalID(m.ID) == "" {
 			// Kept from mcp-go, which would cancel every call with its id (point 5 above).
-			if id, reason := cancelled(m.Params); id != "" {
-				h.c.cancelStream(id, reason, arrived)
+			if p := paramsOf(m.Params); p.requestID != "" {
+				h.c.cancelStream(p.requestID, p.reason, arrived)
 			}
 			w.WriteHeader(http.StatusAccepted)
 			return
@@ -824,7 +805,7 @@ func (rw *httpResponse) Write(p []byte) (int, error) {
 		return rw.ResponseWriter.Write(p)
 	}
 	if m.Method == "notifications/progress" {
-		defer rw.c.noteProgress(rw.session, notificationToken(m.Params))
+		defer rw.c.noteProgress(rw.session, paramsOf(m.Params).token)
 	}
 	out, drop := rw.c.outgoing(rw.session, &m, data)
 	if drop {

@@ -603,7 +603,7 @@ func TestNoProgressAfterTheResult(t *testing.T) {
 				t.Fatal(err)
 			}
 			if m.Method == "notifications/progress" {
-				if tok := notificationToken(m.Params); tok != fmt.Sprintf(`"tok-%d"`, i) {
+				if tok := paramsOf(m.Params).token; tok != fmt.Sprintf(`"tok-%d"`, i) {
 					t.Fatalf("call %d: a progress notification of %s arrived after its result", i, tok)
 				}
 				progress++

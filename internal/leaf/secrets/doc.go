@@ -5,7 +5,7 @@
 // (it says what counts). A marker split across strings ("-----BEGIN " + kind + " PRIVATE
 // KEY-----") is not found.
 //
-// Redact replaces secrets with "[REDACTED <kind>]". Its token rules are gitleaks' default
+// [Scan] replaces secrets with "[REDACTED <kind>]". Its token rules are gitleaks' default
 // rules for these providers, with the same regular expressions, entropy thresholds and
 // allowlists (gitleaks/gitleaks, config/gitleaks.toml at commit 009e025, generated from
 // cmd/generate/config/rules/<file>.go), except that a token's trailing delimiter is any

@@ -31,18 +31,13 @@ const (
 	HeldUnchecked
 )
 
-// Redact returns content with every high-confidence secret (see the package documentation
-// for the rules) replaced by "[REDACTED <kind>]", and the distinct kinds found, sorted.
-// With nothing found it returns content itself, without copying or allocating, and nil.
-// Content with more candidates than a scan checks (HeldUnchecked) gives nil and nil.
-func Redact(content []byte) ([]byte, []string) {
-	out, kinds, _ := scanContent(content, false, 0)
-	return out, kinds
-}
-
 // Scan is what a gatherer wants of a file in one call: when content holds key material or
 // password hashes (see Held) it says why and redacts nothing (the file is held back
-// whole); otherwise it returns what Redact returns.
+// whole); otherwise it returns content with every high-confidence secret (see the package
+// documentation for the rules) replaced by "[REDACTED <kind>]", and the distinct kinds
+// found, sorted. With nothing found it returns content itself, without copying or
+// allocating, and nil. Content with more candidates than a scan checks (HeldUnchecked)
+// gives nil, nil and HeldUnchecked.
 func Scan(content []byte) (out []byte, kinds []string, held Held) {
 	return scanContent(content, true, 0)
 }

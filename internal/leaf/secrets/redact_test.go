@@ -8,6 +8,12 @@ import (
 	"testing"
 )
 
+// Redact is Scan without looking for key material: the tokens replaced, and their kinds.
+func Redact(content []byte) ([]byte, []string) {
+	out, kinds, _ := scanContent(content, false, 0)
+	return out, kinds
+}
+
 const (
 	alnum    = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 	lowernum = "abcdefghijklmnopqrstuvwxyz0123456789"
