@@ -284,7 +284,7 @@ func (c *call) run(ctx context.Context) Result {
 	})
 	stopPrefetch()
 	c.gathered = g
-	if g != nil && !c.req.DryRun { // see cacheHitExpected for a dry run's
+	if g != nil && !c.req.DryRun { // a dry run's are taken in cacheHitExpected, when needed
 		c.digests = Digests(g.Files)
 	}
 	if ctx.Err() != nil {

@@ -29,7 +29,7 @@ const SniffBytes = 8 << 10
 // so reading goes on to EOF, stopping at limit+1 bytes. A read that asks for one byte more
 // than the stat size and gets exactly the stat size is taken as reaching EOF (regular files
 // return short reads only at their end), so most files cost a single read.
-// sum is scan's.
+// sum, when set, receives the SHA-256 of the content returned (see scan).
 func readAll(f io.Reader, size, limit int64, scratch []byte, sum *[sha256.Size]byte) (content []byte, redacted []string, reason Reason) {
 	if size > limit {
 		return nil, nil, TooLarge
