@@ -47,16 +47,23 @@ func (g Group) Running() (int, string) {
 	if err := pprof.Lookup("goroutine").WriteTo(&buf, 1); err != nil {
 		panic(err)
 	}
+	return g.count(buf.String())
+}
+
+// count reads a goroutine profile (debug=1): a header line, then one block per distinct
+// stack and labels, each ending in a blank line: "COUNT @ pcs", the labels line if any,
+// the frames.
+func (g Group) count(profile string) (int, string) {
 	mark := `"` + labelKey + `":"` + g.label + `"`
 	n := 0
 	var stacks strings.Builder
-	// The profile is a header line, then one block per distinct stack and labels, each
-	// ending in a blank line: "COUNT @ pcs", the labels line if any, the frames.
-	_, profile, _ := strings.Cut(buf.String(), "\n")
+	_, profile, _ = strings.Cut(profile, "\n")
 	for _, block := range strings.Split(profile, "\n\n") {
 		head, rest, _ := strings.Cut(block, "\n")
 		labels, _, _ := strings.Cut(rest, "\n")
-		if strings.HasPrefix(labels, "# labels: ") && strings.Contains(labels, mark) {
+		// Not counted: one that returned, listed for a moment at runtime.goexit1 alone.
+		exiting := strings.Count(rest, "#\t0x") == 1 && strings.Contains(rest, "\truntime.goexit1+")
+		if strings.HasPrefix(labels, "# labels: ") && strings.Contains(labels, mark) && !exiting {
 			count, _, _ := strings.Cut(head, " ")
 			c, _ := strconv.Atoi(count)
 			n += c

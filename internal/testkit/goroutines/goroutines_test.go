@@ -86,3 +86,23 @@ func TestCheck(t *testing.T) {
 		t.Error("Check failed")
 	}
 }
+
+// TestCountSkipsExiting: in a goroutine profile, a goroutine of the group that has returned
+// and is only exiting (its one frame runtime.goexit1, as a profile taken just after a
+// WaitGroup's Wait can show it) is not counted; one running is, with its stack; another
+// group's is not.
+func TestCountSkipsExiting(t *testing.T) {
+	t.Parallel()
+	const profile = "goroutine profile: total 3\n" +
+		"1 @ 0x481b11 0x4c44dd\n# labels: {\"consult-goroutines\":\"7\"}\n" +
+		"#\t0x6cc729\truntime/pprof.writeRuntimeProfile+0xc9\t/usr/local/go/src/runtime/pprof/pprof.go:851\n" +
+		"#\t0x96909a\texample.TestPrefetch+0x53a\t/src/tokens_test.go:222\n\n" +
+		"1 @ 0x494ef0 0x4cd6e6\n# labels: {\"consult-goroutines\":\"7\"}\n" +
+		"#\t0x494eef\truntime.goexit1+0xef\t/usr/local/go/src/runtime/proc.go:4475\n\n" +
+		"2 @ 0x494ef0\n# labels: {\"consult-goroutines\":\"8\"}\n" +
+		"#\t0x96909a\texample.other+0x53a\t/src/other.go:1\n\n"
+	n, stacks := Group{label: "7"}.count(profile)
+	if n != 1 || !strings.Contains(stacks, "TestPrefetch") || strings.Contains(stacks, "goexit1") {
+		t.Errorf("count = %d, stacks:\n%s\nwant 1, the running test's stack only", n, stacks)
+	}
+}
