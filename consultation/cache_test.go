@@ -3,6 +3,7 @@ package consultation
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -253,7 +254,12 @@ func TestOpenAIPromptCacheKey(t *testing.T) {
 }
 
 func TestFileSetKey(t *testing.T) {
-	keyOf := func(fs []files.File) string { return fileSetKey(Digests(fs)) }
+	keyOf := func(fs []files.File) string {
+		for i := range fs {
+			fs[i].Digest = sha256.Sum256(fs[i].Content)
+		}
+		return fileSetKey(Digests(fs))
+	}
 	t.Parallel()
 	// Same files in another order: same key; a path or a byte changed: another.
 	a := keyOf(filesOf("a.go", "x", "b.go", "y"))

@@ -277,15 +277,19 @@ func (c *call) run(ctx context.Context) Result {
 	// The files kept are counted while the rest are gathered: the count below finds them
 	// in the counter's cache.
 	prefetch, stopPrefetch := c.svc.Counter.Prefetch(prefetchQueue)
+	// A dry run sends nothing and keeps no record: it needs digests only to predict a
+	// cache hit, when something was sent within cacheTTL.
+	digests := !c.req.DryRun || !c.svc.sent.empty()
 	g, err := gather(ctx, files.Options{
 		Root: c.req.Path, Opened: c.req.tree, Pattern: c.req.Pattern, Exclude: c.req.Exclude,
 		MaxFileBytes: c.svc.Limits.MaxFileBytes, MaxTotalBytes: c.svc.Limits.MaxTotalBytes, MaxFiles: c.svc.Limits.MaxFiles,
-		Kept: prefetch, Digests: !c.req.DryRun, // a dry run sends nothing and keeps no record
+		Kept: prefetch, Digests: digests,
 	})
 	stopPrefetch()
 	c.gathered = g
-	if g != nil && !c.req.DryRun { // a dry run's are taken in cacheHitExpected, when needed
+	if g != nil && digests {
 		c.digests = Digests(g.Files)
+		c.fileSet = fileSetKey(c.digests)
 	}
 	if ctx.Err() != nil {
 		return c.stopped(ctx)
@@ -311,9 +315,6 @@ func (c *call) run(ctx context.Context) Result {
 		return c.fail(ErrorInfo{Class: ClassInternal}, countFailed{Detail: err.Error()}, nil)
 	}
 	c.overhead = c.svc.Counter.CountString(files.Layout(headersOnly(g.Files), c.req.Query))
-	if !c.req.DryRun {
-		c.fileSet = fileSetKey(c.digests)
-	}
 	if len(g.Files) == 0 {
 		rep := c.report()
 		if over, _ := overCapCount(rep); over > 0 {
@@ -404,13 +405,9 @@ func (c *call) report() *Report {
 
 // cacheHitExpected says whether the call's files were sent to its model within cacheTTL,
 // and are large enough for the provider to cache.
-// A dry run's files are digested here, only when something was sent within cacheTTL.
 func (c *call) cacheHitExpected(rep *Report) bool {
 	if rep.Tokens < cacheMinimum(c.req.Model.ID) || c.svc.sent.empty() {
 		return false
-	}
-	if c.fileSet == "" && c.req.DryRun && c.gathered != nil {
-		c.fileSet = fileSetKey(Digests(c.gathered.Files))
 	}
 	return c.fileSet != "" && c.svc.sent.seen(prefixKey(c.req.Model.ID, c.fileSet), time.Now())
 }

@@ -335,16 +335,12 @@ func (s *sentPrefixes) note(key string, now time.Time) {
 // file set.
 func prefixKey(model, fileSet string) string { return model + "\x00" + fileSet }
 
-// Digests are the SHA-256 digests (hex) of files' contents, by path: each file's Digest
-// when it has one (files.Options.Digests), else computed here.
+// Digests are the SHA-256 digests (hex) of files' contents, by path, from files gathered
+// with files.Options.Digests.
 func Digests(fs []files.File) map[string]string {
 	d := make(map[string]string, len(fs))
 	for _, f := range fs {
-		sum := f.Digest
-		if sum == ([sha256.Size]byte{}) {
-			sum = sha256.Sum256(f.Content)
-		}
-		d[f.Path] = hex.EncodeToString(sum[:])
+		d[f.Path] = hex.EncodeToString(f.Digest[:])
 	}
 	return d
 }
